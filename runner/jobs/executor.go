@@ -1,0 +1,70 @@
+// Package jobs implements the Beam Job API (JobService) and artifact staging
+// front end. It owns job lifecycle bookkeeping; running a pipeline is
+// delegated to an Executor.
+package jobs
+
+import (
+	"context"
+
+	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// Executor runs pipelines. The job service calls Validate during Prepare and
+// Execute once per job after Run.
+type Executor interface {
+	// Validate rejects a pipeline the executor cannot run. The error text is
+	// returned to the client, so it must name the transform and URN at fault.
+	Validate(p *pipepb.Pipeline) error
+	// Execute runs the job to completion. ctx is cancelled when the job is
+	// cancelled or the server shuts down. A nil return means DONE; returning
+	// after ctx was cancelled means CANCELLED; any other error means FAILED,
+	// and its text becomes the job's final error message.
+	Execute(ctx context.Context, j *Job) error
+}
+
+// Job is one submitted pipeline, as the executor sees it. The exported
+// fields are fixed before Execute is called; the methods are safe for
+// concurrent use.
+type Job struct {
+	ID       string
+	Name     string
+	Pipeline *pipepb.Pipeline // environments' dependencies point at staged files
+	Options  *structpb.Struct // the pipeline options from Prepare
+	// ArtifactDir holds this job's staged artifacts; removed when the job ends.
+	ArtifactDir string
+	// Retrieval serves the staged artifacts to this job's SDK harnesses.
+	Retrieval jobpb.ArtifactRetrievalServiceServer
+
+	sink eventSink
+}
+
+// eventSink is how a Job reports to the service; set by the service.
+type eventSink interface {
+	message(importance jobpb.JobMessage_MessageImportance, text string)
+	running()
+	metrics(infos []*pipepb.MonitoringInfo)
+}
+
+// Message appends a job message visible through GetMessageStream.
+func (j *Job) Message(importance jobpb.JobMessage_MessageImportance, text string) {
+	if j.sink != nil {
+		j.sink.message(importance, text)
+	}
+}
+
+// Running moves the job from STARTING to RUNNING once its workers are up.
+func (j *Job) Running() {
+	if j.sink != nil {
+		j.sink.running()
+	}
+}
+
+// SetMetrics replaces the job's current metrics (already aggregated across
+// bundles by the executor) returned by GetJobMetrics.
+func (j *Job) SetMetrics(infos []*pipepb.MonitoringInfo) {
+	if j.sink != nil {
+		j.sink.metrics(infos)
+	}
+}
