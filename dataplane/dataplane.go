@@ -1,0 +1,233 @@
+// Package dataplane multiplexes one SDK harness's BeamFnData stream into
+// per-instruction element and timer streams.
+package dataplane
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
+)
+
+// frameSize is the target payload of one outgoing Elements message: large
+// frames amortise gRPC overhead per element.
+const frameSize = 1 << 20
+
+// Stream is the bidirectional data stream of one harness.
+type Stream interface {
+	Send(*fnpb.Elements) error
+	Recv() (*fnpb.Elements, error)
+}
+
+// Output collects what one instruction produced, per transform.
+type Output struct {
+	Data   map[string][][]byte // transform id -> frames, in arrival order
+	Timers map[string][][]byte // transform id + "/" + family -> frames
+}
+
+// Receiver gathers one instruction's outputs until every expected stream
+// has ended.
+type Receiver struct {
+	mu       sync.Mutex
+	out      Output
+	pending  map[string]bool // streams not yet ended
+	done     chan struct{}
+	doneOnce sync.Once
+}
+
+func (r *Receiver) add(transform string, data []byte, isLast bool, timers bool, family string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key, m := transform, r.out.Data
+	if timers {
+		key, m = transform+"/"+family, r.out.Timers
+	}
+	if len(data) > 0 {
+		m[key] = append(m[key], data)
+	}
+	if isLast {
+		delete(r.pending, key)
+		if len(r.pending) == 0 {
+			r.doneOnce.Do(func() { close(r.done) })
+		}
+	}
+}
+
+// Done is closed once every expected stream has sent is_last.
+func (r *Receiver) Done() <-chan struct{} { return r.done }
+
+// Result returns what was received. Call after Done, or after the bundle
+// failed, to get the partial output.
+func (r *Receiver) Result() Output {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.out
+}
+
+// Conn is the runner side of one harness's data stream. It exists before
+// the harness connects (SDKs open the data stream lazily, on their first
+// bundle), so receivers can be registered and sends wait for Attach.
+type Conn struct {
+	stream   Stream
+	attached chan struct{}
+	sendMu   sync.Mutex
+
+	mu        sync.Mutex
+	receivers map[string]*Receiver
+	err       error
+	closed    chan struct{}
+}
+
+// NewConn returns a connection waiting for its stream.
+func NewConn() *Conn {
+	return &Conn{attached: make(chan struct{}), receivers: map[string]*Receiver{}, closed: make(chan struct{})}
+}
+
+// Serve attaches the harness's stream and reads from it until it ends,
+// routing data to receivers. Only one stream may attach.
+func (c *Conn) Serve(s Stream) error {
+	select {
+	case <-c.attached:
+		return fmt.Errorf("data stream already connected for this worker")
+	default:
+	}
+	c.stream = s
+	close(c.attached)
+	defer close(c.closed)
+	for {
+		msg, err := c.stream.Recv()
+		if err != nil {
+			c.mu.Lock()
+			c.err = fmt.Errorf("data stream ended: %w", err)
+			c.mu.Unlock()
+			return err
+		}
+		c.route(msg)
+	}
+}
+
+// Closed is closed when the stream has ended.
+func (c *Conn) Closed() <-chan struct{} { return c.closed }
+
+func (c *Conn) route(msg *fnpb.Elements) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, d := range msg.GetData() {
+		if r := c.receivers[d.GetInstructionId()]; r != nil {
+			r.add(d.GetTransformId(), d.GetData(), d.GetIsLast(), false, "")
+		}
+	}
+	for _, t := range msg.GetTimers() {
+		if r := c.receivers[t.GetInstructionId()]; r != nil {
+			r.add(t.GetTransformId(), t.GetTimers(), t.GetIsLast(), true, t.GetTimerFamilyId())
+		}
+	}
+}
+
+// Expect registers an instruction before it starts; outputs names the data
+// sink transforms and timers the "transform/family" streams it will end.
+func (c *Conn) Expect(inst string, outputs, timers []string) *Receiver {
+	r := &Receiver{
+		out:     Output{Data: map[string][][]byte{}, Timers: map[string][][]byte{}},
+		pending: map[string]bool{},
+		done:    make(chan struct{}),
+	}
+	for _, o := range outputs {
+		r.pending[o] = true
+	}
+	for _, t := range timers {
+		r.pending[t] = true
+	}
+	if len(r.pending) == 0 {
+		close(r.done)
+	}
+	c.mu.Lock()
+	c.receivers[inst] = r
+	c.mu.Unlock()
+	return r
+}
+
+// Forget drops an instruction's receiver; late data for it is discarded.
+func (c *Conn) Forget(inst string) {
+	c.mu.Lock()
+	delete(c.receivers, inst)
+	c.mu.Unlock()
+}
+
+// Writer sends one instruction's input for one transform in large frames.
+type Writer struct {
+	c         *Conn
+	inst      string
+	transform string
+	buf       []byte
+}
+
+// NewWriter returns a writer for the instruction's data source transform.
+func (c *Conn) NewWriter(inst, transform string) *Writer {
+	return &Writer{c: c, inst: inst, transform: transform}
+}
+
+// Write buffers encoded elements, sending a frame whenever it is full.
+// Elements may span frames; the SDK reassembles the byte stream.
+func (w *Writer) Write(ctx context.Context, p []byte) error {
+	for len(p) > 0 {
+		if len(w.buf) == 0 && len(p) >= frameSize {
+			n := frameSize
+			if err := w.send(ctx, p[:n], false); err != nil {
+				return err
+			}
+			p = p[n:]
+			continue
+		}
+		n := min(frameSize-len(w.buf), len(p))
+		w.buf = append(w.buf, p[:n]...)
+		p = p[n:]
+		if len(w.buf) >= frameSize {
+			if err := w.flush(ctx, false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Close flushes and ends the stream with is_last.
+func (w *Writer) Close(ctx context.Context) error { return w.flush(ctx, true) }
+
+func (w *Writer) flush(ctx context.Context, last bool) error {
+	err := w.send(ctx, w.buf, last)
+	w.buf = w.buf[:0]
+	return err
+}
+
+func (w *Writer) send(ctx context.Context, data []byte, last bool) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.c.closed:
+		return fmt.Errorf("data stream closed before the input was sent")
+	case <-w.c.attached:
+	}
+	return w.c.send(&fnpb.Elements{Data: []*fnpb.Elements_Data{{
+		InstructionId: w.inst, TransformId: w.transform, Data: data, IsLast: last,
+	}}})
+}
+
+// SendTimers sends encoded timers for one family and ends that stream.
+func (c *Conn) SendTimers(ctx context.Context, inst, transform, family string, timers []byte) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.attached:
+	}
+	return c.send(&fnpb.Elements{Timers: []*fnpb.Elements_Timers{{
+		InstructionId: inst, TransformId: transform, TimerFamilyId: family, Timers: timers, IsLast: true,
+	}}})
+}
+
+func (c *Conn) send(e *fnpb.Elements) error {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	return c.stream.Send(e)
+}

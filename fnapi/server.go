@@ -1,0 +1,198 @@
+// Package fnapi is the gRPC endpoint SDK harnesses of one job connect to:
+// control, data, state, logging, provision and artifact retrieval, routed by
+// the worker id each harness sends in its metadata.
+package fnapi
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+
+	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
+	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// maxMsg lifts gRPC's 4 MiB default: SDKs send large data frames and
+// descriptors.
+const maxMsg = 1<<31 - 1
+
+// Config wires a server to its job.
+type Config struct {
+	// Provision returns the provision info for a worker.
+	Provision func(workerID string) (*fnpb.ProvisionInfo, error)
+	// Log receives every SDK log entry.
+	Log func(workerID string, e *fnpb.LogEntry)
+	// Retrieval serves staged artifacts; nil serves none.
+	Retrieval jobpb.ArtifactRetrievalServiceServer
+}
+
+// Server hosts the Fn API services for one job.
+type Server struct {
+	fnpb.UnimplementedBeamFnControlServer
+	fnpb.UnimplementedBeamFnDataServer
+	fnpb.UnimplementedBeamFnStateServer
+	fnpb.UnimplementedBeamFnLoggingServer
+	fnpb.UnimplementedProvisionServiceServer
+
+	cfg Config
+	gs  *grpc.Server
+	lis net.Listener
+
+	mu struct {
+		sync.Mutex
+		workers     map[string]*Worker
+		descriptors map[string]*fnpb.ProcessBundleDescriptor
+	}
+}
+
+// Start listens on a free loopback port and serves.
+func Start(cfg Config) (*Server, error) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("fn api: listen: %w", err)
+	}
+	s := &Server{cfg: cfg, lis: lis}
+	s.mu.workers = map[string]*Worker{}
+	s.mu.descriptors = map[string]*fnpb.ProcessBundleDescriptor{}
+	s.gs = grpc.NewServer(grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg))
+	fnpb.RegisterBeamFnControlServer(s.gs, s)
+	fnpb.RegisterBeamFnDataServer(s.gs, s)
+	fnpb.RegisterBeamFnStateServer(s.gs, s)
+	fnpb.RegisterBeamFnLoggingServer(s.gs, s)
+	fnpb.RegisterProvisionServiceServer(s.gs, s)
+	if cfg.Retrieval != nil {
+		jobpb.RegisterArtifactRetrievalServiceServer(s.gs, cfg.Retrieval)
+	}
+	go s.gs.Serve(lis)
+	return s, nil
+}
+
+// Endpoint is the host:port harnesses dial.
+func (s *Server) Endpoint() string { return s.lis.Addr().String() }
+
+// Stop closes every stream and the listener.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	for _, w := range s.mu.workers {
+		w.fail(fmt.Errorf("fn api server stopped"))
+	}
+	s.mu.Unlock()
+	s.gs.Stop()
+}
+
+// AddWorker registers a worker id that a harness will connect as.
+func (s *Server) AddWorker(id string) *Worker {
+	w := newWorker(id)
+	s.mu.Lock()
+	s.mu.workers[id] = w
+	s.mu.Unlock()
+	return w
+}
+
+// AddDescriptor makes a descriptor available to GetProcessBundleDescriptor.
+func (s *Server) AddDescriptor(d *fnpb.ProcessBundleDescriptor) {
+	s.mu.Lock()
+	s.mu.descriptors[d.GetId()] = d
+	s.mu.Unlock()
+}
+
+func (s *Server) worker(ctx context.Context) (*Worker, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	ids := md.Get("worker_id")
+	if len(ids) == 0 {
+		// A lone worker may omit its id; route to it when unambiguous.
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if len(s.mu.workers) == 1 {
+			for _, w := range s.mu.workers {
+				return w, nil
+			}
+		}
+		return nil, status.Error(codes.InvalidArgument, "missing worker_id metadata")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.mu.workers[ids[0]]
+	if w == nil {
+		return nil, status.Errorf(codes.NotFound, "unknown worker id %q", ids[0])
+	}
+	return w, nil
+}
+
+// Control implements BeamFnControl.
+func (s *Server) Control(stream fnpb.BeamFnControl_ControlServer) error {
+	w, err := s.worker(stream.Context())
+	if err != nil {
+		return err
+	}
+	return w.serveControl(stream)
+}
+
+// GetProcessBundleDescriptor implements BeamFnControl.
+func (s *Server) GetProcessBundleDescriptor(_ context.Context, req *fnpb.GetProcessBundleDescriptorRequest) (*fnpb.ProcessBundleDescriptor, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.mu.descriptors[req.GetProcessBundleDescriptorId()]
+	if d == nil {
+		return nil, status.Errorf(codes.NotFound, "unknown process bundle descriptor %q", req.GetProcessBundleDescriptorId())
+	}
+	return d, nil
+}
+
+// Data implements BeamFnData.
+func (s *Server) Data(stream fnpb.BeamFnData_DataServer) error {
+	w, err := s.worker(stream.Context())
+	if err != nil {
+		return err
+	}
+	return w.Data.Serve(stream)
+}
+
+// State implements BeamFnState.
+func (s *Server) State(stream fnpb.BeamFnState_StateServer) error {
+	w, err := s.worker(stream.Context())
+	if err != nil {
+		return err
+	}
+	return w.State.Serve(stream)
+}
+
+// Logging implements BeamFnLogging.
+func (s *Server) Logging(stream fnpb.BeamFnLogging_LoggingServer) error {
+	id := "unknown"
+	if w, err := s.worker(stream.Context()); err == nil {
+		id = w.ID
+	}
+	for {
+		list, err := stream.Recv()
+		if err != nil {
+			return nil
+		}
+		for _, e := range list.GetLogEntries() {
+			if s.cfg.Log != nil {
+				s.cfg.Log(id, e)
+			}
+		}
+	}
+}
+
+// GetProvisionInfo implements ProvisionService.
+func (s *Server) GetProvisionInfo(ctx context.Context, _ *fnpb.GetProvisionInfoRequest) (*fnpb.GetProvisionInfoResponse, error) {
+	w, err := s.worker(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.Provision == nil {
+		return nil, status.Error(codes.Unavailable, "no provision info configured")
+	}
+	info, err := s.cfg.Provision(w.ID)
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	return &fnpb.GetProvisionInfoResponse{Info: info}, nil
+}

@@ -1,0 +1,162 @@
+// Package harness is the runner's handle on one connected SDK harness:
+// register descriptors, process bundles, and collect their outputs.
+package harness
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/fnapi"
+	"github.com/beam-runner/beam-runner/stateplane"
+)
+
+// Harness drives one SDK harness.
+type Harness struct {
+	w    *fnapi.Worker
+	next atomic.Int64
+
+	mu         sync.Mutex
+	registered map[string]bool
+}
+
+// New wraps a worker whose control stream is (or will be) connected.
+func New(w *fnapi.Worker) *Harness {
+	return &Harness{w: w, registered: map[string]bool{}}
+}
+
+// ID is the worker id.
+func (h *Harness) ID() string { return h.w.ID }
+
+// Failed is closed when the harness's control stream has ended.
+func (h *Harness) Failed() <-chan struct{} { return h.w.Failed() }
+
+func (h *Harness) instID(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, h.next.Add(1))
+}
+
+// Register sends the descriptors the harness has not seen yet.
+func (h *Harness) Register(ctx context.Context, descs ...*fnpb.ProcessBundleDescriptor) error {
+	var todo []*fnpb.ProcessBundleDescriptor
+	h.mu.Lock()
+	for _, d := range descs {
+		if !h.registered[d.GetId()] {
+			todo = append(todo, d)
+		}
+	}
+	h.mu.Unlock()
+	if len(todo) == 0 {
+		return nil
+	}
+	resp, err := h.w.Do(ctx, &fnpb.InstructionRequest{
+		InstructionId: h.instID("reg"),
+		Request:       &fnpb.InstructionRequest_Register{Register: &fnpb.RegisterRequest{ProcessBundleDescriptor: todo}},
+	})
+	if err != nil {
+		return fmt.Errorf("registering descriptors with worker %q: %w", h.w.ID, err)
+	}
+	if resp.GetError() != "" {
+		return fmt.Errorf("worker %q rejected descriptors: %s", h.w.ID, resp.GetError())
+	}
+	h.mu.Lock()
+	for _, d := range todo {
+		h.registered[d.GetId()] = true
+	}
+	h.mu.Unlock()
+	return nil
+}
+
+// Bundle is one unit of work for a registered descriptor.
+type Bundle struct {
+	Descriptor string
+	// Input is the encoded elements for the descriptor's data source.
+	InputTransform string
+	Input          [][]byte
+	// Outputs are the data sink transform ids the harness will end.
+	Outputs []string
+	// State answers the bundle's state requests (side inputs); may be nil.
+	State stateplane.Handler
+}
+
+// Result is what a successful bundle produced.
+type Result struct {
+	Outputs    map[string][][]byte // sink transform id -> encoded frames
+	Monitoring []*pipepb.MonitoringInfo
+	Residuals  []*fnpb.DelayedBundleApplication
+}
+
+// Process runs one bundle to completion.
+func (h *Harness) Process(ctx context.Context, b Bundle) (Result, error) {
+	inst := h.instID("b")
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if b.State != nil {
+		h.w.State.Register(inst, b.State)
+		defer h.w.State.Unregister(inst)
+	}
+	recv := h.w.Data.Expect(inst, b.Outputs, nil)
+	defer h.w.Data.Forget(inst)
+
+	respc := make(chan respOrErr, 1)
+	go func() {
+		resp, err := h.w.Do(ctx, &fnpb.InstructionRequest{
+			InstructionId: inst,
+			Request: &fnpb.InstructionRequest_ProcessBundle{ProcessBundle: &fnpb.ProcessBundleRequest{
+				ProcessBundleDescriptorId: b.Descriptor,
+			}},
+		})
+		respc <- respOrErr{resp, err}
+	}()
+	sendErr := h.sendInput(ctx, inst, b)
+	r := <-respc
+	if r.err != nil {
+		return Result{}, fmt.Errorf("bundle %s on worker %q: %w", inst, h.w.ID, r.err)
+	}
+	if msg := r.resp.GetError(); msg != "" {
+		return Result{}, &BundleError{Instruction: inst, Worker: h.w.ID, Msg: msg}
+	}
+	if sendErr != nil {
+		return Result{}, fmt.Errorf("bundle %s: sending input: %w", inst, sendErr)
+	}
+	select {
+	case <-recv.Done():
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	case <-h.w.Failed():
+		return Result{}, fmt.Errorf("bundle %s: worker %q failed: %v", inst, h.w.ID, h.w.Err())
+	}
+	pb := r.resp.GetProcessBundle()
+	return Result{
+		Outputs:    recv.Result().Data,
+		Monitoring: pb.GetMonitoringInfos(),
+		Residuals:  pb.GetResidualRoots(),
+	}, nil
+}
+
+type respOrErr struct {
+	resp *fnpb.InstructionResponse
+	err  error
+}
+
+func (h *Harness) sendInput(ctx context.Context, inst string, b Bundle) error {
+	wr := h.w.Data.NewWriter(inst, b.InputTransform)
+	for _, p := range b.Input {
+		if err := wr.Write(ctx, p); err != nil {
+			return err
+		}
+	}
+	return wr.Close(ctx)
+}
+
+// BundleError is an error the SDK reported for a bundle (a user DoFn's
+// failure, typically).
+type BundleError struct {
+	Instruction, Worker, Msg string
+}
+
+func (e *BundleError) Error() string {
+	return fmt.Sprintf("bundle %s failed in worker %q: %s", e.Instruction, e.Worker, e.Msg)
+}

@@ -1,0 +1,299 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// Kind says who executes a stage.
+type Kind int
+
+// Stage kinds.
+const (
+	SDK     Kind = iota // fused transforms run by an SDK harness
+	Impulse             // the runner emits one empty element
+	GBK                 // the runner groups by key and window
+	Flatten             // the runner concatenates its inputs
+)
+
+// SideInput is one side input read by a transform of an SDK stage.
+type SideInput struct {
+	Transform, Tag, PColl string
+	URN                   string // access pattern: iterable or multimap
+}
+
+// Stage is a unit of execution whose inputs and outputs the runner holds.
+type Stage struct {
+	ID   string
+	Kind Kind
+	Env  string
+	// Transforms are the leaf transforms, in topological order.
+	Transforms []string
+	// Inputs are the materialised PCollections read: the main input of an
+	// SDK stage, or a runner stage's inputs (a flatten's, in order).
+	Inputs []string
+	// SideInputs are read through the state API by an SDK stage.
+	SideInputs []SideInput
+	// Outputs are the PCollections this stage materialises.
+	Outputs []string
+	// Deps are the stages that must finish first.
+	Deps []string
+}
+
+// Plan is a pipeline ready to execute.
+type Plan struct {
+	Components *pipepb.Components
+	Stages     []*Stage // topological order
+	// Consumers counts, per materialised PCollection, the stages reading it,
+	// so the engine can release it once they are done.
+	Consumers map[string]int
+}
+
+type fuser struct {
+	g        *graph
+	producer map[string]string // pcoll -> leaf transform
+	stageOf  map[string]*Stage // leaf transform -> stage
+	stages   []*Stage
+	deps     map[*Stage]map[*Stage]bool
+}
+
+// Build validates and plans a pipeline.
+func Build(p *pipepb.Pipeline) (*Plan, error) {
+	if err := checkRequirements(p); err != nil {
+		return nil, err
+	}
+	g, err := newGraph(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEnvironmentsAndWindows(g); err != nil {
+		return nil, err
+	}
+	f := &fuser{g: g, producer: map[string]string{}, stageOf: map[string]*Stage{}, deps: map[*Stage]map[*Stage]bool{}}
+	for _, id := range g.leaves {
+		for _, pc := range g.comps.GetTransforms()[id].GetOutputs() {
+			f.producer[pc] = id
+		}
+	}
+	for _, id := range g.leaves {
+		if err := f.place(id); err != nil {
+			return nil, err
+		}
+	}
+	f.markOutputs()
+	return f.finish()
+}
+
+func (f *fuser) transform(id string) *pipepb.PTransform { return f.g.comps.GetTransforms()[id] }
+
+func (f *fuser) place(id string) error {
+	t := f.transform(id)
+	urn := t.GetSpec().GetUrn()
+	switch urn {
+	case URNImpulse:
+		f.newStage(id, Impulse, "", nil)
+	case URNGBK:
+		in, ok := onlyValue(t.GetInputs())
+		if !ok {
+			return fmt.Errorf("GroupByKey %q must have exactly one input", t.GetUniqueName())
+		}
+		f.newStage(id, GBK, "", []string{in})
+	case URNFlatten:
+		f.newStage(id, Flatten, "", sortedValues(t.GetInputs()))
+	case "":
+		// An empty composite produces nothing.
+	default:
+		return f.placeSDK(id, t)
+	}
+	return nil
+}
+
+func (f *fuser) placeSDK(id string, t *pipepb.PTransform) error {
+	main, sides, err := f.inputs(id, t)
+	if err != nil {
+		return err
+	}
+	if s := f.stageOf[f.producer[main]]; s != nil && f.canFuse(id, t, s, sides) {
+		s.Transforms = append(s.Transforms, id)
+		f.stageOf[id] = s
+	} else {
+		f.newStage(id, SDK, t.GetEnvironmentId(), []string{main})
+	}
+	s := f.stageOf[id]
+	for _, si := range sides {
+		s.SideInputs = append(s.SideInputs, si)
+		f.addDep(s, f.stageOf[f.producer[si.PColl]])
+	}
+	return nil
+}
+
+// inputs splits a transform's inputs into its main input and side inputs.
+func (f *fuser) inputs(id string, t *pipepb.PTransform) (string, []SideInput, error) {
+	var pl pipepb.ParDoPayload
+	if t.GetSpec().GetUrn() != URNParDo && !isSDFPart(t.GetSpec().GetUrn()) {
+		in, ok := onlyValue(t.GetInputs())
+		if !ok {
+			return "", nil, fmt.Errorf("transform %q (%s) must have exactly one input", t.GetUniqueName(), id)
+		}
+		return in, nil, nil
+	}
+	if err := proto.Unmarshal(t.GetSpec().GetPayload(), &pl); err != nil {
+		return "", nil, fmt.Errorf("transform %q: malformed ParDoPayload: %v", id, err)
+	}
+	_, main, err := mainInput(t, &pl)
+	if err != nil {
+		return "", nil, fmt.Errorf("transform %q (%s): %v", t.GetUniqueName(), id, err)
+	}
+	var sides []SideInput
+	for _, tag := range sortedKeys(pl.GetSideInputs()) {
+		pc, ok := t.GetInputs()[tag]
+		if !ok {
+			return "", nil, fmt.Errorf("transform %q (%s): side input %q is not among its inputs", t.GetUniqueName(), id, tag)
+		}
+		sides = append(sides, SideInput{Transform: id, Tag: tag, PColl: pc, URN: pl.GetSideInputs()[tag].GetAccessPattern().GetUrn()})
+	}
+	return main, sides, nil
+}
+
+func isSDFPart(urn string) bool {
+	return urn == URNPairWithRestr || urn == URNSplitAndSize || urn == URNProcessSized || urn == URNTruncate
+}
+
+// canFuse reports whether transform id may join stage s: same environment,
+// no forced break, and no side input produced by s or downstream of it
+// (which would make the stage depend on itself).
+func (f *fuser) canFuse(id string, t *pipepb.PTransform, s *Stage, sides []SideInput) bool {
+	if s.Kind != SDK || s.Env != t.GetEnvironmentId() || f.g.breakBefore[id] {
+		return false
+	}
+	for _, si := range sides {
+		y := f.stageOf[f.producer[si.PColl]]
+		if y == s || f.dependsOn(y, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// dependsOn reports whether a transitively depends on b.
+func (f *fuser) dependsOn(a, b *Stage) bool {
+	seen := map[*Stage]bool{}
+	var walk func(*Stage) bool
+	walk = func(x *Stage) bool {
+		if x == b {
+			return true
+		}
+		if seen[x] {
+			return false
+		}
+		seen[x] = true
+		for d := range f.deps[x] {
+			if walk(d) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(a)
+}
+
+func (f *fuser) newStage(id string, kind Kind, env string, inputs []string) {
+	s := &Stage{ID: fmt.Sprintf("s%d", len(f.stages)), Kind: kind, Env: env, Transforms: []string{id}, Inputs: inputs}
+	f.stages = append(f.stages, s)
+	f.stageOf[id] = s
+	f.deps[s] = map[*Stage]bool{}
+	for _, in := range inputs {
+		f.addDep(s, f.stageOf[f.producer[in]])
+	}
+}
+
+func (f *fuser) addDep(s, on *Stage) {
+	if on != nil && on != s {
+		f.deps[s][on] = true
+	}
+}
+
+// markOutputs materialises every PCollection read outside its stage.
+func (f *fuser) markOutputs() {
+	needed := map[string]bool{}
+	for _, s := range f.stages {
+		for _, in := range s.Inputs {
+			needed[in] = true
+		}
+		for _, si := range s.SideInputs {
+			needed[si.PColl] = true
+		}
+	}
+	for _, s := range f.stages {
+		for _, id := range s.Transforms {
+			for _, pc := range sortedValues(f.transform(id).GetOutputs()) {
+				if (needed[pc] || s.Kind != SDK) && !contains(s.Outputs, pc) {
+					s.Outputs = append(s.Outputs, pc)
+				}
+			}
+		}
+	}
+}
+
+// finish orders stages topologically and fills in dependencies.
+func (f *fuser) finish() (*Plan, error) {
+	p := &Plan{Components: f.g.comps, Consumers: map[string]int{}}
+	done := map[*Stage]bool{}
+	for len(p.Stages) < len(f.stages) {
+		progressed := false
+		for _, s := range f.stages {
+			if done[s] || !allDone(f.deps[s], done) {
+				continue
+			}
+			done[s] = true
+			progressed = true
+			for d := range f.deps[s] {
+				s.Deps = append(s.Deps, d.ID)
+			}
+			sort.Strings(s.Deps)
+			p.Stages = append(p.Stages, s)
+		}
+		if !progressed {
+			return nil, fmt.Errorf("internal error: fused stages form a cycle")
+		}
+	}
+	for _, s := range p.Stages {
+		for _, in := range s.Inputs {
+			p.Consumers[in]++
+		}
+		for _, si := range s.SideInputs {
+			p.Consumers[si.PColl]++
+		}
+	}
+	return p, nil
+}
+
+func allDone(deps map[*Stage]bool, done map[*Stage]bool) bool {
+	for d := range deps {
+		if !done[d] {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,192 @@
+// Package worker starts and stops SDK harnesses for the environments of a
+// pipeline: external (LOOPBACK worker pools), process, and docker.
+package worker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+)
+
+// Environment URNs the runner can start.
+const (
+	URNExternal = "beam:env:external:v1"
+	URNProcess  = "beam:env:process:v1"
+	URNDocker   = "beam:env:docker:v1"
+)
+
+// Endpoints are the runner's Fn API endpoints handed to a harness.
+type Endpoints struct {
+	Control, Logging, Artifact, Provision string
+}
+
+// Handle stops a started harness.
+type Handle interface {
+	Stop(ctx context.Context) error
+	// Exited is closed if the harness ended on its own (process environments).
+	Exited() <-chan struct{}
+}
+
+// Supported reports whether the environment URN can be started.
+func Supported(urn string) bool {
+	switch urn {
+	case URNExternal, URNProcess, URNDocker:
+		return true
+	}
+	return false
+}
+
+// Start launches a harness for env that connects as workerID.
+func Start(ctx context.Context, env *pipepb.Environment, workerID string, ep Endpoints) (Handle, error) {
+	switch env.GetUrn() {
+	case URNExternal:
+		return startExternal(ctx, env, workerID, ep)
+	case URNProcess:
+		return startProcess(env, workerID, ep)
+	case URNDocker:
+		return startDocker(env, workerID, ep)
+	default:
+		return nil, fmt.Errorf("environment urn %q is not supported (supported: %s, %s, %s)", env.GetUrn(), URNExternal, URNProcess, URNDocker)
+	}
+}
+
+type external struct {
+	conn     *grpc.ClientConn
+	workerID string
+	exited   chan struct{}
+}
+
+func startExternal(ctx context.Context, env *pipepb.Environment, workerID string, ep Endpoints) (Handle, error) {
+	var pl pipepb.ExternalPayload
+	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
+		return nil, fmt.Errorf("external environment: bad payload: %w", err)
+	}
+	addr := pl.GetEndpoint().GetUrl()
+	if addr == "" {
+		return nil, fmt.Errorf("external environment has no worker pool endpoint")
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("external environment: dialing worker pool %s: %w", addr, err)
+	}
+	req := &fnpb.StartWorkerRequest{
+		WorkerId:          workerID,
+		ControlEndpoint:   &pipepb.ApiServiceDescriptor{Url: ep.Control},
+		LoggingEndpoint:   &pipepb.ApiServiceDescriptor{Url: ep.Logging},
+		ArtifactEndpoint:  &pipepb.ApiServiceDescriptor{Url: ep.Artifact},
+		ProvisionEndpoint: &pipepb.ApiServiceDescriptor{Url: ep.Provision},
+		Params:            pl.GetParams(),
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	resp, err := fnpb.NewBeamFnExternalWorkerPoolClient(conn).StartWorker(ctx, req)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("external environment: StartWorker at %s: %w", addr, err)
+	}
+	if resp.GetError() != "" {
+		conn.Close()
+		return nil, fmt.Errorf("external environment: worker pool %s: %s", addr, resp.GetError())
+	}
+	return &external{conn: conn, workerID: workerID, exited: make(chan struct{})}, nil
+}
+
+func (e *external) Exited() <-chan struct{} { return e.exited }
+
+func (e *external) Stop(ctx context.Context) error {
+	defer e.conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := fnpb.NewBeamFnExternalWorkerPoolClient(e.conn).StopWorker(ctx, &fnpb.StopWorkerRequest{WorkerId: e.workerID})
+	return err
+}
+
+// bootArgs are the standard flags every Beam SDK container boot accepts.
+func bootArgs(workerID string, ep Endpoints) []string {
+	return []string{
+		"--id=" + workerID,
+		"--provision_endpoint=" + ep.Provision,
+		"--logging_endpoint=" + ep.Logging,
+		"--artifact_endpoint=" + ep.Artifact,
+		"--control_endpoint=" + ep.Control,
+	}
+}
+
+type process struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+	once   sync.Once
+}
+
+func startProcess(env *pipepb.Environment, workerID string, ep Endpoints) (Handle, error) {
+	var pl pipepb.ProcessPayload
+	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
+		return nil, fmt.Errorf("process environment: bad payload: %w", err)
+	}
+	if pl.GetCommand() == "" {
+		return nil, fmt.Errorf("process environment has no command")
+	}
+	cmd := exec.Command(pl.GetCommand(), bootArgs(workerID, ep)...)
+	cmd.Env = os.Environ()
+	for k, v := range pl.GetEnv() {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	return runCmd(cmd, "process environment")
+}
+
+func runCmd(cmd *exec.Cmd, what string) (Handle, error) {
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: starting %s: %w", what, cmd.Path, err)
+	}
+	p := &process{cmd: cmd, exited: make(chan struct{})}
+	go func() { cmd.Wait(); close(p.exited) }()
+	return p, nil
+}
+
+func (p *process) Exited() <-chan struct{} { return p.exited }
+
+func (p *process) Stop(ctx context.Context) error {
+	select {
+	case <-p.exited:
+		return nil
+	default:
+	}
+	p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.exited:
+	case <-time.After(5 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.exited
+	}
+	return nil
+}
+
+// startDocker runs the SDK container with host networking, so the loopback
+// endpoints it is given are reachable from inside.
+func startDocker(env *pipepb.Environment, workerID string, ep Endpoints) (Handle, error) {
+	var pl pipepb.DockerPayload
+	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
+		return nil, fmt.Errorf("docker environment: bad payload: %w", err)
+	}
+	if pl.GetContainerImage() == "" {
+		return nil, fmt.Errorf("docker environment has no container image")
+	}
+	args := DockerArgs(pl.GetContainerImage(), workerID, ep)
+	return runCmd(exec.Command("docker", args...), "docker environment")
+}
+
+// DockerArgs is the docker command line for one SDK container.
+func DockerArgs(image, workerID string, ep Endpoints) []string {
+	args := []string{"run", "--rm", "--network=host", "--name=beam-runner-" + workerID, image}
+	return append(args, bootArgs(workerID, ep)...)
+}
