@@ -50,6 +50,9 @@ type Plan struct {
 	// Consumers counts, per materialised PCollection, the stages reading it,
 	// so the engine can release it once they are done.
 	Consumers map[string]int
+	// Wire is, per PCollection, the windowed value coder its elements are
+	// exchanged and stored with.
+	Wire map[string]string
 }
 
 type fuser struct {
@@ -240,7 +243,11 @@ func (f *fuser) markOutputs() {
 
 // finish orders stages topologically and fills in dependencies.
 func (f *fuser) finish() (*Plan, error) {
-	p := &Plan{Components: f.g.comps, Consumers: map[string]int{}}
+	wire, err := wireCoders(f.g.comps)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Components: f.g.comps, Consumers: map[string]int{}, Wire: wire}
 	done := map[*Stage]bool{}
 	for len(p.Stages) < len(f.stages) {
 		progressed := false

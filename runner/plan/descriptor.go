@@ -1,0 +1,99 @@
+package plan
+
+import (
+	"fmt"
+
+	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/coders"
+	"google.golang.org/protobuf/proto"
+)
+
+const coderWindowedValue = "beam:coder:windowed_value:v1"
+
+// wireCoders gives every PCollection the coder its elements cross the Fn API
+// with: its own coder with every coder the runner does not know wrapped in a
+// length prefix, so the runner can find element boundaries. Returns
+// PCollection id -> windowed value coder id. Must run before descriptors are
+// built, since it adds coders.
+func wireCoders(comps *pipepb.Components) (map[string]string, error) {
+	wire := map[string]string{}
+	for _, id := range sortedKeys(comps.GetPcollections()) {
+		pc := comps.GetPcollections()[id]
+		elem, err := coders.LPUnknown(comps.Coders, pc.GetCoderId())
+		if err != nil {
+			return nil, fmt.Errorf("PCollection %q: %v", id, err)
+		}
+		pc.CoderId = elem
+		ws := comps.GetWindowingStrategies()[pc.GetWindowingStrategyId()]
+		if ws == nil {
+			return nil, fmt.Errorf("PCollection %q: windowing strategy %q is not defined", id, pc.GetWindowingStrategyId())
+		}
+		win, err := coders.LPUnknown(comps.Coders, ws.GetWindowCoderId())
+		if err != nil {
+			return nil, fmt.Errorf("PCollection %q window coder: %v", id, err)
+		}
+		wvID := "wv:" + elem + ":" + win
+		if _, ok := comps.Coders[wvID]; !ok {
+			comps.Coders[wvID] = &pipepb.Coder{Spec: &pipepb.FunctionSpec{Urn: coderWindowedValue}, ComponentCoderIds: []string{elem, win}}
+		}
+		wire[id] = wvID
+	}
+	return wire, nil
+}
+
+// StageIO names the data ports of an SDK stage's descriptor.
+type StageIO struct {
+	Source string            // data source transform id
+	Sinks  map[string]string // data sink transform id -> PCollection
+}
+
+// Descriptor builds the ProcessBundleDescriptor of an SDK stage whose data
+// and state flow through the given Fn API endpoint.
+func (p *Plan) Descriptor(s *Stage, endpoint string) (*fnpb.ProcessBundleDescriptor, StageIO, error) {
+	if s.Kind != SDK {
+		return nil, StageIO{}, fmt.Errorf("stage %s is not executed by an SDK", s.ID)
+	}
+	api := &pipepb.ApiServiceDescriptor{Url: endpoint}
+	d := &fnpb.ProcessBundleDescriptor{
+		Id:                  s.ID,
+		Transforms:          map[string]*pipepb.PTransform{},
+		Pcollections:        map[string]*pipepb.PCollection{},
+		WindowingStrategies: p.Components.GetWindowingStrategies(),
+		Coders:              p.Components.GetCoders(),
+		Environments:        p.Components.GetEnvironments(),
+	}
+	if len(s.SideInputs) > 0 {
+		d.StateApiServiceDescriptor = api
+	}
+	for _, id := range s.Transforms {
+		t := p.Components.GetTransforms()[id]
+		d.Transforms[id] = t
+		for _, pc := range t.GetInputs() {
+			d.Pcollections[pc] = p.Components.GetPcollections()[pc]
+		}
+		for _, pc := range t.GetOutputs() {
+			d.Pcollections[pc] = p.Components.GetPcollections()[pc]
+		}
+	}
+	io := StageIO{Source: s.ID + "/source", Sinks: map[string]string{}}
+	main := s.Inputs[0]
+	d.Pcollections[main] = p.Components.GetPcollections()[main]
+	d.Transforms[io.Source] = port(URNDataSource, "source", api, p.Wire[main], nil, map[string]string{"out": main})
+	for _, pc := range s.Outputs {
+		sink := s.ID + "/sink/" + pc
+		d.Transforms[sink] = port(URNDataSink, "sink", api, p.Wire[pc], map[string]string{"in": pc}, nil)
+		io.Sinks[sink] = pc
+	}
+	return d, io, nil
+}
+
+func port(urn, name string, api *pipepb.ApiServiceDescriptor, coder string, in, out map[string]string) *pipepb.PTransform {
+	payload, _ := proto.Marshal(&fnpb.RemoteGrpcPort{ApiServiceDescriptor: api, CoderId: coder})
+	return &pipepb.PTransform{
+		UniqueName: name,
+		Spec:       &pipepb.FunctionSpec{Urn: urn, Payload: payload},
+		Inputs:     in,
+		Outputs:    out,
+	}
+}
