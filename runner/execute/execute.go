@@ -1,28 +1,71 @@
 // Package execute runs a prepared job: it plans the pipeline, starts the
-// environments, and drives the engine until the job ends.
+// environments, and drives stages through SDK harnesses until the job ends.
 package execute
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"time"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/beam-runner/beam-runner/runner/plan"
 )
 
 // Options configure the executor.
-type Options struct{}
+type Options struct {
+	// Logger receives runner and SDK logs; nil uses slog.Default.
+	Logger *slog.Logger
+	// WorkerStartTimeout bounds how long an environment's harness may take
+	// to connect; 0 means two minutes.
+	WorkerStartTimeout time.Duration
+	// Parallelism is how many bundles of a stage run at once; 0 means twice
+	// the number of cores.
+	Parallelism int
+}
 
 // Executor implements jobs.Executor.
 type Executor struct{ opts Options }
 
 // New returns an executor.
-func New(opts Options) *Executor { return &Executor{opts: opts} }
+func New(opts Options) *Executor {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.WorkerStartTimeout == 0 {
+		opts.WorkerStartTimeout = 2 * time.Minute
+	}
+	if opts.Parallelism == 0 {
+		opts.Parallelism = 2 * runtime.NumCPU()
+	}
+	return &Executor{opts: opts}
+}
 
-// Validate implements jobs.Executor.
-func (e *Executor) Validate(p *pipepb.Pipeline) error { return nil }
+// Validate implements jobs.Executor: a pipeline is valid if it plans.
+func (e *Executor) Validate(p *pipepb.Pipeline) error {
+	if p == nil {
+		return fmt.Errorf("no pipeline given")
+	}
+	_, err := plan.Build(p)
+	return err
+}
 
 // Execute implements jobs.Executor.
 func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
-	return errors.New("execute: not yet wired")
+	pl, err := plan.Build(j.Pipeline)
+	if err != nil {
+		return err
+	}
+	r, err := newRun(ctx, e.opts, j, pl)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	if err := r.startWorkers(ctx); err != nil {
+		return err
+	}
+	j.Running()
+	return r.runStages(ctx)
 }

@@ -1,0 +1,109 @@
+package execute
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/harness/init"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/extworker"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+	"github.com/beam-runner/beam-runner/runner/jobs"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+func init() {
+	beam.RegisterFunction(failOn)
+	beam.RegisterFunction(keyByLen)
+	beam.RegisterFunction(countGroup)
+	beam.RegisterFunction(formatCount)
+}
+
+func countGroup(k int, vs func(*string) bool) int {
+	n := 0
+	var v string
+	for vs(&v) {
+		n++
+	}
+	return k*10 + n
+}
+
+func formatCount(w string, n int) string { return fmt.Sprintf("%s:%d", w, n) }
+
+func failOn(s string) (string, error) {
+	if s == "boom" {
+		return "", fmt.Errorf("user DoFn failed on %q", s)
+	}
+	return s, nil
+}
+
+func keyByLen(s string) (int, string) { return len(s), s }
+
+// runPipeline executes p in-process against a loopback worker pool.
+func runPipeline(t *testing.T, p *beam.Pipeline) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pool, err := extworker.StartLoopback(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Stop(ctx)
+	edges, _, err := p.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := graphx.CreateEnvironment(ctx, "beam:env:external:v1", pool.EnvironmentConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := graphx.Marshal(edges, &graphx.Options{Environment: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := New(Options{})
+	if err := e.Validate(pb); err != nil {
+		return err
+	}
+	opts, _ := structpb.NewStruct(map[string]any{})
+	return e.Execute(ctx, &jobs.Job{ID: "test", Name: t.Name(), Pipeline: pb, Options: opts})
+}
+
+func TestCountWords(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	words := beam.Create(s, "a", "b", "a", "c", "a")
+	counts := stats.Count(s, words)
+	formatted := beam.ParDo(s, formatCount, counts)
+	passert.Equals(s, formatted, "a:3", "b:1", "c:1")
+	if err := runPipeline(t, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGroupByKeyAndSideInput(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	words := beam.Create(s, "aa", "b", "cc", "ddd")
+	grouped := beam.GroupByKey(s, beam.ParDo(s, keyByLen, words))
+	sizes := beam.ParDo(s, countGroup, grouped)
+	passert.Equals(s, sizes, 11, 22, 31)
+	if err := runPipeline(t, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDoFnErrorFailsJob(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	beam.ParDo(s, failOn, beam.Create(s, "ok", "boom"))
+	err := runPipeline(t, p)
+	if err == nil || !strings.Contains(err.Error(), `user DoFn failed on "boom"`) {
+		t.Fatalf("error = %v, want the DoFn's error", err)
+	}
+}
+
+var _ = pipepb.IsBounded_BOUNDED

@@ -1,0 +1,136 @@
+package plan
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+)
+
+func init() {
+	beam.RegisterFunction(splitWords)
+	beam.RegisterFunction(withSide)
+}
+
+func splitWords(line string, emit func(string)) {
+	for _, w := range strings.Fields(line) {
+		emit(w)
+	}
+}
+
+func withSide(w string, side []int, emit func(string)) { emit(w) }
+
+func marshal(t *testing.T, p *beam.Pipeline) *pipepb.Pipeline {
+	t.Helper()
+	edges, _, err := p.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := graphx.CreateEnvironment(context.Background(), "beam:env:external:v1", func(context.Context) string { return "localhost:1" })
+	pb, err := graphx.Marshal(edges, &graphx.Options{Environment: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pb
+}
+
+func TestBuildWordCount(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	lines := textio.Read(s, "/tmp/does-not-matter.txt")
+	words := beam.ParDo(s, splitWords, lines)
+	counts := stats.Count(s, words)
+	_ = counts
+	pl, err := Build(marshal(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[Kind]int{}
+	for _, st := range pl.Stages {
+		kinds[st.Kind]++
+		if st.Kind == SDK && len(st.Inputs) != 1 {
+			t.Errorf("SDK stage %s has inputs %v", st.ID, st.Inputs)
+		}
+		if st.Kind == SDK {
+			if _, _, err := pl.Descriptor(st, "localhost:2"); err != nil {
+				t.Errorf("descriptor of %s: %v", st.ID, err)
+			}
+		}
+	}
+	if kinds[Impulse] != 1 || kinds[GBK] < 1 {
+		t.Errorf("stage kinds = %v, want one impulse and a GBK", kinds)
+	}
+	// The lifted combine runs precombine before the GBK and merge after it.
+	var sawPre, sawMerge bool
+	for _, st := range pl.Stages {
+		for _, id := range st.Transforms {
+			switch pl.Components.GetTransforms()[id].GetSpec().GetUrn() {
+			case URNPreCombine:
+				sawPre = true
+			case URNMergeAccum:
+				sawMerge = true
+			}
+		}
+	}
+	if !sawPre || !sawMerge {
+		t.Errorf("combine not lifted: precombine %v merge %v", sawPre, sawMerge)
+	}
+}
+
+func TestSideInputBreaksFusion(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	words := beam.Create(s, "a", "b")
+	nums := beam.Create(s, 1, 2)
+	out := beam.ParDo(s, withSide, words, beam.SideInput{Input: nums})
+	_ = out
+	pl, err := Build(marshal(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var consumer *Stage
+	for _, st := range pl.Stages {
+		if len(st.SideInputs) > 0 {
+			consumer = st
+		}
+	}
+	if consumer == nil {
+		t.Fatal("no stage reads the side input")
+	}
+	if len(consumer.Deps) == 0 {
+		t.Errorf("side-input stage %s has no dependencies", consumer.ID)
+	}
+	if pl.Consumers[consumer.SideInputs[0].PColl] == 0 {
+		t.Errorf("side input PCollection is not counted as consumed")
+	}
+}
+
+func TestRejectsUnknownURN(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	beam.Create(s, "a")
+	pb := marshal(t, p)
+	for id, tr := range pb.GetComponents().GetTransforms() {
+		if tr.GetSpec().GetUrn() == URNImpulse {
+			tr.Spec.Urn = "beam:transform:made_up:v1"
+			_ = id
+		}
+	}
+	_, err := Build(pb)
+	if err == nil || !strings.Contains(err.Error(), "beam:transform:made_up:v1") {
+		t.Fatalf("Build error = %v, want one naming the URN", err)
+	}
+}
+
+func TestRejectsUnknownRequirement(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	beam.Create(s, "a")
+	pb := marshal(t, p)
+	pb.Requirements = append(pb.Requirements, "beam:requirement:made_up:v1")
+	if _, err := Build(pb); err == nil || !strings.Contains(err.Error(), "made_up") {
+		t.Fatalf("Build error = %v, want one naming the requirement", err)
+	}
+}
