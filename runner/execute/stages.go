@@ -18,7 +18,9 @@ type pcoll struct {
 
 type pipeApi struct{ url string }
 
-func (p *pipeApi) desc() *pipepb.ApiServiceDescriptor { return &pipepb.ApiServiceDescriptor{Url: p.url} }
+func (p *pipeApi) desc() *pipepb.ApiServiceDescriptor {
+	return &pipepb.ApiServiceDescriptor{Url: p.url}
+}
 
 type stageResult struct {
 	stage *plan.Stage

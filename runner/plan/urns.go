@@ -60,6 +60,6 @@ var runnerLeaves = map[string]bool{URNImpulse: true, URNFlatten: true, URNGBK: t
 
 // supportedRequirements lists pipeline requirements the runner honours.
 var supportedRequirements = map[string]bool{
-	ReqSplittable: true,
+	ReqSplittable:  true,
 	ReqStableInput: true, // bundles are materialised before they run, so input is stable
 }
