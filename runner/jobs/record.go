@@ -1,0 +1,172 @@
+package jobs
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// record is the service's bookkeeping for one job: its state, the ordered
+// log of state changes and messages that streams replay, and its metrics.
+// It implements eventSink for the Job it belongs to.
+type record struct {
+	job    *Job
+	cancel context.CancelFunc
+	done   chan struct{} // closed after the terminal event is logged
+
+	mu struct {
+		sync.Mutex
+		state   state
+		log     []*jobpb.JobMessagesResponse // states and messages, in order
+		changed chan struct{}                // closed and replaced on append
+		nextMsg int
+		metrics []*pipepb.MonitoringInfo
+	}
+}
+
+func newRecord(j *Job, cancel context.CancelFunc) *record {
+	r := &record{job: j, cancel: cancel, done: make(chan struct{})}
+	r.mu.changed = make(chan struct{})
+	r.mu.state = jobpb.JobState_STOPPED
+	r.appendLocked(stateEvent(jobpb.JobState_STOPPED))
+	j.sink = r
+	return r
+}
+
+func stateEvent(s state) *jobpb.JobMessagesResponse {
+	return &jobpb.JobMessagesResponse{Response: &jobpb.JobMessagesResponse_StateResponse{
+		StateResponse: &jobpb.JobStateEvent{State: s, Timestamp: timestamppb.Now()},
+	}}
+}
+
+// appendLocked logs an event and wakes every subscriber.
+func (r *record) appendLocked(ev *jobpb.JobMessagesResponse) {
+	r.mu.log = append(r.mu.log, ev)
+	close(r.mu.changed)
+	r.mu.changed = make(chan struct{})
+}
+
+// setState moves the job to s if policy allows it, and reports whether it did.
+func (r *record) setState(s state) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.setStateLocked(s)
+}
+
+func (r *record) setStateLocked(s state) bool {
+	if !canTransition(r.mu.state, s) {
+		return false
+	}
+	r.mu.state = s
+	r.appendLocked(stateEvent(s))
+	if isTerminal(s) {
+		close(r.done)
+	}
+	return true
+}
+
+// finish logs the job's end. On failure the error message is logged before
+// the FAILED state: Beam's Go client (runnerlib.WaitForCompletion) reports
+// the most recent error it saw when FAILED arrives.
+func (r *record) finish(execErr error, ctxCancelled bool) state {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	final := finalState(r.mu.state, execErr, ctxCancelled)
+	if final == jobpb.JobState_FAILED {
+		r.messageLocked(jobpb.JobMessage_JOB_MESSAGE_ERROR, execErr.Error())
+	}
+	r.setStateLocked(final)
+	return final
+}
+
+func (r *record) state() state {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.mu.state
+}
+
+func (r *record) stateEvent() *jobpb.JobStateEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.mu.log) - 1; i >= 0; i-- {
+		if ev := r.mu.log[i].GetStateResponse(); ev != nil {
+			return ev
+		}
+	}
+	return &jobpb.JobStateEvent{State: r.mu.state}
+}
+
+// since returns the events from index i on, a channel closed when more
+// arrive, and whether the log is complete (the terminal state is logged).
+func (r *record) since(i int) ([]*jobpb.JobMessagesResponse, <-chan struct{}, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.mu.log[i:], r.mu.changed, isTerminal(r.mu.state)
+}
+
+// message implements eventSink. Messages after the job ended are dropped:
+// streams have already ended and must not be reopened.
+func (r *record) message(importance jobpb.JobMessage_MessageImportance, text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if isTerminal(r.mu.state) {
+		return
+	}
+	r.messageLocked(importance, text)
+}
+
+func (r *record) messageLocked(importance jobpb.JobMessage_MessageImportance, text string) {
+	r.mu.nextMsg++
+	r.appendLocked(&jobpb.JobMessagesResponse{Response: &jobpb.JobMessagesResponse_MessageResponse{
+		MessageResponse: &jobpb.JobMessage{
+			MessageId:   strconv.Itoa(r.mu.nextMsg),
+			Time:        time.Now().UTC().Format(time.RFC3339Nano),
+			Importance:  importance,
+			MessageText: text,
+		},
+	}})
+}
+
+// running implements eventSink.
+func (r *record) running() { r.setState(jobpb.JobState_RUNNING) }
+
+// metrics implements eventSink.
+func (r *record) metrics(infos []*pipepb.MonitoringInfo) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.mu.metrics = infos
+}
+
+func (r *record) currentMetrics() []*pipepb.MonitoringInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.mu.metrics
+}
+
+// follow sends every event from the start of the log, then each new one as
+// it happens, and returns nil once the terminal state has been sent.
+func (r *record) follow(ctx context.Context, send func(*jobpb.JobMessagesResponse) error) error {
+	next := 0
+	for {
+		evs, changed, complete := r.since(next)
+		for _, ev := range evs {
+			if err := send(ev); err != nil {
+				return err
+			}
+		}
+		next += len(evs)
+		if complete {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,213 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/artifacts"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+func invalidArg(format string, args ...any) error {
+	return status.Errorf(codes.InvalidArgument, format, args...)
+}
+
+func notFound(format string, args ...any) error {
+	return status.Errorf(codes.NotFound, format, args...)
+}
+
+// Prepare validates the pipeline and opens a staging session for it.
+func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*jobpb.PrepareJobResponse, error) {
+	if req.GetPipeline() == nil {
+		return nil, invalidArg("pipeline is required")
+	}
+	if err := s.validate(req.GetPipeline()); err != nil {
+		return nil, invalidArg("%v", err)
+	}
+	p := &preparation{
+		id:       newID(req.GetJobName()),
+		name:     req.GetJobName(),
+		pipeline: req.GetPipeline(),
+		options:  req.GetPipelineOptions(),
+		created:  time.Now(),
+	}
+	p.dir = filepath.Join(s.opts.ArtifactRoot, p.id)
+	// The preparation id doubles as the staging token: both are unguessable
+	// and name the same thing.
+	if err := s.opts.Staging.Register(p.id, p.dir, artifacts.EnvDeps(p.pipeline)); err != nil {
+		return nil, status.Errorf(codes.Internal, "registering staging: %v", err)
+	}
+	s.mu.Lock()
+	s.mu.prepared[p.id] = p
+	s.updateIdleLocked()
+	s.mu.Unlock()
+	s.log.Info("job prepared", "preparation_id", p.id, "name", p.name)
+	return &jobpb.PrepareJobResponse{
+		PreparationId:           p.id,
+		ArtifactStagingEndpoint: &pipepb.ApiServiceDescriptor{Url: s.opts.StagingEndpoint()},
+		StagingSessionToken:     p.id,
+	}, nil
+}
+
+// validate calls the executor, turning a panic into an error: a pipeline
+// the engine chokes on must not take down the server.
+func (s *Service) validate(p *pipepb.Pipeline) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("validating pipeline: internal error: %v", r)
+		}
+	}()
+	return s.opts.Executor.Validate(p)
+}
+
+// Run waits for the preparation's staging to finish and starts the job.
+func (s *Service) Run(ctx context.Context, req *jobpb.RunJobRequest) (*jobpb.RunJobResponse, error) {
+	if req.GetPreparationId() == "" {
+		return nil, invalidArg("preparation_id is required")
+	}
+	p, err := s.takePreparation(req.GetPreparationId())
+	if err != nil {
+		return nil, err
+	}
+	deps, err := s.opts.Staging.Wait(ctx, p.id)
+	if err != nil {
+		s.discard(p)
+		return nil, status.Errorf(codes.FailedPrecondition, "job %q: %v", p.id, err)
+	}
+	pipeline := artifacts.Apply(p.pipeline, deps)
+	j := &Job{
+		ID:          p.id,
+		Name:        p.name,
+		Pipeline:    pipeline,
+		Options:     p.options,
+		ArtifactDir: p.dir,
+		Retrieval:   artifacts.NewRetrieval(pipeline),
+	}
+	s.start(j)
+	return &jobpb.RunJobResponse{JobId: j.ID}, nil
+}
+
+// takePreparation removes a preparation so it runs at most once. It counts
+// as running from here, so the server is not idle while staging finishes.
+func (s *Service) takePreparation(id string) (*preparation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.mu.prepared[id]
+	if !ok {
+		return nil, notFound("no preparation with id %q (never prepared, already run, or expired)", id)
+	}
+	delete(s.mu.prepared, id)
+	s.mu.running++
+	return p, nil
+}
+
+// GetJobs lists every job, in id order.
+func (s *Service) GetJobs(ctx context.Context, req *jobpb.GetJobsRequest) (*jobpb.GetJobsResponse, error) {
+	resp := &jobpb.GetJobsResponse{}
+	for _, r := range s.sortedJobs() {
+		resp.JobInfo = append(resp.JobInfo, &jobpb.JobInfo{
+			JobId:           r.job.ID,
+			JobName:         r.job.Name,
+			PipelineOptions: r.job.Options,
+			State:           r.state(),
+		})
+	}
+	return resp, nil
+}
+
+// GetState returns the job's latest state event.
+func (s *Service) GetState(ctx context.Context, req *jobpb.GetJobStateRequest) (*jobpb.JobStateEvent, error) {
+	r, err := s.lookup(req.GetJobId())
+	if err != nil {
+		return nil, err
+	}
+	return r.stateEvent(), nil
+}
+
+// GetPipeline returns the pipeline as run: dependencies point at staged files.
+func (s *Service) GetPipeline(ctx context.Context, req *jobpb.GetJobPipelineRequest) (*jobpb.GetJobPipelineResponse, error) {
+	r, err := s.lookup(req.GetJobId())
+	if err != nil {
+		return nil, err
+	}
+	return &jobpb.GetJobPipelineResponse{Pipeline: r.job.Pipeline}, nil
+}
+
+// Cancel asks the job to stop and returns at once: the job reports
+// CANCELLING now and CANCELLED once Execute has returned.
+func (s *Service) Cancel(ctx context.Context, req *jobpb.CancelJobRequest) (*jobpb.CancelJobResponse, error) {
+	r, err := s.lookup(req.GetJobId())
+	if err != nil {
+		return nil, err
+	}
+	if r.setState(jobpb.JobState_CANCELLING) {
+		s.log.Info("cancelling job", "job_id", r.job.ID)
+		r.cancel()
+	}
+	return &jobpb.CancelJobResponse{State: r.state()}, nil
+}
+
+// Drain asks a Drainer executor to drain the job.
+func (s *Service) Drain(ctx context.Context, req *jobpb.DrainJobRequest) (*jobpb.DrainJobResponse, error) {
+	r, err := s.lookup(req.GetJobId())
+	if err != nil {
+		return nil, err
+	}
+	d, ok := s.opts.Executor.(Drainer)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "drain is not supported by this runner's executor; use Cancel")
+	}
+	if !r.setState(jobpb.JobState_DRAINING) {
+		return &jobpb.DrainJobResponse{State: r.state()}, nil
+	}
+	if err := d.Drain(r.job.ID); err != nil {
+		return nil, status.Errorf(codes.Internal, "draining job %q: %v", r.job.ID, err)
+	}
+	return &jobpb.DrainJobResponse{State: r.state()}, nil
+}
+
+// GetStateStream replays the job's state changes, follows new ones, and ends
+// after the terminal state.
+func (s *Service) GetStateStream(req *jobpb.GetJobStateRequest, stream jobpb.JobService_GetStateStreamServer) error {
+	r, err := s.lookup(req.GetJobId())
+	if err != nil {
+		return err
+	}
+	return r.follow(stream.Context(), func(ev *jobpb.JobMessagesResponse) error {
+		if st := ev.GetStateResponse(); st != nil {
+			return stream.Send(st)
+		}
+		return nil
+	})
+}
+
+// GetMessageStream replays the job's state changes and messages in order,
+// follows new ones, and ends after the terminal state.
+func (s *Service) GetMessageStream(req *jobpb.JobMessagesRequest, stream jobpb.JobService_GetMessageStreamServer) error {
+	r, err := s.lookup(req.GetJobId())
+	if err != nil {
+		return err
+	}
+	return r.follow(stream.Context(), stream.Send)
+}
+
+// GetJobMetrics returns the metrics the executor last set. They are final
+// bundle values, so they serve as both attempted and committed.
+func (s *Service) GetJobMetrics(ctx context.Context, req *jobpb.GetJobMetricsRequest) (*jobpb.GetJobMetricsResponse, error) {
+	r, err := s.lookup(req.GetJobId())
+	if err != nil {
+		return nil, err
+	}
+	m := r.currentMetrics()
+	return &jobpb.GetJobMetricsResponse{Metrics: &jobpb.MetricResults{Attempted: m, Committed: m}}, nil
+}
+
+// DescribePipelineOptions: the runner has no options of its own yet.
+func (s *Service) DescribePipelineOptions(ctx context.Context, req *jobpb.DescribePipelineOptionsRequest) (*jobpb.DescribePipelineOptionsResponse, error) {
+	return &jobpb.DescribePipelineOptionsResponse{}, nil
+}

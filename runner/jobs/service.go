@@ -1,0 +1,188 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/artifacts"
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// Drainer is an optional Executor capability: stop reading sources and let
+// in-flight data finish. Found by type assertion.
+type Drainer interface {
+	Drain(jobID string) error
+}
+
+// DefaultPrepareTTL is how long a preparation waits for Run before it is
+// dropped with its staged files.
+const DefaultPrepareTTL = 10 * time.Minute
+
+// Options configure a Service.
+type Options struct {
+	Executor Executor
+	Staging  *artifacts.Staging // where Prepare registers staging sessions
+	// StagingEndpoint returns the artifact staging address given to clients;
+	// a func because the server knows its port only once it listens.
+	StagingEndpoint func() string
+	ArtifactRoot    string        // per-job directories go here; default os.TempDir()/beam-runner-artifacts
+	PrepareTTL      time.Duration // default DefaultPrepareTTL
+	Logger          *slog.Logger
+}
+
+// Service implements jobpb.JobServiceServer. Jobs run independently, each
+// in its own goroutine with its own cancellable context.
+type Service struct {
+	jobpb.UnimplementedJobServiceServer
+
+	opts     Options
+	log      *slog.Logger
+	baseCtx  context.Context // parent of every job's context
+	stopJobs context.CancelFunc
+	wg       sync.WaitGroup // running jobs and the janitor
+
+	mu struct {
+		sync.Mutex
+		prepared  map[string]*preparation // by preparation id
+		jobs      map[string]*record      // by job id
+		running   int
+		idleSince time.Time // zero while anything is prepared or running
+	}
+}
+
+// preparation is a prepared job waiting for Run.
+type preparation struct {
+	id       string
+	name     string
+	pipeline *pipepb.Pipeline
+	options  *structpb.Struct
+	dir      string
+	created  time.Time
+}
+
+// NewService returns a Service and starts its janitor, which drops
+// preparations that were never run. Call Close to stop it.
+func NewService(opts Options) *Service {
+	if opts.ArtifactRoot == "" {
+		opts.ArtifactRoot = filepath.Join(os.TempDir(), "beam-runner-artifacts")
+	}
+	if opts.PrepareTTL <= 0 {
+		opts.PrepareTTL = DefaultPrepareTTL
+	}
+	if opts.Staging == nil {
+		opts.Staging = artifacts.NewStaging()
+	}
+	if opts.StagingEndpoint == nil {
+		opts.StagingEndpoint = func() string { return "" }
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Service{opts: opts, log: opts.Logger}
+	s.baseCtx, s.stopJobs = context.WithCancel(context.Background())
+	s.mu.prepared = map[string]*preparation{}
+	s.mu.jobs = map[string]*record{}
+	s.mu.idleSince = time.Now()
+	s.wg.Add(1)
+	go s.janitor()
+	return s
+}
+
+// Staging returns the staging service that must be served beside this one.
+func (s *Service) Staging() *artifacts.Staging { return s.opts.Staging }
+
+// IdleSince reports since when no job has been prepared or running; ok is
+// false while there is work.
+func (s *Service) IdleSince() (since time.Time, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.idleSince, !s.mu.idleSince.IsZero()
+}
+
+// updateIdleLocked keeps idleSince in step with the prepared/running counts.
+func (s *Service) updateIdleLocked() {
+	busy := len(s.mu.prepared) > 0 || s.mu.running > 0
+	switch {
+	case busy:
+		s.mu.idleSince = time.Time{}
+	case s.mu.idleSince.IsZero():
+		s.mu.idleSince = time.Now()
+	}
+}
+
+// Close cancels every running job and waits, until ctx expires, for their
+// Execute calls to return.
+func (s *Service) Close(ctx context.Context) error {
+	s.stopJobs()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("jobs still running at shutdown: %w", ctx.Err())
+	}
+}
+
+func (s *Service) lookup(jobID string) (*record, error) {
+	if jobID == "" {
+		return nil, invalidArg("job_id is required")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.mu.jobs[jobID]
+	if !ok {
+		return nil, notFound("no job with id %q", jobID)
+	}
+	return r, nil
+}
+
+func (s *Service) sortedJobs() []*record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]string, 0, len(s.mu.jobs))
+	for id := range s.mu.jobs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out := make([]*record, len(ids))
+	for i, id := range ids {
+		out[i] = s.mu.jobs[id]
+	}
+	return out
+}
+
+// newID returns a readable, unique job id: the job name (if any) plus a
+// random suffix.
+func newID(name string) string {
+	id := uuid.NewString()[:8]
+	if name = sanitize(name); name != "" {
+		return name + "-" + id
+	}
+	return "job-" + id
+}
+
+// sanitize keeps ids safe as directory names.
+func sanitize(name string) string {
+	b := []byte(name)
+	n := 0
+	for _, c := range b {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' {
+			b[n] = c
+			n++
+		}
+		if n == 40 {
+			break
+		}
+	}
+	return string(b[:n])
+}

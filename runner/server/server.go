@@ -1,0 +1,175 @@
+// Package server hosts the job service and artifact staging service on one
+// gRPC server, with bounded shutdown and optional idle shutdown.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	"github.com/beam-runner/beam-runner/runner/jobs"
+	"google.golang.org/grpc"
+)
+
+// Config configures a Server.
+type Config struct {
+	JobPort      int    // used by ListenAndServe; 0 picks a free port
+	Host         string // interface for ListenAndServe; default "localhost"
+	ArtifactRoot string // default os.TempDir()/beam-runner-artifacts
+	Logger       *slog.Logger
+	Executor     jobs.Executor
+	// IdleShutdown, when > 0, makes Serve return once no job has been
+	// prepared or running for this long.
+	IdleShutdown time.Duration
+}
+
+// Server is a running job server.
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	svc  *jobs.Service
+	grpc *grpc.Server
+
+	mu       sync.Mutex
+	endpoint string
+	stopOnce sync.Once
+}
+
+// maxMsg lifts gRPC's 4 MiB default: pipelines with large embedded
+// payloads (side inputs, xlang artifacts) easily exceed it.
+const maxMsg = math.MaxInt32
+
+// New builds a server; call Serve or ListenAndServe to start it.
+func New(cfg Config) (*Server, error) {
+	if cfg.Executor == nil {
+		return nil, errors.New("server: Config.Executor is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Host == "" {
+		cfg.Host = "localhost"
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger}
+	s.svc = jobs.NewService(jobs.Options{
+		Executor:        cfg.Executor,
+		StagingEndpoint: s.Endpoint,
+		ArtifactRoot:    cfg.ArtifactRoot,
+		Logger:          cfg.Logger,
+	})
+	s.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg))
+	jobpb.RegisterJobServiceServer(s.grpc, s.svc)
+	jobpb.RegisterArtifactStagingServiceServer(s.grpc, s.svc.Staging())
+	return s, nil
+}
+
+// Endpoint is the address clients use, e.g. "localhost:8073"; empty until
+// Serve is called.
+func (s *Server) Endpoint() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.endpoint
+}
+
+// ListenAndServe listens on Config.Host:JobPort and serves.
+func (s *Server) ListenAndServe() error {
+	lis, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Host, strconv.Itoa(s.cfg.JobPort)))
+	if err != nil {
+		return fmt.Errorf("listening for the job service: %w", err)
+	}
+	return s.Serve(lis)
+}
+
+// Serve serves on lis until Stop is called (returns nil), the idle timeout
+// passes (returns nil after shutting down), or serving fails.
+func (s *Server) Serve(lis net.Listener) error {
+	port := lis.Addr().(*net.TCPAddr).Port
+	s.mu.Lock()
+	s.endpoint = net.JoinHostPort("localhost", strconv.Itoa(port))
+	s.mu.Unlock()
+	s.log.Info("serving job service on "+s.Endpoint(), "endpoint", s.Endpoint())
+	// Prism's readiness line, for tools that scrape Prism's logs.
+	s.log.Info("Serving JobManagement", slog.String("endpoint", s.Endpoint()))
+
+	errc := make(chan error, 1)
+	go func() { errc <- s.grpc.Serve(lis) }()
+	served := make(chan struct{})
+	defer close(served)
+	idle := s.idleTimeout(served)
+	select {
+	case err := <-errc:
+		if errors.Is(err, grpc.ErrServerStopped) {
+			return nil
+		}
+		return err
+	case <-idle:
+		s.log.Info("shutting down after being idle", "idle_shutdown_timeout", s.cfg.IdleShutdown)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return s.Stop(ctx)
+	}
+}
+
+// Stop cancels running jobs, waits for them until ctx expires, and stops
+// serving. Safe to call more than once.
+func (s *Server) Stop(ctx context.Context) error {
+	var err error
+	s.stopOnce.Do(func() {
+		err = s.svc.Close(ctx)
+		stopGRPC(ctx, s.grpc)
+	})
+	return err
+}
+
+// stopGRPC lets in-flight RPCs (streams reporting the final states) finish,
+// but no longer than ctx allows.
+func stopGRPC(ctx context.Context, g *grpc.Server) {
+	done := make(chan struct{})
+	go func() { g.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		g.Stop()
+	}
+}
+
+// idleTimeout returns a channel closed once the service has been idle for
+// IdleShutdown, or nil (never ready) when idle shutdown is off.
+func (s *Server) idleTimeout(served <-chan struct{}) <-chan struct{} {
+	if s.cfg.IdleShutdown <= 0 {
+		return nil
+	}
+	ch := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(min(max(s.cfg.IdleShutdown/4, 10*time.Millisecond), time.Second))
+		defer tick.Stop()
+		for {
+			select {
+			case now := <-tick.C:
+				if idleFor(s.svc, now) >= s.cfg.IdleShutdown {
+					close(ch)
+					return
+				}
+			case <-served:
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// idleFor is how long the service has been idle at now (0 when busy).
+func idleFor(svc *jobs.Service, now time.Time) time.Duration {
+	since, ok := svc.IdleSince()
+	if !ok {
+		return 0
+	}
+	return now.Sub(since)
+}
