@@ -36,15 +36,20 @@ func (g goRun) run(ctx context.Context, label, runRE, skipRE string) []validates
 	args := g.args(runRE, skipRE)
 	// test2json -t converts the -test.v=test2json stream to JSON events,
 	// exactly, including tests interrupted by -test.timeout.
-	cmd := exec.Command("go", append([]string{"tool", "test2json", "-t", "-p", "primitives", g.bin}, args...)...)
+	// The binary's own -test.timeout should fire first and dump stacks; the
+	// context is a backstop that kills the whole process group.
+	ctx, cancel := context.WithTimeout(ctx, g.timeout+time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", append([]string{"tool", "test2json", "-t", "-p", "primitives", g.bin}, args...)...)
 	setProcAttrs(cmd)
+	cmd.Cancel = func() error { return killGroup(cmd) }
 	raw, err := os.Create(filepath.Join(g.work, "go-"+label+".json"))
 	if err != nil {
 		fmt.Println("validates:", err)
 		return nil
 	}
 	defer raw.Close()
-	results, err := g.stream(ctx, cmd, raw)
+	results, err := g.stream(cmd, raw)
 	if err != nil {
 		fmt.Printf("validates: Go %s tests: %v\n", label, err)
 	}
@@ -62,10 +67,9 @@ func (g goRun) args(runRE, skipRE string) []string {
 	return args
 }
 
-// stream starts cmd, parses its events (echoing test output live and saving
-// the raw events to raw), and kills the process group if it outlives the
-// binary's own -test.timeout by a minute.
-func (g goRun) stream(ctx context.Context, cmd *exec.Cmd, raw io.Writer) ([]validates.Result, error) {
+// stream starts cmd and parses its events, echoing test output live and
+// saving the raw events to raw.
+func (g goRun) stream(cmd *exec.Cmd, raw io.Writer) ([]validates.Result, error) {
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -74,8 +78,6 @@ func (g goRun) stream(ctx context.Context, cmd *exec.Cmd, raw io.Writer) ([]vali
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	watchdog := time.AfterFunc(g.timeout+time.Minute, func() { killGroup(cmd) })
-	defer watchdog.Stop()
 	results, perr := validates.ParseTest2JSON(io.TeeReader(out, raw), os.Stdout)
 	werr := cmd.Wait()
 	if perr != nil {

@@ -17,8 +17,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -44,8 +46,8 @@ func parseFlags() config {
 		"list of Go tests that must pass")
 	flag.StringVar(&c.also, "also", os.Getenv("VALIDATES_ALSO"),
 		"comma-separated regexps of extra Go tests to run and report without failing, e.g. 'TestTimers.*,TestBagState' or '.*' (env VALIDATES_ALSO)")
-	flag.StringVar(&c.serverArgs, "server_args", os.Getenv("VALIDATES_SERVER_ARGS"),
-		"extra space-separated flags for the job server (env VALIDATES_SERVER_ARGS)")
+	flag.StringVar(&c.serverArgs, "server_args", envOr("VALIDATES_SERVER_ARGS", "--log_kind=text"),
+		"extra space-separated flags for the job server; text logs read best in a file (env VALIDATES_SERVER_ARGS)")
 	flag.DurationVar(&c.goTimeout, "go_timeout", 10*time.Minute,
 		"-test.timeout for each Go test invocation")
 	flag.BoolVar(&c.python, "python", os.Getenv("VALIDATES_PYTHON") != "0",
@@ -65,7 +67,11 @@ func envOr(key, def string) string {
 
 func main() {
 	cfg := parseFlags()
-	ok, err := run(context.Background(), cfg)
+	// Ctrl-C or SIGTERM cancels the run; deferred cleanup stops the server.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ok, err := run(ctx, cfg)
+	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "validates:", err)
 		os.Exit(2)

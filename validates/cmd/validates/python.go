@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"time"
 
 	"github.com/beam-runner/beam-runner/validates"
 )
@@ -16,18 +15,16 @@ import (
 func runPython(ctx context.Context, cfg config, work, endpoint string) ([]validates.Result, error) {
 	report := filepath.Join(work, "python.xml")
 	os.Remove(report) // a stale report must not pass for this run's
-	cmd := exec.Command(cfg.pythonBin, "-m", "pytest", "-v", "-p", "no:cacheprovider",
+	// Tests have their own pytest-timeout; the context guards the process.
+	ctx, cancel := context.WithTimeout(ctx, cfg.pythonTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cfg.pythonBin, "-m", "pytest", "-v", "-p", "no:cacheprovider",
 		"--junitxml="+report, "validates/python")
 	cmd.Env = append(os.Environ(), "BEAM_JOB_ENDPOINT="+endpoint)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	setProcAttrs(cmd)
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	// Tests have their own pytest-timeout; this guards the whole process.
-	watchdog := time.AfterFunc(cfg.pythonTimeout, func() { killGroup(cmd) })
-	defer watchdog.Stop()
-	runErr := cmd.Wait()
+	cmd.Cancel = func() error { return killGroup(cmd) }
+	runErr := cmd.Run()
 	results, err := readJUnit(report)
 	if err != nil {
 		return results, err
