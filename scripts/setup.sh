@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what `make test` needs on a fresh machine (Go toolchain and
+# Python 3 with pip already present). Idempotent: each step is skipped when
+# already satisfied, so re-running it costs seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python3}"
+BEAM_VERSION=2.77.0
+
+if ! command -v go >/dev/null; then
+  echo "setup: no Go toolchain on PATH (go.mod wants $(awk '/^go /{print $2}' go.mod))" >&2
+  exit 1
+fi
+
+# Fills the module cache; a no-op when it is warm.
+echo "setup: go mod download"
+go mod download
+
+# Each check imports the module, so a broken install counts as missing.
+python_ok() {
+  "$PYTHON" - <<PY 2>/dev/null
+import apache_beam, pytest, pytest_timeout
+assert apache_beam.__version__ == "$BEAM_VERSION", apache_beam.__version__
+PY
+}
+
+if python_ok; then
+  echo "setup: apache-beam==$BEAM_VERSION, pytest, pytest-timeout already installed"
+else
+  echo "setup: pip install apache-beam==$BEAM_VERSION pytest pytest-timeout"
+  # CI runs as root on a throwaway machine: silence pip's root warning and
+  # allow installing into a distro-managed Python if that is what we have.
+  PIP_ROOT_USER_ACTION=ignore PIP_BREAK_SYSTEM_PACKAGES=1 \
+    "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-input \
+    "apache-beam==$BEAM_VERSION" pytest pytest-timeout
+  python_ok || { echo "setup: Python packages still not importable" >&2; exit 1; }
+fi

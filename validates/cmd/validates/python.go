@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/beam-runner/beam-runner/validates"
+)
+
+// runPython runs the pytest checks in validates/python against endpoint and
+// returns their results from pytest's JUnit report.
+func runPython(ctx context.Context, cfg config, work, endpoint string) ([]validates.Result, error) {
+	report := filepath.Join(work, "python.xml")
+	os.Remove(report) // a stale report must not pass for this run's
+	// Tests have their own pytest-timeout; the context guards the process.
+	ctx, cancel := context.WithTimeout(ctx, cfg.pythonTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cfg.pythonBin, "-m", "pytest", "-v", "-p", "no:cacheprovider",
+		"--junitxml="+report, "validates/python")
+	cmd.Env = append(os.Environ(), "BEAM_JOB_ENDPOINT="+endpoint)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	setProcAttrs(cmd)
+	cmd.Cancel = func() error { return killGroup(cmd) }
+	runErr := cmd.Run()
+	results, err := readJUnit(report)
+	if err != nil {
+		return results, err
+	}
+	if runErr != nil {
+		return results, fmt.Errorf("pytest: %w", runErr)
+	}
+	return results, nil
+}
+
+func readJUnit(path string) ([]validates.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return validates.ParseJUnit(f, "python/")
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/beam-runner/beam-runner/validates"
+)
+
+// primitivesPkg is Beam's Go ValidatesRunner package for core primitives.
+const primitivesPkg = "github.com/apache/beam/sdks/v2/go/test/integration/primitives"
+
+// run executes the whole harness and reports whether every required test
+// passed. An error means the harness itself could not do its job.
+func run(ctx context.Context, cfg config) (bool, error) {
+	expected, err := readList(cfg.expectedFile)
+	if err != nil {
+		return false, err
+	}
+	work, err := absWork(cfg.workDir)
+	if err != nil {
+		return false, err
+	}
+	bins, err := buildAll(ctx, cfg, work)
+	if err != nil {
+		return false, err
+	}
+	srv, err := startServer(ctx, bins.runner, filepath.Join(work, "server.log"), cfg.serverArgs)
+	if err != nil {
+		return false, err
+	}
+	defer srv.stop()
+	fmt.Printf("validates: job server %s listening on %s (log %s)\n", bins.runner, srv.endpoint, srv.logPath)
+
+	rep := runSuites(ctx, cfg, work, bins.tests, srv.endpoint, expected)
+	srv.stop() // before reporting, so its log is complete
+	return rep.print(srv), nil
+}
+
+func readList(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := validates.ParseList(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return names, nil
+}
+
+type binaries struct{ runner, tests string }
+
+// buildAll builds the job server (unless given) and Beam's test binary once.
+func buildAll(ctx context.Context, cfg config, work string) (binaries, error) {
+	b := binaries{runner: cfg.runnerBin, tests: filepath.Join(work, "primitives.test")}
+	if b.runner == "" {
+		b.runner = filepath.Join(work, "beam-runner")
+		if err := timed("build job server", func() error {
+			return goCmd(ctx, "build", "-o", b.runner, "./cmd/beam-runner")
+		}); err != nil {
+			return b, err
+		}
+	}
+	err := timed("build "+primitivesPkg+" test binary", func() error {
+		return goCmd(ctx, "test", "-c", "-o", b.tests, primitivesPkg)
+	})
+	return b, err
+}
+
+// report gathers everything the final table and verdict need.
+type report struct {
+	expected []string // Go tests that must pass, then Python tests run
+	results  []validates.Result
+	problems []string // harness-level failures not tied to one test
+}
+
+func runSuites(ctx context.Context, cfg config, work, testBin, endpoint string, expected []string) *report {
+	rep := &report{expected: expected}
+	g := goRun{bin: testBin, endpoint: endpoint, timeout: cfg.goTimeout, work: work}
+	timed("Go expected tests", func() error {
+		rep.results = append(rep.results, g.run(ctx, "expected", validates.RunRegex(expected), "")...)
+		return nil
+	})
+	if also := splitAlso(cfg.also); len(also) > 0 {
+		timed("Go --also tests", func() error {
+			re := "^(" + strings.Join(also, "|") + ")$"
+			rep.results = append(rep.results, g.run(ctx, "also", re, validates.RunRegex(expected))...)
+			return nil
+		})
+	}
+	if cfg.python {
+		timed("Python portable checks", func() error {
+			rep.addPython(runPython(ctx, cfg, work, endpoint))
+			return nil
+		})
+	}
+	return rep
+}
+
+func (r *report) addPython(res []validates.Result, err error) {
+	if err != nil {
+		r.problems = append(r.problems, "python: "+err.Error())
+	}
+	if len(res) == 0 {
+		r.problems = append(r.problems, "python: no test results")
+	}
+	// Every Python check that ran is required.
+	for _, x := range res {
+		r.expected = append(r.expected, x.Name)
+	}
+	r.results = append(r.results, res...)
+}
+
+// print writes the table and verdict, and the server log's tail on failure.
+func (r *report) print(srv *server) bool {
+	fmt.Println()
+	validates.WriteTable(os.Stdout, r.expected, r.results)
+	v := validates.Decide(r.expected, r.results)
+	fmt.Print("\n", v.String())
+	for _, p := range r.problems {
+		fmt.Println("harness problem:", p)
+	}
+	ok := v.OK() && len(r.problems) == 0
+	if !ok {
+		fmt.Printf("\n--- last lines of the job server log %s ---\n%s\n", srv.logPath, srv.tail(80))
+		fmt.Println("validates: FAIL")
+	} else {
+		fmt.Println("validates: PASS")
+	}
+	return ok
+}
+
+// timed runs f and logs how long it took: CI time is budgeted per phase.
+func timed(what string, f func() error) error {
+	start := time.Now()
+	fmt.Printf("validates: %s ...\n", what)
+	err := f()
+	status := "done"
+	if err != nil {
+		status = "FAILED: " + err.Error()
+	}
+	fmt.Printf("validates: %s %s in %s\n", what, status, time.Since(start).Round(100*time.Millisecond))
+	return err
+}

@@ -1,0 +1,58 @@
+package validates
+
+import (
+	"encoding/xml"
+	"io"
+	"time"
+)
+
+// junitCase is one <testcase> of a JUnit XML report (as written by
+// `pytest --junitxml`); presence of a child element gives the outcome.
+type junitCase struct {
+	Name    string    `xml:"name,attr"`
+	Time    float64   `xml:"time,attr"`
+	Failure *struct{} `xml:"failure"`
+	Error   *struct{} `xml:"error"`
+	Skipped *struct{} `xml:"skipped"`
+}
+
+// ParseJUnit reads a JUnit XML report and returns its test cases as results,
+// each name prefixed with prefix (e.g. "python/") to keep them apart from Go
+// tests in the shared table. Both <testsuites> and a bare <testsuite> root
+// are accepted: the decoder finds <testcase> elements at any depth.
+func ParseJUnit(r io.Reader, prefix string) ([]Result, error) {
+	dec := xml.NewDecoder(r)
+	var out []Result
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok || se.Name.Local != "testcase" {
+			continue
+		}
+		var c junitCase
+		if err := dec.DecodeElement(&c, &se); err != nil {
+			return out, err
+		}
+		out = append(out, Result{
+			Name:    prefix + c.Name,
+			Status:  c.status(),
+			Elapsed: time.Duration(c.Time * float64(time.Second)),
+		})
+	}
+}
+
+func (c junitCase) status() Status {
+	switch {
+	case c.Failure != nil || c.Error != nil:
+		return Fail
+	case c.Skipped != nil:
+		return Skip
+	}
+	return Pass
+}

@@ -1,0 +1,64 @@
+// Package validates holds the pure parts of the ValidatesRunner harness:
+// parsing the expected-test list and test results, deciding pass/fail, and
+// printing the report. The I/O (building binaries, running the job server and
+// the tests) lives in validates/cmd/validates.
+package validates
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+)
+
+// testName matches a Go test name, optionally with subtests, so typos in the
+// list are caught before a long run rather than reported as "did not run".
+var testName = regexp.MustCompile(`^Test[A-Za-z0-9_]*(/\S+)?$`)
+
+// ParseList reads a list of test names: one per line, '#' starts a comment,
+// blank lines are ignored. Duplicates and malformed names are errors because
+// they always indicate a mistake in a hand-edited file.
+func ParseList(r io.Reader) ([]string, error) {
+	var names []string
+	seen := map[string]int{}
+	sc := bufio.NewScanner(r)
+	for line := 1; sc.Scan(); line++ {
+		name := sc.Text()
+		if i := strings.IndexByte(name, '#'); i >= 0 {
+			name = name[:i]
+		}
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !testName.MatchString(name) {
+			return nil, fmt.Errorf("line %d: %q is not a Go test name", line, name)
+		}
+		if prev, dup := seen[name]; dup {
+			return nil, fmt.Errorf("line %d: %s already listed on line %d", line, name, prev)
+		}
+		seen[name] = line
+		names = append(names, name)
+	}
+	return names, sc.Err()
+}
+
+// RunRegex returns a -test.run pattern that selects exactly the given
+// top-level tests (subtest parts of names are dropped: running the parent
+// runs its subtests). It returns "" for no names.
+func RunRegex(names []string) string {
+	var tops []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		top, _, _ := strings.Cut(n, "/")
+		if !seen[top] {
+			seen[top] = true
+			tops = append(tops, regexp.QuoteMeta(top))
+		}
+	}
+	if len(tops) == 0 {
+		return ""
+	}
+	return "^(" + strings.Join(tops, "|") + ")$"
+}

@@ -1,0 +1,66 @@
+package validates
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseList(t *testing.T) {
+	in := "# header\n\nTestA\n  TestB   # why B\nTestC/sub_1\n"
+	got, err := ParseList(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"TestA", "TestB", "TestC/sub_1"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestParseListErrors(t *testing.T) {
+	for _, in := range []string{
+		"TestA\nTestA\n", // duplicate
+		"NotATest\n",     // not a test name
+		"TestA TestB\n",  // two names on a line
+		"TestA|TestB\n",  // regex, not a name
+	} {
+		if _, err := ParseList(strings.NewReader(in)); err == nil {
+			t.Errorf("ParseList(%q): want error", in)
+		}
+	}
+}
+
+// The checked-in list must parse and contain the acceptance tests.
+func TestExpectedGoListParses(t *testing.T) {
+	f, err := os.Open("expected_go.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	names, err := ParseList(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) < 14 {
+		t.Errorf("expected_go.txt lists %d tests, want at least 14", len(names))
+	}
+}
+
+func TestRunRegex(t *testing.T) {
+	cases := []struct {
+		in   []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"TestA"}, "^(TestA)$"},
+		{[]string{"TestA", "TestB/x", "TestB/y"}, "^(TestA|TestB)$"},
+		{[]string{"TestWindowSums_GBK"}, "^(TestWindowSums_GBK)$"},
+	}
+	for _, c := range cases {
+		if got := RunRegex(c.in); got != c.want {
+			t.Errorf("RunRegex(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,71 @@
+package validates
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A trimmed real test2json stream: a pass, a skip, a failing parent with a
+// passing subtest, a test cut off by -test.timeout, and a non-JSON line.
+const stream = `{"Action":"start","Package":"p"}
+{"Action":"run","Test":"TestA"}
+{"Action":"output","Test":"TestA","Output":"=== RUN   TestA\n"}
+{"Action":"pass","Test":"TestA","Elapsed":1.5}
+{"Action":"run","Test":"TestB"}
+{"Action":"skip","Test":"TestB","Elapsed":0}
+{"Action":"run","Test":"TestC"}
+{"Action":"run","Test":"TestC/sub"}
+{"Action":"pass","Test":"TestC/sub","Elapsed":0.25}
+{"Action":"fail","Test":"TestC","Elapsed":0.5}
+not json at all
+{"Action":"run","Test":"TestD"}
+{"Action":"output","Test":"TestD","Output":"panic: test timed out\n"}
+{"Action":"fail","Package":"p","Elapsed":600}
+`
+
+func TestParseTest2JSON(t *testing.T) {
+	var echo strings.Builder
+	got, err := ParseTest2JSON(strings.NewReader(stream), &echo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Result{
+		{"TestA", Pass, 1500 * time.Millisecond},
+		{"TestB", Skip, 0},
+		{"TestC", Fail, 500 * time.Millisecond},
+		{"TestC/sub", Pass, 250 * time.Millisecond},
+		{"TestD", Incomplete, 0},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got\n%v\nwant\n%v", got, want)
+	}
+	for _, s := range []string{"=== RUN   TestA\n", "not json at all\n", "panic: test timed out\n"} {
+		if !strings.Contains(echo.String(), s) {
+			t.Errorf("echo lacks %q:\n%s", s, echo.String())
+		}
+	}
+}
+
+func TestParseJUnit(t *testing.T) {
+	const xml = `<?xml version="1.0"?><testsuites><testsuite name="pytest">
+<testcase classname="m" name="test_ok" time="2.5"/>
+<testcase classname="m" name="test_bad" time="1"><failure message="x">trace</failure></testcase>
+<testcase classname="m" name="test_err" time="0"><error message="x"/></testcase>
+<testcase classname="m" name="test_skip" time="0"><skipped message="x"/></testcase>
+</testsuite></testsuites>`
+	got, err := ParseJUnit(strings.NewReader(xml), "python/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Result{
+		{"python/test_ok", Pass, 2500 * time.Millisecond},
+		{"python/test_bad", Fail, time.Second},
+		{"python/test_err", Fail, 0},
+		{"python/test_skip", Skip, 0},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
