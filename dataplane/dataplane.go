@@ -192,8 +192,16 @@ func (w *Writer) Write(ctx context.Context, p []byte) error {
 	return nil
 }
 
-// Close flushes and ends the stream with is_last.
-func (w *Writer) Close(ctx context.Context) error { return w.flush(ctx, true) }
+// Close flushes and ends the stream with is_last. The end is its own, empty
+// Data entry: Python harnesses ignore the payload of an is_last entry.
+func (w *Writer) Close(ctx context.Context) error {
+	if len(w.buf) > 0 {
+		if err := w.flush(ctx, false); err != nil {
+			return err
+		}
+	}
+	return w.flush(ctx, true)
+}
 
 func (w *Writer) flush(ctx context.Context, last bool) error {
 	err := w.send(ctx, w.buf, last)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
@@ -82,7 +83,15 @@ func (s *Server) Stop() {
 		w.fail(fmt.Errorf("fn api server stopped"))
 	}
 	s.mu.Unlock()
-	s.gs.Stop()
+	// Let harnesses that were told to stop close their streams themselves,
+	// so they do not log broken-stream errors; force it after a moment.
+	done := make(chan struct{})
+	go func() { s.gs.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		s.gs.Stop()
+	}
 }
 
 // AddWorker registers a worker id that a harness will connect as.

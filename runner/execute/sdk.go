@@ -114,6 +114,7 @@ func (r *run) commit(io plan.StageIO, results []harness.Result) {
 	for _, pc := range io.Sinks {
 		out[pc] = &engine.Data{}
 	}
+	// Flatten outputs are fed by several sinks, possibly several stages.
 	for _, res := range results {
 		for sink, frames := range res.Outputs {
 			pc, ok := io.Sinks[sink]
@@ -125,6 +126,7 @@ func (r *run) commit(io plan.StageIO, results []harness.Result) {
 		r.metrics.AddBundle(res.Monitoring)
 	}
 	for pc, d := range out {
+		r.log.Debug("committed", "pcollection", pc, "bytes", d.Bytes)
 		r.store(pc, d)
 	}
 	r.job.SetMetrics(r.metrics.Results())

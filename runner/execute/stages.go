@@ -80,8 +80,9 @@ func (r *run) runStage(ctx context.Context, s *plan.Stage) error {
 	case plan.Impulse:
 		r.store(s.Outputs[0], engine.Impulse())
 	case plan.Flatten:
+		// SDK stages already wrote their part through flatten sinks.
 		out := &engine.Data{}
-		for _, in := range s.Inputs {
+		for _, in := range s.CopyInputs {
 			out.AddAll(r.input(in))
 		}
 		r.store(s.Outputs[0], out)
@@ -93,6 +94,7 @@ func (r *run) runStage(ctx context.Context, s *plan.Stage) error {
 	if err != nil {
 		return fmt.Errorf("stage %s (%s): %w", s.ID, r.stageName(s), err)
 	}
+	r.log.Debug("stage done", "stage", s.ID, "name", r.stageName(s), "inputs", s.Inputs, "outputs", s.Outputs, "transforms", s.Transforms)
 	return nil
 }
 
@@ -142,12 +144,21 @@ func (r *run) input(pc string) *engine.Data {
 	return &engine.Data{}
 }
 
+// store appends data to a PCollection: a flatten's output is written by
+// several stages.
 func (r *run) store(pc string, d *engine.Data) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if n := r.plan.Consumers[pc]; n > 0 {
-		r.data[pc] = &pcoll{data: d, readers: n}
+	n := r.plan.Consumers[pc]
+	if n == 0 {
+		return
 	}
+	p := r.data[pc]
+	if p == nil {
+		p = &pcoll{data: &engine.Data{}, readers: n}
+		r.data[pc] = p
+	}
+	p.data.AddAll(d)
 }
 
 // release drops inputs no remaining stage reads, so memory goes back as

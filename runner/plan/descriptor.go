@@ -63,9 +63,9 @@ func (p *Plan) Descriptor(s *Stage, endpoint string) (*fnpb.ProcessBundleDescrip
 		Coders:              p.Components.GetCoders(),
 		Environments:        p.Components.GetEnvironments(),
 	}
-	if len(s.SideInputs) > 0 {
-		d.StateApiServiceDescriptor = api
-	}
+	// Python harnesses open the state channel for every descriptor, so it
+	// is always given.
+	d.StateApiServiceDescriptor = api
 	for _, id := range s.Transforms {
 		t := p.Components.GetTransforms()[id]
 		d.Transforms[id] = t
@@ -84,6 +84,11 @@ func (p *Plan) Descriptor(s *Stage, endpoint string) (*fnpb.ProcessBundleDescrip
 		sink := s.ID + "/sink/" + pc
 		d.Transforms[sink] = port(URNDataSink, "sink", api, p.Wire[pc], map[string]string{"in": pc}, nil)
 		io.Sinks[sink] = pc
+	}
+	for i, fs := range s.FlattenSinks {
+		sink := fmt.Sprintf("%s/sink/%s/flatten%d", s.ID, fs.To, i)
+		d.Transforms[sink] = port(URNDataSink, "sink", api, p.Wire[fs.To], map[string]string{"in": fs.From}, nil)
+		io.Sinks[sink] = fs.To
 	}
 	return d, io, nil
 }

@@ -39,6 +39,14 @@ type Stage struct {
 	SideInputs []SideInput
 	// Outputs are the PCollections this stage materialises.
 	Outputs []string
+	// FlattenSinks send an SDK stage's output straight into a flatten's
+	// output, encoded with the flatten output's coder: flatten inputs may
+	// have different coders (Python's CoGroupByKey), and the runner never
+	// transcodes.
+	FlattenSinks []FlattenSink
+	// CopyInputs are a flatten's inputs produced by runner stages, whose
+	// bytes the flatten copies to its output.
+	CopyInputs []string
 	// Deps are the stages that must finish first.
 	Deps []string
 }
@@ -219,10 +227,22 @@ func (f *fuser) addDep(s, on *Stage) {
 	}
 }
 
-// markOutputs materialises every PCollection read outside its stage.
+// FlattenSink routes one flatten input into the flatten's output.
+type FlattenSink struct{ From, To string }
+
+// markOutputs materialises every PCollection read outside its stage, and
+// routes flatten inputs.
 func (f *fuser) markOutputs() {
 	needed := map[string]bool{}
+	flattens := map[string][]string{} // input pcoll -> flatten outputs, once per use
 	for _, s := range f.stages {
+		if s.Kind == Flatten {
+			out := sortedValues(f.transform(s.Transforms[0]).GetOutputs())[0]
+			for _, in := range s.Inputs {
+				f.routeFlattenInput(s, in, out, flattens)
+			}
+			continue
+		}
 		for _, in := range s.Inputs {
 			needed[in] = true
 		}
@@ -236,9 +256,26 @@ func (f *fuser) markOutputs() {
 				if (needed[pc] || s.Kind != SDK) && !contains(s.Outputs, pc) {
 					s.Outputs = append(s.Outputs, pc)
 				}
+				if s.Kind == SDK {
+					for _, to := range flattens[pc] {
+						s.FlattenSinks = append(s.FlattenSinks, FlattenSink{From: pc, To: to})
+					}
+				}
 			}
 		}
 	}
+}
+
+// routeFlattenInput notes how a flatten input reaches the flatten output:
+// through a sink of the SDK stage producing it, or by copying a runner
+// stage's output.
+func (f *fuser) routeFlattenInput(flatten *Stage, in, out string, flattens map[string][]string) {
+	producer := f.stageOf[f.producer[in]]
+	if producer != nil && producer.Kind == SDK {
+		flattens[in] = append(flattens[in], out)
+		return
+	}
+	flatten.CopyInputs = append(flatten.CopyInputs, in)
 }
 
 // finish orders stages topologically and fills in dependencies.

@@ -55,7 +55,7 @@ func checkGBKWindowing(g *graph, id string, t *pipepb.PTransform) error {
 	if u := ws.GetWindowFn().GetUrn(); !knownWindowFns[u] {
 		return fmt.Errorf("GroupByKey %q (%s): window fn %q is not supported by beam-runner", t.GetUniqueName(), id, u)
 	}
-	if !isDefaultTrigger(ws.GetTrigger()) {
+	if !isDefaultTrigger(ws.GetTrigger()) && ws.GetTrigger().GetAlways() == nil {
 		return fmt.Errorf("GroupByKey %q (%s): trigger %v is not supported by beam-runner yet (only the default trigger)", t.GetUniqueName(), id, ws.GetTrigger())
 	}
 	if pc.GetIsBounded() == pipepb.IsBounded_UNBOUNDED {
