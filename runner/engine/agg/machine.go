@@ -231,7 +231,7 @@ func mergeOne(m *nstate, s nstate) {
 	m.late = m.late && s.late
 }
 
-// fixMergedEach and fixMergedEOW restore invariants after a merge: AfterEach
+// fixMerged restores invariants after a merge: AfterEach
 // indices are the minimum rather than the sum, and a session whose end moved
 // past the watermark is back before its end of window.
 func fixMerged(n *node, s []nstate, srcs [][]nstate, e env) {
