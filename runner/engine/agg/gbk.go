@@ -1,0 +1,268 @@
+package agg
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/beam-runner/beam-runner/runner/coders"
+)
+
+var errGlobalWindowBytes = errors.New("global window must encode as zero bytes")
+
+// Pane is one firing of one (key, window): the grouped values and where they
+// go in event time. Key, Window and Values alias memory the GBK owns but
+// never modifies again, so a Pane stays valid after later calls.
+type Pane struct {
+	Key, Window []byte // encoded
+	Values      [][]byte
+	Timestamp   int64
+	Info        coders.PaneInfo
+}
+
+// GBK is the state machine of one GroupByKey. It is not safe for concurrent
+// use; one driver goroutine owns it.
+//
+// Ordering contract: Fire returns panes in the order they were produced.
+// Panes produced by one Add come first-to-last for that element; panes
+// produced by one AdvanceWatermark or AdvanceProcessingTime are ordered by
+// the time that woke the window, then window bytes (for interval windows:
+// window end), then key bytes. Panes of one (key, window) are always in
+// index order.
+type GBK struct {
+	s       settings
+	wm, now int64 // input watermark, processing time
+
+	wins     map[string]*winState   // by id (window + key)
+	sessions map[string][]*winState // merging only: open windows by key
+	open     int                    // windows that may still emit
+
+	eventTimers timerHeap // end-of-window, then garbage-collection
+	procTimers  timerHeap
+
+	out          []Pane
+	droppedLate  int64
+	droppedClose int64
+	scratch      []byte
+
+	holdCache int64
+	holdValid bool
+}
+
+// New returns a GBK for cfg, or an error naming what it does not support.
+func New(cfg Config) (*GBK, error) {
+	s, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	return &GBK{
+		s:        s,
+		wm:       coders.MinTimestamp,
+		now:      coders.MinTimestamp,
+		wins:     map[string]*winState{},
+		sessions: map[string][]*winState{},
+	}, nil
+}
+
+// Add buffers one value of one element in one window (callers explode
+// elements in several windows). ts is the element's event time;
+// processingTime is when it arrived (raised to the GBK's processing time if
+// behind it); processing-time triggers measure their delay from it.
+//
+// The value is dropped and counted if its window expired (its end plus the
+// allowed lateness is behind the input watermark: DroppedLate) or its
+// trigger already finished (DroppedClosed). Key, window and value are
+// copied. The error reports a malformed window.
+func (g *GBK) Add(key, window, value []byte, ts, processingTime int64) error {
+	start, maxTS, err := g.s.windowBounds(window)
+	if err != nil {
+		return fmt.Errorf("agg: bad window %x: %w", window, err)
+	}
+	if g.s.gcTime(maxTS) < g.wm {
+		g.droppedLate++
+		return nil
+	}
+	var w *winState
+	if g.s.merging {
+		w = g.session(key, start, maxTS)
+	} else {
+		w = g.lookup(key, window, start, maxTS)
+	}
+	if w.closed {
+		g.droppedClose++
+		return nil
+	}
+	g.holdValid = false
+	now := max(g.now, processingTime)
+	g.addTo(w, value, ts, env{wm: g.wm, now: now, arrival: now, maxTS: w.maxTS})
+	return nil
+}
+
+func (g *GBK) addTo(w *winState, value []byte, ts int64, e env) {
+	w.appendValue(value)
+	g.addHold(w, ts)
+	root := g.s.trig.root
+	onElement(root, w.trig, e)
+	if shouldFire(root, w.trig, e) {
+		g.fire(w, e)
+	}
+	g.schedule(w)
+}
+
+// AdvanceWatermark moves the input watermark forward (earlier values are
+// ignored) and runs the end-of-window and garbage-collection work it makes
+// due. Advancing to coders.MaxTimestamp flushes and collects every window.
+func (g *GBK) AdvanceWatermark(wm int64) {
+	if wm <= g.wm {
+		return
+	}
+	g.wm = wm
+	g.holdValid = false
+	due := func(at int64) bool { return at < wm }
+	for {
+		t, ok := g.eventTimers.popDue(due, liveEvent)
+		if !ok {
+			return
+		}
+		g.onEventTimer(t.w)
+	}
+}
+
+// AdvanceProcessingTime moves processing time forward (earlier values are
+// ignored) and fires the processing-time triggers that are due.
+func (g *GBK) AdvanceProcessingTime(now int64) {
+	if now <= g.now {
+		return
+	}
+	g.now = now
+	g.holdValid = false
+	due := func(at int64) bool { return at <= now }
+	for {
+		t, ok := g.procTimers.popDue(due, liveProc)
+		if !ok {
+			return
+		}
+		w := t.w
+		w.ptSet = false
+		e := env{wm: g.wm, now: now, arrival: now, maxTS: w.maxTS}
+		if shouldFire(g.s.trig.root, w.trig, e) {
+			g.fire(w, e)
+		}
+		g.schedule(w)
+	}
+}
+
+// Fire returns the panes produced since the last call, in the order
+// described on GBK.
+func (g *GBK) Fire() []Pane {
+	out := g.out
+	g.out = nil
+	return out
+}
+
+// NextProcessingTimeWakeup is the earliest processing time at which a
+// processing-time trigger may fire; ok is false when none is armed.
+func (g *GBK) NextProcessingTimeWakeup() (at int64, ok bool) {
+	t, ok := g.procTimers.peekLive(liveProc)
+	return t.at, ok
+}
+
+// Done reports that no window can emit anything any more and every pane has
+// been taken by Fire.
+func (g *GBK) Done() bool { return g.open == 0 && len(g.out) == 0 }
+
+// Watermark is the current input watermark.
+func (g *GBK) Watermark() int64 { return g.wm }
+
+// DroppedLate counts values dropped because their window had expired.
+func (g *GBK) DroppedLate() int64 { return g.droppedLate }
+
+// DroppedClosed counts values dropped because their window's trigger had
+// finished.
+func (g *GBK) DroppedClosed() int64 { return g.droppedClose }
+
+// lookup finds or creates a non-merging window.
+func (g *GBK) lookup(key, window []byte, start, maxTS int64) *winState {
+	g.scratch = appendID(g.scratch[:0], window, key)
+	if w := g.wins[string(g.scratch)]; w != nil {
+		return w
+	}
+	return g.create(key, window, start, maxTS)
+}
+
+func appendID(dst, window, key []byte) []byte {
+	dst = coders.AppendUvarint(dst, uint64(len(window)))
+	return append(append(dst, window...), key...)
+}
+
+// create registers a new open window and its first event-time timer.
+func (g *GBK) create(key, window []byte, start, maxTS int64) *winState {
+	w := &winState{
+		key:   append([]byte(nil), key...),
+		win:   append([]byte(nil), window...),
+		start: start,
+		maxTS: maxTS,
+		trig:  make([]nstate, g.s.trig.size),
+	}
+	w.id = string(appendID(nil, w.win, w.key))
+	w.eowDone = g.wm > maxTS
+	// A window born after its end can never have an on-time pane (Python's
+	// driver and Java's isLateForOutput agree on this case).
+	w.lateBirth = w.eowDone
+	g.wins[w.id] = w
+	g.open++
+	g.scheduleEvent(w)
+	return w
+}
+
+func (g *GBK) scheduleEvent(w *winState) {
+	if w.eowDone {
+		g.eventTimers.add(g.s.gcTime(w.maxTS), w, w.gen)
+	} else {
+		g.eventTimers.add(w.maxTS, w, w.gen)
+	}
+}
+
+// schedule (re)arms the processing-time wakeup of w. A wakeup not after the
+// current processing time is not queued: the trigger was already asked at
+// that time, and asking again at the same time cannot change its answer.
+func (g *GBK) schedule(w *winState) {
+	if w.closed || w.dead {
+		return
+	}
+	at, ok := wakeup(w.trig)
+	if !ok || at <= g.now {
+		w.ptSet = false
+		return
+	}
+	if w.ptSet && w.ptAt == at {
+		return
+	}
+	w.ptGen++
+	w.ptAt, w.ptSet = at, true
+	g.procTimers.add(at, w, w.ptGen)
+}
+
+func liveEvent(t timer) bool { return !t.w.dead && t.gen == t.w.gen }
+
+func liveProc(t timer) bool {
+	w := t.w
+	return !w.dead && !w.closed && w.ptSet && t.gen == w.ptGen && t.at == w.ptAt
+}
+
+// onEventTimer handles the watermark passing a window's end or its
+// garbage-collection time.
+func (g *GBK) onEventTimer(w *winState) {
+	if g.wm > g.s.gcTime(w.maxTS) {
+		g.collect(w)
+		return
+	}
+	w.eowDone = true
+	if !w.closed {
+		e := env{wm: g.wm, now: g.now, arrival: g.now, maxTS: w.maxTS}
+		if shouldFire(g.s.trig.root, w.trig, e) {
+			g.fire(w, e)
+		}
+		g.schedule(w)
+	}
+	g.scheduleEvent(w)
+}
