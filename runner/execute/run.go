@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"sync"
 	"time"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/jobs"
@@ -29,15 +29,12 @@ type run struct {
 
 	harnesses map[string]*harness.Harness // environment id -> harness
 	handles   []worker.Handle
-
-	mu   sync.Mutex
-	data map[string]*pcoll // materialised PCollections
 }
 
 func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run, error) {
 	r := &run{
 		opts: opts, log: opts.Logger.With("job", j.ID), job: j, plan: pl,
-		metrics: metrics.NewStore(), harnesses: map[string]*harness.Harness{}, data: map[string]*pcoll{},
+		metrics: metrics.NewStore(), harnesses: map[string]*harness.Harness{},
 	}
 	srv, err := fnapi.Start(fnapi.Config{
 		Provision: r.provision,
@@ -117,13 +114,13 @@ func (r *run) awaitWorker(ctx context.Context, envID string, w *fnapi.Worker, h 
 }
 
 func (r *run) provision(workerID string) (*fnpb.ProvisionInfo, error) {
-	ep := &pipeApi{r.srv.Endpoint()}
+	ep := func() *pipepb.ApiServiceDescriptor { return &pipepb.ApiServiceDescriptor{Url: r.srv.Endpoint()} }
 	info := &fnpb.ProvisionInfo{
 		PipelineOptions:  r.job.Options,
 		RetrievalToken:   r.job.ID,
-		LoggingEndpoint:  ep.desc(),
-		ArtifactEndpoint: ep.desc(),
-		ControlEndpoint:  ep.desc(),
+		LoggingEndpoint:  ep(),
+		ArtifactEndpoint: ep(),
+		ControlEndpoint:  ep(),
 	}
 	for _, envID := range r.envs() {
 		env := r.plan.Components.GetEnvironments()[envID]

@@ -17,6 +17,7 @@ const (
 	Impulse             // the runner emits one empty element
 	GBK                 // the runner groups by key and window
 	Flatten             // the runner concatenates its inputs
+	TestStream          // the runner replays TestStream events
 )
 
 // SideInput is one side input read by a transform of an SDK stage.
@@ -114,6 +115,8 @@ func (f *fuser) place(id string) error {
 		f.newStage(id, GBK, "", []string{in})
 	case URNFlatten:
 		f.newStage(id, Flatten, "", sortedValues(t.GetInputs()))
+	case URNTestStream:
+		f.newStage(id, TestStream, "", nil)
 	case "":
 		// An empty composite produces nothing.
 	default:

@@ -56,7 +56,7 @@ var sdkLeaves = map[string]bool{
 }
 
 // runnerLeaves are leaf transforms the runner executes itself.
-var runnerLeaves = map[string]bool{URNImpulse: true, URNFlatten: true, URNGBK: true}
+var runnerLeaves = map[string]bool{URNImpulse: true, URNFlatten: true, URNGBK: true, URNTestStream: true}
 
 // supportedRequirements lists pipeline requirements the runner honours.
 var supportedRequirements = map[string]bool{

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/worker"
 )
 
@@ -55,11 +57,12 @@ func checkGBKWindowing(g *graph, id string, t *pipepb.PTransform) error {
 	if u := ws.GetWindowFn().GetUrn(); !knownWindowFns[u] {
 		return fmt.Errorf("GroupByKey %q (%s): window fn %q is not supported by beam-runner", t.GetUniqueName(), id, u)
 	}
-	if !isDefaultTrigger(ws.GetTrigger()) && ws.GetTrigger().GetAlways() == nil {
-		return fmt.Errorf("GroupByKey %q (%s): trigger %v is not supported by beam-runner yet (only the default trigger)", t.GetUniqueName(), id, ws.GetTrigger())
+	kind := coders.IntervalWindows
+	if ws.GetWindowFn().GetUrn() == URNGlobalWindows {
+		kind = coders.GlobalWindow
 	}
-	if pc.GetIsBounded() == pipepb.IsBounded_UNBOUNDED {
-		return fmt.Errorf("GroupByKey %q (%s) reads an unbounded PCollection; streaming is not supported by beam-runner yet", t.GetUniqueName(), id)
+	if _, err := agg.New(agg.ConfigFromStrategy(ws, kind)); err != nil {
+		return fmt.Errorf("GroupByKey %q (%s): %v", t.GetUniqueName(), id, err)
 	}
 	return nil
 }

@@ -1,0 +1,226 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/engine/agg"
+)
+
+// Engine decides what runs next. It is a single-threaded state machine
+// that does no I/O and reads no clock: the driver feeds it events (a bundle
+// committed, processing time advanced) and asks it for work.
+//
+// Ordering contract: Ready hands out bundles whose outputs must be passed to
+// Commit (or the bundle to Fail) before the engine considers their input
+// processed; watermarks never pass an uncommitted bundle's input.
+type Engine struct {
+	spec   Spec
+	stages []*stage
+	pcolls map[string]*pcoll
+	now    int64 // processing time
+	nextID int
+	flight map[int]*Bundle
+	err    error
+}
+
+// Bundle is work for an SDK harness.
+type Bundle struct {
+	ID    int
+	Stage string
+	Input [][]byte // encoded windowed values of the stage's main input
+	minTS int64
+}
+
+type pcoll struct {
+	id        string
+	spec      PCollSpec
+	wm        int64
+	consumers []*stage // stages reading its data (main or copy inputs)
+	sides     []*stage // stages reading it as a side input
+	data      *Data    // kept only while side consumers need it
+}
+
+type stage struct {
+	spec    StageSpec
+	outWM   int64
+	inWM    int64
+	pending []chunk
+	flight  map[int]*Bundle
+	gbk     *agg.GBK
+	events  []Event // TestStream events not yet applied
+	emitted bool    // Impulse
+}
+
+type chunk struct {
+	data  []byte
+	minTS int64
+}
+
+// New builds an engine; the error names a stage whose configuration is
+// unusable.
+func New(spec Spec) (*Engine, error) {
+	e := &Engine{spec: spec, pcolls: map[string]*pcoll{}, flight: map[int]*Bundle{}, now: spec.StartTime}
+	for id, ps := range spec.PColls {
+		e.pcolls[id] = &pcoll{id: id, spec: ps, wm: coders.MinTimestamp}
+	}
+	for i := range spec.Stages {
+		st, err := e.newStage(spec.Stages[i])
+		if err != nil {
+			return nil, err
+		}
+		e.stages = append(e.stages, st)
+	}
+	if e.spec.MaxBundles <= 0 {
+		e.spec.MaxBundles = 1
+	}
+	e.recompute()
+	return e, e.err
+}
+
+func (e *Engine) newStage(ss StageSpec) (*stage, error) {
+	st := &stage{spec: ss, outWM: coders.MinTimestamp, inWM: coders.MinTimestamp, flight: map[int]*Bundle{}, events: ss.Events}
+	for _, pc := range append(append([]string{}, ss.Inputs...), ss.SideInputs...) {
+		if e.pcolls[pc] == nil {
+			return nil, fmt.Errorf("stage %s reads unknown PCollection %q", ss.ID, pc)
+		}
+	}
+	switch ss.Kind {
+	case GBKStage:
+		g, err := agg.New(ss.Agg)
+		if err != nil {
+			return nil, fmt.Errorf("stage %s: %w", ss.ID, err)
+		}
+		st.gbk = g
+		e.addConsumer(ss.Inputs[0], st)
+	case SDKStage:
+		e.addConsumer(ss.Inputs[0], st)
+	case FlattenStage:
+		for _, in := range ss.CopyInputs {
+			e.addConsumer(in, st)
+		}
+	}
+	for _, side := range ss.SideInputs {
+		p := e.pcolls[side]
+		p.sides = append(p.sides, st)
+		if p.data == nil {
+			p.data = &Data{}
+		}
+	}
+	return st, nil
+}
+
+func (e *Engine) addConsumer(pc string, st *stage) {
+	p := e.pcolls[pc]
+	p.consumers = append(p.consumers, st)
+}
+
+// Err reports a failure found while processing data (a malformed element).
+func (e *Engine) Err() error { return e.err }
+
+// Now is the engine's processing time.
+func (e *Engine) Now() int64 { return e.now }
+
+// Watermark returns a PCollection's current watermark.
+func (e *Engine) Watermark(pc string) int64 {
+	if p := e.pcolls[pc]; p != nil {
+		return p.wm
+	}
+	return coders.MinTimestamp
+}
+
+// SideData returns a complete side input's data. Valid while a stage that
+// reads it still runs; the data is never modified once complete.
+func (e *Engine) SideData(pc string) *Data {
+	if p := e.pcolls[pc]; p != nil && p.data != nil {
+		return p.data
+	}
+	return &Data{}
+}
+
+// Done reports whether every watermark reached the end of time and no
+// bundle is in flight.
+func (e *Engine) Done() bool {
+	if len(e.flight) > 0 {
+		return false
+	}
+	for _, st := range e.stages {
+		if st.outWM < coders.MaxTimestamp {
+			return false
+		}
+	}
+	return true
+}
+
+// InFlight is the number of bundles handed out and not yet committed.
+func (e *Engine) InFlight() int { return len(e.flight) }
+
+// Commit records a bundle's outputs (PCollection id -> chunks of whole
+// encoded elements) and releases its input.
+func (e *Engine) Commit(id int, outputs map[string][][]byte) error {
+	b := e.flight[id]
+	if b == nil {
+		return fmt.Errorf("commit of unknown bundle %d", id)
+	}
+	delete(e.flight, id)
+	delete(e.stage(b.Stage).flight, id)
+	for _, pc := range sortedKeys(outputs) {
+		for _, c := range outputs[pc] {
+			e.deliver(pc, c)
+		}
+	}
+	e.recompute()
+	return e.err
+}
+
+// Fail forgets a failed bundle; the job is expected to fail with it.
+func (e *Engine) Fail(id int) {
+	if b := e.flight[id]; b != nil {
+		delete(e.flight, id)
+		delete(e.stage(b.Stage).flight, id)
+	}
+}
+
+// AdvanceProcessingTime moves processing time forward to now.
+func (e *Engine) AdvanceProcessingTime(now int64) {
+	if now <= e.now {
+		return
+	}
+	e.now = now
+	for _, st := range e.stages {
+		if st.gbk != nil {
+			st.gbk.AdvanceProcessingTime(now)
+			e.emitPanes(st)
+		}
+	}
+	e.recompute()
+}
+
+// NextWakeup is the earliest processing time at which something could
+// fire; ok is false when nothing waits on processing time.
+func (e *Engine) NextWakeup() (at int64, ok bool) {
+	for _, st := range e.stages {
+		if st.gbk == nil {
+			continue
+		}
+		if t, has := st.gbk.NextProcessingTimeWakeup(); has && (!ok || t < at) {
+			at, ok = t, true
+		}
+	}
+	return at, ok
+}
+
+func (e *Engine) stage(id string) *stage {
+	for _, st := range e.stages {
+		if st.spec.ID == id {
+			return st
+		}
+	}
+	return nil
+}
+
+func (e *Engine) fail(err error) {
+	if e.err == nil {
+		e.err = err
+	}
+}

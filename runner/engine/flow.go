@@ -1,0 +1,167 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/engine/agg"
+)
+
+// deliver routes a chunk of elements written to a PCollection to whatever
+// reads it: side-input storage, SDK stages' pending input, GBKs, flattens.
+func (e *Engine) deliver(pc string, c []byte) {
+	p := e.pcolls[pc]
+	if p == nil || len(c) == 0 {
+		return
+	}
+	if p.data != nil {
+		p.data.Add(c)
+	}
+	for _, st := range p.consumers {
+		switch st.spec.Kind {
+		case SDKStage:
+			e.enqueue(st, p, c)
+		case GBKStage:
+			e.group(st, p, c)
+		case FlattenStage:
+			e.deliver(st.spec.Outputs[0], c)
+		}
+	}
+}
+
+// enqueue adds elements to an SDK stage's pending input, noting their
+// earliest timestamp, which holds the stage's output watermark.
+func (e *Engine) enqueue(st *stage, p *pcoll, c []byte) {
+	min := coders.MaxTimestamp
+	err := Each(&Data{Chunks: [][]byte{c}}, p.spec.Codec, func(v *coders.WindowedValue) error {
+		if v.Timestamp < min {
+			min = v.Timestamp
+		}
+		return nil
+	})
+	if err != nil {
+		e.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, p.id, err))
+		return
+	}
+	st.pending = append(st.pending, chunk{data: c, minTS: min})
+}
+
+// group feeds elements to a GBK, one value per window, and emits what fires.
+func (e *Engine) group(st *stage, p *pcoll, c []byte) {
+	if p.spec.Key == nil {
+		e.fail(fmt.Errorf("stage %s: input %s is not KV-coded", st.spec.ID, p.id))
+		return
+	}
+	err := Each(&Data{Chunks: [][]byte{c}}, p.spec.Codec, func(v *coders.WindowedValue) error {
+		kn, err := p.spec.Key.Len(v.Elem)
+		if err != nil {
+			return fmt.Errorf("decoding key: %w", err)
+		}
+		key, value := v.Elem[:kn], v.Elem[kn:]
+		return EachWindow(p.spec.Codec, v, func(win []byte) error {
+			return st.gbk.Add(key, win, value, v.Timestamp, e.now)
+		})
+	})
+	if err != nil {
+		e.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, p.id, err))
+		return
+	}
+	e.emitPanes(st)
+}
+
+// emitPanes writes what a GBK fired to its output.
+func (e *Engine) emitPanes(st *stage) {
+	panes := st.gbk.Fire()
+	if len(panes) == 0 {
+		return
+	}
+	var buf []byte
+	for _, pn := range panes {
+		buf = agg.AppendPane(buf, pn)
+	}
+	e.deliver(st.spec.Outputs[0], buf)
+}
+
+// recompute brings every watermark up to date, in topological order, so
+// each stage sees its producers' new watermarks in the same pass.
+func (e *Engine) recompute() {
+	for _, st := range e.stages {
+		st.inWM = e.inputWatermark(st)
+		out := e.outputWatermark(st)
+		if out > st.outWM {
+			st.outWM = out
+		}
+		for _, pc := range st.spec.Outputs {
+			if p := e.pcolls[pc]; p != nil && st.outWM > p.wm {
+				p.wm = st.outWM
+			}
+		}
+	}
+	e.releaseSides()
+}
+
+func (e *Engine) inputWatermark(st *stage) int64 {
+	wm := coders.MaxTimestamp
+	for _, pc := range st.spec.Inputs {
+		wm = min(wm, e.pcolls[pc].wm)
+	}
+	for _, pc := range st.spec.SideInputs {
+		wm = min(wm, e.pcolls[pc].wm)
+	}
+	return wm
+}
+
+func (e *Engine) outputWatermark(st *stage) int64 {
+	switch st.spec.Kind {
+	case ImpulseStage:
+		if !st.emitted {
+			st.emitted = true
+			e.deliver(st.spec.Outputs[0], Impulse().Chunks[0])
+		}
+		return coders.MaxTimestamp
+	case TestStreamStage:
+		return st.outWM // moved only by events
+	case GBKStage:
+		st.gbk.AdvanceWatermark(st.inWM)
+		e.emitPanes(st)
+		return min(st.inWM, st.gbk.Hold())
+	case FlattenStage:
+		return st.inWM
+	}
+	wm := st.inWM
+	for _, c := range st.pending {
+		wm = min(wm, c.minTS)
+	}
+	for _, b := range st.flight {
+		wm = min(wm, b.minTS)
+	}
+	return wm
+}
+
+// releaseSides drops side-input data no running stage can read any more.
+func (e *Engine) releaseSides() {
+	for _, p := range e.pcolls {
+		if p.data == nil || p.wm < coders.MaxTimestamp {
+			continue
+		}
+		done := true
+		for _, st := range p.sides {
+			if st.outWM < coders.MaxTimestamp || len(st.flight) > 0 {
+				done = false
+			}
+		}
+		if done && len(p.sides) > 0 {
+			p.data = &Data{}
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,132 @@
+package engine
+
+import "github.com/beam-runner/beam-runner/runner/coders"
+
+// Ready returns the bundles that may start now. When nothing else can run
+// and no bundle is in flight, it applies the next TestStream event, so a
+// TestStream advances only once the pipeline has settled.
+func (e *Engine) Ready() []*Bundle {
+	for {
+		out := e.readyBundles()
+		if len(out) > 0 || len(e.flight) > 0 || e.err != nil {
+			return out
+		}
+		if !e.applyNextEvent() {
+			return nil
+		}
+	}
+}
+
+func (e *Engine) readyBundles() []*Bundle {
+	var out []*Bundle
+	for _, st := range e.stages {
+		if st.spec.Kind != SDKStage || len(st.pending) == 0 || !e.canRun(st) {
+			continue
+		}
+		free := e.spec.MaxBundles - len(st.flight)
+		if free <= 0 {
+			continue
+		}
+		for _, in := range e.cut(st, free) {
+			out = append(out, e.start(st, in))
+		}
+		st.pending = nil
+	}
+	return out
+}
+
+// canRun: side inputs must be complete; in batch, so must the main input,
+// so the stage gets few large bundles.
+func (e *Engine) canRun(st *stage) bool {
+	for _, pc := range st.spec.SideInputs {
+		if e.pcolls[pc].wm < coders.MaxTimestamp {
+			return false
+		}
+	}
+	if e.spec.Streaming {
+		return true
+	}
+	return e.pcolls[st.spec.Inputs[0]].wm >= coders.MaxTimestamp
+}
+
+// cut splits a stage's pending input into at most n bundles.
+func (e *Engine) cut(st *stage, n int) []chunkSet {
+	d := &Data{}
+	minTS := coders.MaxTimestamp
+	for _, c := range st.pending {
+		d.Add(c.data)
+		minTS = min(minTS, c.minTS)
+	}
+	if e.spec.MinBundleBytes > 0 {
+		n = min(n, max(1, d.Bytes/e.spec.MinBundleBytes))
+	}
+	if n <= 1 {
+		return []chunkSet{{d.Chunks, minTS}}
+	}
+	parts, err := Split(d, e.pcolls[st.spec.Inputs[0]].spec.Codec, n)
+	if err != nil {
+		e.fail(err)
+		return nil
+	}
+	sets := make([]chunkSet, len(parts))
+	for i, p := range parts {
+		sets[i] = chunkSet{p, minTS} // a conservative hold for each part
+	}
+	return sets
+}
+
+type chunkSet struct {
+	chunks [][]byte
+	minTS  int64
+}
+
+func (e *Engine) start(st *stage, in chunkSet) *Bundle {
+	e.nextID++
+	b := &Bundle{ID: e.nextID, Stage: st.spec.ID, Input: in.chunks, minTS: in.minTS}
+	e.flight[b.ID] = b
+	st.flight[b.ID] = b
+	return b
+}
+
+// applyNextEvent applies one event of the first TestStream with events
+// left; after its last event a TestStream's watermark goes to the end of
+// time. It reports whether anything changed.
+func (e *Engine) applyNextEvent() bool {
+	for _, st := range e.stages {
+		if st.spec.Kind != TestStreamStage || st.outWM >= coders.MaxTimestamp {
+			continue
+		}
+		if len(st.events) == 0 {
+			e.setTestStreamWatermark(st, "", coders.MaxTimestamp)
+			e.recompute()
+			return true
+		}
+		ev := st.events[0]
+		st.events = st.events[1:]
+		switch ev.Kind {
+		case AddElements:
+			e.deliver(ev.PColl, ev.Elements)
+		case AdvanceWatermark:
+			e.setTestStreamWatermark(st, ev.PColl, ev.Watermark)
+		case AdvanceProcessingTime:
+			e.AdvanceProcessingTime(e.now + ev.Advance)
+		}
+		e.recompute()
+		return true
+	}
+	return false
+}
+
+// setTestStreamWatermark moves one output's watermark (all outputs when pc
+// is empty); the stage's own watermark is the least of its outputs'.
+func (e *Engine) setTestStreamWatermark(st *stage, pc string, wm int64) {
+	least := coders.MaxTimestamp
+	for _, out := range st.spec.Outputs {
+		p := e.pcolls[out]
+		if (pc == "" || pc == out) && wm > p.wm {
+			p.wm = wm
+		}
+		least = min(least, p.wm)
+	}
+	st.outWM = least
+}

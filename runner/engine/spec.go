@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/engine/agg"
+)
+
+// StageKind says who executes a stage.
+type StageKind int
+
+// Stage kinds.
+const (
+	SDKStage        StageKind = iota // bundles run by an SDK harness
+	ImpulseStage                     // emits one empty element
+	GBKStage                         // groups by key and window, with triggers
+	FlattenStage                     // unions its inputs
+	TestStreamStage                  // replays TestStream events
+)
+
+// StageSpec describes one stage to the engine.
+type StageSpec struct {
+	ID   string
+	Kind StageKind
+	// Inputs are the PCollections whose watermarks bound this stage: the
+	// main input of an SDK or GBK stage, every input of a flatten.
+	Inputs []string
+	// CopyInputs are a flatten's inputs whose data the engine forwards to
+	// the flatten's output (the others are written there by SDK stages).
+	CopyInputs []string
+	// SideInputs must be complete before a bundle of this stage runs.
+	SideInputs []string
+	// Outputs are the PCollections whose watermark this stage sets.
+	Outputs []string
+	// Agg configures a GBK stage.
+	Agg agg.Config
+	// Events are a TestStream stage's events, in order.
+	Events []Event
+}
+
+// EventKind is the kind of a TestStream event.
+type EventKind int
+
+// TestStream event kinds.
+const (
+	AddElements EventKind = iota
+	AdvanceWatermark
+	AdvanceProcessingTime
+)
+
+// Event is one TestStream event, with elements already encoded as
+// windowed values of the output's wire coder.
+type Event struct {
+	Kind      EventKind
+	PColl     string // AddElements and AdvanceWatermark: the output affected
+	Elements  []byte
+	Watermark int64
+	Advance   int64 // AdvanceProcessingTime: milliseconds
+}
+
+// PCollSpec says how to read a PCollection's encoded elements.
+type PCollSpec struct {
+	Codec *coders.WindowedValueCodec
+	// Key is the KV key coder, set for GBK inputs.
+	Key *coders.Codec
+}
+
+// Spec is everything the engine needs to run a job.
+type Spec struct {
+	Stages []StageSpec // topological order
+	PColls map[string]PCollSpec
+	// Streaming makes SDK stages run bundles as data arrives instead of
+	// once their input is complete.
+	Streaming bool
+	// MaxBundles bounds the bundles of one stage in flight at once.
+	MaxBundles int
+	// MinBundleBytes keeps small inputs in one bundle.
+	MinBundleBytes int
+	// StartTime is the initial processing time: the wall clock for real
+	// jobs, a fixed origin for TestStream's virtual time.
+	StartTime int64
+}

@@ -1,0 +1,220 @@
+package execute
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/beam-runner/beam-runner/harness"
+	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/engine"
+	"github.com/beam-runner/beam-runner/runner/plan"
+)
+
+// sdkStage is what the driver needs to run bundles of one SDK stage.
+type sdkStage struct {
+	stage   *plan.Stage
+	harness *harness.Harness
+	desc    string
+	io      plan.StageIO
+	sinks   []string
+	side    *engine.SideHandler // built on the first bundle: sides are complete then
+}
+
+type bundleDone struct {
+	b   *engine.Bundle
+	res harness.Result
+	err error
+}
+
+// runStages drives the engine: it starts the bundles the engine says are
+// ready, commits what they produce, and feeds it processing time, until
+// every watermark reaches the end of time.
+func (r *run) runStages(ctx context.Context) error {
+	virtual := r.hasTestStream()
+	start := time.Now().UnixMilli()
+	if virtual {
+		start = 0
+	}
+	spec, err := r.buildSpec(start)
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(spec)
+	if err != nil {
+		return err
+	}
+	stages, err := r.prepareSDKStages(ctx)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan bundleDone)
+	inflight := 0
+	defer func() {
+		cancel()
+		for ; inflight > 0; inflight-- {
+			<-done
+		}
+	}()
+	for {
+		if !virtual {
+			eng.AdvanceProcessingTime(time.Now().UnixMilli())
+		}
+		for _, b := range eng.Ready() {
+			ss := stages[b.Stage]
+			if err := r.ensureSideHandler(ss, eng); err != nil {
+				eng.Fail(b.ID)
+				return err
+			}
+			inflight++
+			go r.runBundle(ctx, ss, eng, b, done)
+		}
+		if err := eng.Err(); err != nil {
+			return err
+		}
+		if eng.Done() {
+			return nil
+		}
+		wait, err := r.waitFor(eng, inflight, virtual)
+		if err != nil {
+			return err
+		}
+		select {
+		case d := <-done:
+			inflight--
+			if d.err != nil {
+				eng.Fail(d.b.ID)
+				return d.err
+			}
+			if err := r.commit(eng, stages[d.b.Stage], d); err != nil {
+				return err
+			}
+		case <-wait:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// waitFor returns a channel that fires when processing time next matters,
+// or an error when nothing can ever happen again.
+func (r *run) waitFor(eng *engine.Engine, inflight int, virtual bool) (<-chan time.Time, error) {
+	at, ok := eng.NextWakeup()
+	if ok && !virtual {
+		return time.After(time.Until(time.UnixMilli(at))), nil
+	}
+	if inflight == 0 {
+		return nil, fmt.Errorf("pipeline cannot make progress: no work is ready and nothing is running, but not every watermark reached the end of time")
+	}
+	return nil, nil
+}
+
+func (r *run) hasTestStream() bool {
+	for _, s := range r.plan.Stages {
+		if s.Kind == plan.TestStream {
+			return true
+		}
+	}
+	return false
+}
+
+// prepareSDKStages builds and registers every SDK stage's descriptor.
+func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error) {
+	out := map[string]*sdkStage{}
+	for _, s := range r.plan.Stages {
+		if s.Kind != plan.SDK {
+			continue
+		}
+		h := r.harnesses[s.Env]
+		if h == nil {
+			return nil, fmt.Errorf("stage %s: no harness for environment %q", s.ID, s.Env)
+		}
+		desc, io, err := r.plan.Descriptor(s, r.srv.Endpoint())
+		if err != nil {
+			return nil, err
+		}
+		r.srv.AddDescriptor(desc)
+		if err := h.Register(ctx, desc); err != nil {
+			return nil, err
+		}
+		ss := &sdkStage{stage: s, harness: h, desc: desc.GetId(), io: io}
+		for sink := range io.Sinks {
+			ss.sinks = append(ss.sinks, sink)
+		}
+		out[s.ID] = ss
+	}
+	return out, nil
+}
+
+func (r *run) runBundle(ctx context.Context, ss *sdkStage, eng *engine.Engine, b *engine.Bundle, done chan<- bundleDone) {
+	res, err := ss.harness.Process(ctx, harness.Bundle{
+		Descriptor: ss.desc, InputTransform: ss.io.Source, Input: b.Input,
+		Outputs: ss.sinks, State: ss.side,
+	})
+	if err != nil {
+		err = fmt.Errorf("stage %s (%s): %w", ss.stage.ID, r.stageName(ss.stage), err)
+	}
+	done <- bundleDone{b: b, res: res, err: err}
+}
+
+// commit hands a bundle's outputs to the engine and merges its metrics.
+func (r *run) commit(eng *engine.Engine, ss *sdkStage, d bundleDone) error {
+	out := map[string][][]byte{}
+	for sink, frames := range d.res.Outputs {
+		if pc, ok := ss.io.Sinks[sink]; ok {
+			out[pc] = append(out[pc], join(frames))
+		}
+	}
+	r.metrics.AddBundle(d.res.Monitoring)
+	r.job.SetMetrics(r.metrics.Results())
+	return eng.Commit(d.b.ID, out)
+}
+
+// join concatenates a stream's frames: elements may span frames.
+func join(frames [][]byte) []byte {
+	if len(frames) == 1 {
+		return frames[0]
+	}
+	n := 0
+	for _, f := range frames {
+		n += len(f)
+	}
+	b := make([]byte, 0, n)
+	for _, f := range frames {
+		b = append(b, f...)
+	}
+	return b
+}
+
+// ensureSideHandler builds a stage's side-input handler on its first
+// bundle, when the engine guarantees its side inputs are complete.
+func (r *run) ensureSideHandler(ss *sdkStage, eng *engine.Engine) error {
+	if ss.side != nil || len(ss.stage.SideInputs) == 0 {
+		return nil
+	}
+	build := map[engine.SideRef]func() (*engine.SideIndex, error){}
+	for _, si := range ss.stage.SideInputs {
+		wv, err := r.codec(si.PColl)
+		if err != nil {
+			return err
+		}
+		var key *coders.Codec
+		switch si.URN {
+		case engine.SideMultimap:
+			if key = wv.Elem.Component(0); key == nil {
+				return fmt.Errorf("multimap side input %q of %q is not KV-coded", si.Tag, si.Transform)
+			}
+		case engine.SideIterable:
+		default:
+			return fmt.Errorf("side input %q of %q: access pattern %q is not supported", si.Tag, si.Transform, si.URN)
+		}
+		data := eng.SideData(si.PColl)
+		build[engine.SideRef{Transform: si.Transform, SideInput: si.Tag}] = func() (*engine.SideIndex, error) {
+			return engine.IndexSide(data, wv, key)
+		}
+	}
+	ss.side = engine.NewSideHandler(build)
+	return nil
+}

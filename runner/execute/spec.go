@@ -1,0 +1,159 @@
+package execute
+
+import (
+	"fmt"
+	"sort"
+
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/engine"
+	"github.com/beam-runner/beam-runner/runner/engine/agg"
+	"github.com/beam-runner/beam-runner/runner/plan"
+)
+
+// minBundleBytes keeps small inputs in one bundle: splitting them costs
+// more in round trips than it gains.
+const minBundleBytes = 1 << 20
+
+// buildSpec translates the plan into the engine's terms.
+func (r *run) buildSpec(startTime int64) (engine.Spec, error) {
+	spec := engine.Spec{
+		PColls:         map[string]engine.PCollSpec{},
+		MaxBundles:     r.opts.Parallelism,
+		MinBundleBytes: minBundleBytes,
+		StartTime:      startTime,
+	}
+	for _, s := range r.plan.Stages {
+		ss, err := r.stageSpec(s)
+		if err != nil {
+			return spec, fmt.Errorf("stage %s (%s): %w", s.ID, r.stageName(s), err)
+		}
+		spec.Stages = append(spec.Stages, ss)
+		if s.Kind == plan.TestStream {
+			spec.Streaming = true
+		}
+		for _, pc := range stagePColls(s) {
+			if err := r.addPColl(&spec, pc, s.Kind == plan.GBK); err != nil {
+				return spec, err
+			}
+			if r.plan.Components.GetPcollections()[pc].GetIsBounded() == pipepb.IsBounded_UNBOUNDED {
+				spec.Streaming = true
+			}
+		}
+	}
+	return spec, nil
+}
+
+func stagePColls(s *plan.Stage) []string {
+	out := append([]string{}, s.Inputs...)
+	out = append(out, s.Outputs...)
+	for _, si := range s.SideInputs {
+		out = append(out, si.PColl)
+	}
+	for _, fs := range s.FlattenSinks {
+		out = append(out, fs.To)
+	}
+	return out
+}
+
+func (r *run) addPColl(spec *engine.Spec, pc string, keyed bool) error {
+	ps, ok := spec.PColls[pc]
+	if !ok {
+		wv, err := r.codec(pc)
+		if err != nil {
+			return fmt.Errorf("PCollection %q: %w", pc, err)
+		}
+		ps = engine.PCollSpec{Codec: wv}
+	}
+	if keyed && ps.Key == nil {
+		if ps.Key = ps.Codec.Elem.Component(0); ps.Key == nil {
+			return fmt.Errorf("GroupByKey input %q is not KV-coded (%s)", pc, ps.Codec.Elem.URN())
+		}
+	}
+	spec.PColls[pc] = ps
+	return nil
+}
+
+func (r *run) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
+	ss := engine.StageSpec{ID: s.ID, Inputs: s.Inputs, Outputs: s.Outputs, CopyInputs: s.CopyInputs}
+	switch s.Kind {
+	case plan.SDK:
+		ss.Kind = engine.SDKStage
+		ss.SideInputs = uniqueSides(s)
+		// Inputs of flattens written through flatten sinks get their
+		// watermark from this stage too.
+		ss.Outputs = append([]string{}, s.Outputs...)
+		for _, fs := range s.FlattenSinks {
+			if !contains(ss.Outputs, fs.From) {
+				ss.Outputs = append(ss.Outputs, fs.From)
+			}
+		}
+	case plan.Impulse:
+		ss.Kind = engine.ImpulseStage
+	case plan.Flatten:
+		ss.Kind = engine.FlattenStage
+	case plan.GBK:
+		ss.Kind = engine.GBKStage
+		cfg, err := r.aggConfig(s.Inputs[0])
+		if err != nil {
+			return ss, err
+		}
+		ss.Agg = cfg
+	case plan.TestStream:
+		ss.Kind = engine.TestStreamStage
+		events, err := r.testStreamEvents(s)
+		if err != nil {
+			return ss, err
+		}
+		ss.Events = events
+	}
+	return ss, nil
+}
+
+func uniqueSides(s *plan.Stage) []string {
+	set := map[string]bool{}
+	for _, si := range s.SideInputs {
+		set[si.PColl] = true
+	}
+	var out []string
+	for pc := range set {
+		out = append(out, pc)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (r *run) aggConfig(in string) (agg.Config, error) {
+	wv, err := r.codec(in)
+	if err != nil {
+		return agg.Config{}, err
+	}
+	pc := r.plan.Components.GetPcollections()[in]
+	ws := r.plan.Components.GetWindowingStrategies()[pc.GetWindowingStrategyId()]
+	kind := wv.WindowKind()
+	if kind == coders.OtherWindow {
+		return agg.Config{}, fmt.Errorf("window coder of %q is not supported for grouping", in)
+	}
+	return agg.ConfigFromStrategy(ws, kind), nil
+}
+
+func (r *run) codec(pc string) (*coders.WindowedValueCodec, error) {
+	return coders.CompileWindowedValue(r.plan.Components.GetCoders(), r.plan.Wire[pc])
+}
+
+func (r *run) stageName(s *plan.Stage) string {
+	t := r.plan.Components.GetTransforms()[s.Transforms[0]]
+	if len(s.Transforms) == 1 {
+		return t.GetUniqueName()
+	}
+	return fmt.Sprintf("%s and %d more", t.GetUniqueName(), len(s.Transforms)-1)
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
