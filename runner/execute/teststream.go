@@ -18,13 +18,9 @@ func (r *run) testStreamEvents(s *plan.Stage) ([]engine.Event, error) {
 	if err := proto.Unmarshal(t.GetSpec().GetPayload(), &pl); err != nil {
 		return nil, fmt.Errorf("malformed TestStreamPayload: %v", err)
 	}
-	wrap, err := r.needsLengthPrefix(pl.GetCoderId())
-	if err != nil {
-		return nil, err
-	}
 	var events []engine.Event
 	for i, ev := range pl.GetEvents() {
-		e, err := r.testStreamEvent(t, ev, wrap)
+		e, err := r.testStreamEvent(t, ev)
 		if err != nil {
 			return nil, fmt.Errorf("TestStream event %d: %w", i, err)
 		}
@@ -33,31 +29,30 @@ func (r *run) testStreamEvents(s *plan.Stage) ([]engine.Event, error) {
 	return events, nil
 }
 
-// needsLengthPrefix reports whether elements encoded with the payload's
-// coder must get a length prefix to match the wire coder, which wraps
-// coders the runner does not know.
-func (r *run) needsLengthPrefix(coderID string) (bool, error) {
-	c := r.plan.Components.GetCoders()[coderID]
-	if c == nil {
-		return false, fmt.Errorf("TestStream coder %q is not defined", coderID)
+// needsLengthPrefix reports whether elements encoded with the output's SDK
+// coder must get a length prefix to match its wire coder. SDKs encode
+// TestStream elements with the output PCollection's coder (the Go SDK names
+// a different coder in the payload, but encodes with the PCollection's).
+func (r *run) needsLengthPrefix(pc string) (bool, error) {
+	orig := r.plan.SDKCoder[pc]
+	wire := r.plan.Components.GetPcollections()[pc].GetCoderId()
+	if orig == wire {
+		return false, nil
 	}
-	if !coders.Known(c.GetSpec().GetUrn()) {
+	if c := r.plan.Components.GetCoders()[wire]; c.GetSpec().GetUrn() == coders.URNLengthPrefix && c.GetComponentCoderIds()[0] == orig {
 		return true, nil
 	}
-	lp, err := coders.LPUnknown(r.plan.Components.Coders, coderID)
-	if err != nil {
-		return false, err
-	}
-	if lp != coderID {
-		return false, fmt.Errorf("TestStream coder %q nests a coder the runner does not know; not supported", coderID)
-	}
-	return false, nil
+	return false, fmt.Errorf("TestStream output %q has coder %q, which nests a coder the runner does not know; not supported", pc, orig)
 }
 
-func (r *run) testStreamEvent(t *pipepb.PTransform, ev *pipepb.TestStreamPayload_Event, wrap bool) (engine.Event, error) {
+func (r *run) testStreamEvent(t *pipepb.PTransform, ev *pipepb.TestStreamPayload_Event) (engine.Event, error) {
 	switch {
 	case ev.GetElementEvent() != nil:
 		pc, err := outputByTag(t, ev.GetElementEvent().GetTag())
+		if err != nil {
+			return engine.Event{}, err
+		}
+		wrap, err := r.needsLengthPrefix(pc)
 		if err != nil {
 			return engine.Event{}, err
 		}

@@ -16,7 +16,7 @@ const coderWindowedValue = "beam:coder:windowed_value:v1"
 // length prefix, so the runner can find element boundaries. Returns
 // PCollection id -> windowed value coder id. Must run before descriptors are
 // built, since it adds coders.
-func wireCoders(comps *pipepb.Components) (map[string]string, error) {
+func wireCoders(comps *pipepb.Components, original map[string]string) (map[string]string, error) {
 	wire := map[string]string{}
 	for _, id := range sortedKeys(comps.GetPcollections()) {
 		pc := comps.GetPcollections()[id]
@@ -24,6 +24,7 @@ func wireCoders(comps *pipepb.Components) (map[string]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("PCollection %q: %v", id, err)
 		}
+		original[id] = pc.GetCoderId()
 		pc.CoderId = elem
 		ws := comps.GetWindowingStrategies()[pc.GetWindowingStrategyId()]
 		if ws == nil {

@@ -62,6 +62,9 @@ type Plan struct {
 	// Wire is, per PCollection, the windowed value coder its elements are
 	// exchanged and stored with.
 	Wire map[string]string
+	// SDKCoder is, per PCollection, the element coder the SDK gave it,
+	// before the runner wrapped unknown coders in length prefixes.
+	SDKCoder map[string]string
 }
 
 type fuser struct {
@@ -115,7 +118,7 @@ func (f *fuser) place(id string) error {
 		f.newStage(id, GBK, "", []string{in})
 	case URNFlatten:
 		f.newStage(id, Flatten, "", sortedValues(t.GetInputs()))
-	case URNTestStream:
+	case URNTestStream, URNTestStreamGo:
 		f.newStage(id, TestStream, "", nil)
 	case "":
 		// An empty composite produces nothing.
@@ -283,11 +286,12 @@ func (f *fuser) routeFlattenInput(flatten *Stage, in, out string, flattens map[s
 
 // finish orders stages topologically and fills in dependencies.
 func (f *fuser) finish() (*Plan, error) {
-	wire, err := wireCoders(f.g.comps)
+	original := map[string]string{}
+	wire, err := wireCoders(f.g.comps, original)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Components: f.g.comps, Consumers: map[string]int{}, Wire: wire}
+	p := &Plan{Components: f.g.comps, Consumers: map[string]int{}, Wire: wire, SDKCoder: original}
 	done := map[*Stage]bool{}
 	for len(p.Stages) < len(f.stages) {
 		progressed := false

@@ -25,6 +25,8 @@ const (
 	URNProcessSized   = "beam:transform:sdf_process_sized_element_and_restrictions:v1"
 	URNTruncate       = "beam:transform:sdf_truncate_sized_restrictions:v1"
 	URNTestStream     = "beam:transform:test_stream:v1"
+	// URNTestStreamGo is the URN the Go SDK gives its TestStream.
+	URNTestStreamGo = "beam:transform:teststream:v1"
 	URNDataSource     = "beam:runner:source:v1"
 	URNDataSink       = "beam:runner:sink:v1"
 )
@@ -56,7 +58,7 @@ var sdkLeaves = map[string]bool{
 }
 
 // runnerLeaves are leaf transforms the runner executes itself.
-var runnerLeaves = map[string]bool{URNImpulse: true, URNFlatten: true, URNGBK: true, URNTestStream: true}
+var runnerLeaves = map[string]bool{URNImpulse: true, URNFlatten: true, URNGBK: true, URNTestStream: true, URNTestStreamGo: true}
 
 // supportedRequirements lists pipeline requirements the runner honours.
 var supportedRequirements = map[string]bool{
