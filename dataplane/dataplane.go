@@ -229,9 +229,14 @@ func (c *Conn) SendTimers(ctx context.Context, inst, transform, family string, t
 		return ctx.Err()
 	case <-c.attached:
 	}
-	return c.send(&fnpb.Elements{Timers: []*fnpb.Elements_Timers{{
-		InstructionId: inst, TransformId: transform, TimerFamilyId: family, Timers: timers, IsLast: true,
-	}}})
+	// The end is its own entry: Python harnesses ignore an is_last entry's
+	// payload.
+	var entries []*fnpb.Elements_Timers
+	if len(timers) > 0 {
+		entries = append(entries, &fnpb.Elements_Timers{InstructionId: inst, TransformId: transform, TimerFamilyId: family, Timers: timers})
+	}
+	entries = append(entries, &fnpb.Elements_Timers{InstructionId: inst, TransformId: transform, TimerFamilyId: family, IsLast: true})
+	return c.send(&fnpb.Elements{Timers: entries})
 }
 
 func (c *Conn) send(e *fnpb.Elements) error {

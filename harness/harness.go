@@ -79,13 +79,45 @@ type Bundle struct {
 	Outputs []string
 	// State answers the bundle's state requests (side inputs); may be nil.
 	State stateplane.Handler
+	// TimerStreams are the stage's timer families: each gets an input
+	// stream (Timers, possibly empty) and is expected back as an output.
+	TimerStreams []TimerStream
+	Timers       map[TimerStream][]byte
 }
+
+// TimerStream names the timers of one family of one transform.
+type TimerStream struct{ Transform, Family string }
+
+func (t TimerStream) key() string { return t.Transform + "/" + t.Family }
 
 // Result is what a successful bundle produced.
 type Result struct {
 	Outputs    map[string][][]byte // sink transform id -> encoded frames
+	Timers     map[TimerStream][][]byte
 	Monitoring []*pipepb.MonitoringInfo
 	Residuals  []*fnpb.DelayedBundleApplication
+	// Instruction is the bundle's id on the harness; NeedsFinalize says
+	// the SDK registered finalization callbacks for it (see Finalize).
+	Instruction   string
+	NeedsFinalize bool
+}
+
+// Finalize runs a bundle's finalization callbacks; call it only after the
+// bundle's outputs are committed.
+func (h *Harness) Finalize(ctx context.Context, inst string) error {
+	resp, err := h.w.Do(ctx, &fnpb.InstructionRequest{
+		InstructionId: h.instID("fin"),
+		Request: &fnpb.InstructionRequest_FinalizeBundle{FinalizeBundle: &fnpb.FinalizeBundleRequest{
+			InstructionId: inst,
+		}},
+	})
+	if err != nil {
+		return fmt.Errorf("finalizing bundle %s on worker %q: %w", inst, h.w.ID, err)
+	}
+	if resp.GetError() != "" {
+		return fmt.Errorf("finalizing bundle %s on worker %q: %s", inst, h.w.ID, resp.GetError())
+	}
+	return nil
 }
 
 // Process runs one bundle to completion.
@@ -97,7 +129,11 @@ func (h *Harness) Process(ctx context.Context, b Bundle) (Result, error) {
 		h.w.State.Register(inst, b.State)
 		defer h.w.State.Unregister(inst)
 	}
-	recv := h.w.Data.Expect(inst, b.Outputs, nil)
+	var timerKeys []string
+	for _, ts := range b.TimerStreams {
+		timerKeys = append(timerKeys, ts.key())
+	}
+	recv := h.w.Data.Expect(inst, b.Outputs, timerKeys)
 	defer h.w.Data.Forget(inst)
 
 	respc := make(chan respOrErr, 1)
@@ -129,10 +165,21 @@ func (h *Harness) Process(ctx context.Context, b Bundle) (Result, error) {
 		return Result{}, fmt.Errorf("bundle %s: worker %q failed: %v", inst, h.w.ID, h.w.Err())
 	}
 	pb := r.resp.GetProcessBundle()
+	got := recv.Result()
+	timers := map[TimerStream][][]byte{}
+	for _, ts := range b.TimerStreams {
+		if frames := got.Timers[ts.key()]; len(frames) > 0 {
+			timers[ts] = frames
+		}
+	}
 	return Result{
-		Outputs:    recv.Result().Data,
+		Outputs:    got.Data,
+		Timers:     timers,
 		Monitoring: pb.GetMonitoringInfos(),
 		Residuals:  pb.GetResidualRoots(),
+
+		Instruction:   inst,
+		NeedsFinalize: pb.GetRequiresFinalization(),
 	}, nil
 }
 
@@ -142,6 +189,11 @@ type respOrErr struct {
 }
 
 func (h *Harness) sendInput(ctx context.Context, inst string, b Bundle) error {
+	for _, ts := range b.TimerStreams {
+		if err := h.w.Data.SendTimers(ctx, inst, ts.Transform, ts.Family, b.Timers[ts]); err != nil {
+			return err
+		}
+	}
 	wr := h.w.Data.NewWriter(inst, b.InputTransform)
 	for _, p := range b.Input {
 		if err := wr.Write(ctx, p); err != nil {

@@ -132,3 +132,19 @@ func EachWindow(wv *coders.WindowedValueCodec, v *coders.WindowedValue, f func(w
 	}
 	return nil
 }
+
+// EachRaw calls f for every element of one chunk with the element's bytes.
+func EachRaw(c []byte, wv *coders.WindowedValueCodec, f func(v *coders.WindowedValue, raw []byte) error) error {
+	var v coders.WindowedValue
+	for off := 0; off < len(c); {
+		n, err := wv.Parse(c[off:], &v)
+		if err != nil {
+			return fmt.Errorf("parsing element at offset %d: %w", off, err)
+		}
+		if err := f(&v, c[off:off+n:off+n]); err != nil {
+			return err
+		}
+		off += n
+	}
+	return nil
+}

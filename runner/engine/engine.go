@@ -29,7 +29,11 @@ type Bundle struct {
 	ID    int
 	Stage string
 	Input [][]byte // encoded windowed values of the stage's main input
-	minTS int64
+	// Keys are the encoded keys a stateful stage's bundle owns.
+	Keys []string
+	// Timers are the encoded timers to deliver, per timer family.
+	Timers map[TimerStream][]byte
+	minTS  int64
 }
 
 type pcoll struct {
@@ -50,6 +54,8 @@ type stage struct {
 	gbk     *agg.GBK
 	events  []Event // TestStream events not yet applied
 	emitted bool    // Impulse
+	keyed   *keyed  // stateful stages
+	delayed []delayed
 }
 
 type chunk struct {
@@ -95,6 +101,9 @@ func (e *Engine) newStage(ss StageSpec) (*stage, error) {
 		e.addConsumer(ss.Inputs[0], st)
 	case SDKStage:
 		e.addConsumer(ss.Inputs[0], st)
+		if ss.Keyed {
+			st.keyed = newKeyed()
+		}
 	case FlattenStage:
 		for _, in := range ss.CopyInputs {
 			e.addConsumer(in, st)
@@ -155,19 +164,52 @@ func (e *Engine) Done() bool {
 // InFlight is the number of bundles handed out and not yet committed.
 func (e *Engine) InFlight() int { return len(e.flight) }
 
-// Commit records a bundle's outputs (PCollection id -> chunks of whole
-// encoded elements) and releases its input.
-func (e *Engine) Commit(id int, outputs map[string][][]byte) error {
+// Result is what a successful bundle produced.
+type Result struct {
+	// Data maps PCollection ids to chunks of whole encoded elements.
+	Data map[string][][]byte
+	// Timers are the timers the bundle set or cleared, per family.
+	Timers map[TimerStream][][]byte
+	// Residuals are input the bundle did not finish (self-checkpoints),
+	// to run again later.
+	Residuals []Residual
+}
+
+// Residual is unfinished input of a bundle.
+type Residual struct {
+	Element []byte // one encoded windowed value of the stage's main input
+	Delay   int64  // milliseconds of processing time to wait first
+	// Hold is the watermark the residual holds its stage's output at (its
+	// watermark estimate); zero means the element's timestamp.
+	Hold int64
+}
+
+// Commit records a bundle's result and releases its input and keys.
+func (e *Engine) Commit(id int, res Result) error {
+	outputs, timers := res.Data, res.Timers
 	b := e.flight[id]
 	if b == nil {
 		return fmt.Errorf("commit of unknown bundle %d", id)
 	}
 	delete(e.flight, id)
-	delete(e.stage(b.Stage).flight, id)
+	st := e.stage(b.Stage)
+	delete(st.flight, id)
+	if st.keyed != nil {
+		for _, k := range b.Keys {
+			delete(st.keyed.busy, k)
+		}
+		if err := e.setTimers(st, timers); err != nil {
+			e.fail(err)
+			return err
+		}
+	}
 	for _, pc := range sortedKeys(outputs) {
 		for _, c := range outputs[pc] {
 			e.deliver(pc, c)
 		}
+	}
+	if err := e.deferResiduals(st, res.Residuals); err != nil {
+		e.fail(err)
 	}
 	e.recompute()
 	return e.err
@@ -200,6 +242,14 @@ func (e *Engine) AdvanceProcessingTime(now int64) {
 // fire; ok is false when nothing waits on processing time.
 func (e *Engine) NextWakeup() (at int64, ok bool) {
 	for _, st := range e.stages {
+		if t, has := st.nextTimerWakeup(); has && (!ok || t < at) {
+			at, ok = t, true
+		}
+		for _, d := range st.delayed {
+			if !ok || d.readyAt < at {
+				at, ok = d.readyAt, true
+			}
+		}
 		if st.gbk == nil {
 			continue
 		}

@@ -21,7 +21,11 @@ func (e *Engine) deliver(pc string, c []byte) {
 	for _, st := range p.consumers {
 		switch st.spec.Kind {
 		case SDKStage:
-			e.enqueue(st, p, c)
+			if st.keyed != nil {
+				e.enqueueKeyed(st, p, c)
+			} else {
+				e.enqueue(st, p, c)
+			}
 		case GBKStage:
 			e.group(st, p, c)
 		case FlattenStage:
@@ -135,6 +139,17 @@ func (e *Engine) outputWatermark(st *stage) int64 {
 	}
 	for _, b := range st.flight {
 		wm = min(wm, b.minTS)
+	}
+	wm = st.delayedWatermark(wm)
+	if len(st.delayed) > 0 && wm >= coders.MaxTimestamp {
+		wm = coders.MaxTimestamp - 1 // residuals keep the stage open
+	}
+	if st.keyed != nil {
+		wm = e.keyedWatermark(st, wm)
+		if st.hasTimers() && wm >= coders.MaxTimestamp {
+			// Timers without holds still keep the stage, and the job, open.
+			wm = coders.MaxTimestamp - 1
+		}
 	}
 	return wm
 }

@@ -20,11 +20,19 @@ func (e *Engine) Ready() []*Bundle {
 func (e *Engine) readyBundles() []*Bundle {
 	var out []*Bundle
 	for _, st := range e.stages {
-		if st.spec.Kind != SDKStage || len(st.pending) == 0 || !e.canRun(st) {
+		if st.spec.Kind != SDKStage || !e.sidesReady(st) {
 			continue
 		}
+		e.wakeResiduals(st)
 		free := e.spec.MaxBundles - len(st.flight)
 		if free <= 0 {
+			continue
+		}
+		if st.keyed != nil {
+			out = append(out, e.readyKeyed(st, free)...)
+			continue
+		}
+		if len(st.pending) == 0 || !e.canRun(st) {
 			continue
 		}
 		for _, in := range e.cut(st, free) {
@@ -35,14 +43,19 @@ func (e *Engine) readyBundles() []*Bundle {
 	return out
 }
 
-// canRun: side inputs must be complete; in batch, so must the main input,
-// so the stage gets few large bundles.
-func (e *Engine) canRun(st *stage) bool {
+// sidesReady: side inputs must be complete before a stage runs.
+func (e *Engine) sidesReady(st *stage) bool {
 	for _, pc := range st.spec.SideInputs {
 		if e.pcolls[pc].wm < coders.MaxTimestamp {
 			return false
 		}
 	}
+	return true
+}
+
+// canRun: in batch, a stage's main input must be complete, so the stage
+// gets few large bundles.
+func (e *Engine) canRun(st *stage) bool {
 	if e.spec.Streaming {
 		return true
 	}
@@ -81,8 +94,15 @@ type chunkSet struct {
 }
 
 func (e *Engine) start(st *stage, in chunkSet) *Bundle {
+	b := e.newBundle(st)
+	b.Input, b.minTS = in.chunks, in.minTS
+	return b
+}
+
+// newBundle registers an empty bundle of the stage as in flight.
+func (e *Engine) newBundle(st *stage) *Bundle {
 	e.nextID++
-	b := &Bundle{ID: e.nextID, Stage: st.spec.ID, Input: in.chunks, minTS: in.minTS}
+	b := &Bundle{ID: e.nextID, Stage: st.spec.ID, minTS: coders.MaxTimestamp}
 	e.flight[b.ID] = b
 	st.flight[b.ID] = b
 	return b

@@ -35,6 +35,11 @@ type StageSpec struct {
 	Agg agg.Config
 	// Events are a TestStream stage's events, in order.
 	Events []Event
+	// Keyed marks a stateful SDK stage: its main input is KV and each key
+	// is processed by one bundle at a time.
+	Keyed bool
+	// Timers are the timer families of a stateful stage.
+	Timers []TimerSpec
 }
 
 // EventKind is the kind of a TestStream event.

@@ -8,6 +8,7 @@ import (
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine"
+	"github.com/beam-runner/beam-runner/runner/engine/userstate"
 	"github.com/beam-runner/beam-runner/runner/plan"
 )
 
@@ -24,6 +25,7 @@ type sdkStage struct {
 type bundleDone struct {
 	b   *engine.Bundle
 	res harness.Result
+	txn *userstate.Txn
 	err error
 }
 
@@ -68,8 +70,12 @@ func (r *run) runStages(ctx context.Context) error {
 				eng.Fail(b.ID)
 				return err
 			}
+			var txn *userstate.Txn
+			if ss.stage.Stateful {
+				txn = r.state.Begin(r.orderedListCodec)
+			}
 			inflight++
-			go r.runBundle(ctx, ss, eng, b, done)
+			go r.runBundle(ctx, ss, b, txn, done)
 		}
 		if err := eng.Err(); err != nil {
 			return err
@@ -88,7 +94,7 @@ func (r *run) runStages(ctx context.Context) error {
 				eng.Fail(d.b.ID)
 				return d.err
 			}
-			if err := r.commit(eng, stages[d.b.Stage], d); err != nil {
+			if err := r.commit(ctx, eng, stages[d.b.Stage], d); err != nil {
 				return err
 			}
 		case <-wait:
@@ -148,28 +154,56 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 	return out, nil
 }
 
-func (r *run) runBundle(ctx context.Context, ss *sdkStage, eng *engine.Engine, b *engine.Bundle, done chan<- bundleDone) {
-	res, err := ss.harness.Process(ctx, harness.Bundle{
+func (r *run) runBundle(ctx context.Context, ss *sdkStage, b *engine.Bundle, txn *userstate.Txn, done chan<- bundleDone) {
+	hb := harness.Bundle{
 		Descriptor: ss.desc, InputTransform: ss.io.Source, Input: b.Input,
-		Outputs: ss.sinks, State: ss.side,
-	})
+		Outputs: ss.sinks, State: bundleState(ss.side, txn),
+	}
+	for _, tf := range ss.stage.Timers {
+		ts := harness.TimerStream{Transform: tf.Transform, Family: tf.Family}
+		hb.TimerStreams = append(hb.TimerStreams, ts)
+		if data := b.Timers[engine.TimerStream(ts)]; len(data) > 0 {
+			if hb.Timers == nil {
+				hb.Timers = map[harness.TimerStream][]byte{}
+			}
+			hb.Timers[ts] = data
+		}
+	}
+	res, err := ss.harness.Process(ctx, hb)
 	if err != nil {
 		err = fmt.Errorf("stage %s (%s): %w", ss.stage.ID, r.stageName(ss.stage), err)
 	}
-	done <- bundleDone{b: b, res: res, err: err}
+	done <- bundleDone{b: b, res: res, txn: txn, err: err}
 }
 
 // commit hands a bundle's outputs to the engine and merges its metrics.
-func (r *run) commit(eng *engine.Engine, ss *sdkStage, d bundleDone) error {
+func (r *run) commit(ctx context.Context, eng *engine.Engine, ss *sdkStage, d bundleDone) error {
 	out := map[string][][]byte{}
 	for sink, frames := range d.res.Outputs {
 		if pc, ok := ss.io.Sinks[sink]; ok {
 			out[pc] = append(out[pc], join(frames))
 		}
 	}
+	timers := map[engine.TimerStream][][]byte{}
+	for ts, frames := range d.res.Timers {
+		timers[engine.TimerStream(ts)] = append(timers[engine.TimerStream(ts)], join(frames))
+	}
+	if d.txn != nil {
+		r.state.Commit(d.txn)
+	}
 	r.metrics.AddBundle(d.res.Monitoring)
 	r.job.SetMetrics(r.metrics.Results())
-	return eng.Commit(d.b.ID, out)
+	if err := eng.Commit(d.b.ID, engine.Result{Data: out, Timers: timers, Residuals: residuals(d.res)}); err != nil {
+		return err
+	}
+	if d.res.NeedsFinalize {
+		// Outputs are committed: the SDK may now acknowledge its source.
+		// Done before the job can end, so callbacks are never lost.
+		if err := ss.harness.Finalize(ctx, d.res.Instruction); err != nil {
+			r.log.Warn("bundle finalization failed", "err", err)
+		}
+	}
+	return nil
 }
 
 // join concatenates a stream's frames: elements may span frames.
@@ -217,4 +251,22 @@ func (r *run) ensureSideHandler(ss *sdkStage, eng *engine.Engine) error {
 	}
 	ss.side = engine.NewSideHandler(build)
 	return nil
+}
+
+// residuals converts the SDK's self-checkpoints into engine residuals,
+// holding the watermark at the SDK's output watermark estimate.
+func residuals(res harness.Result) []engine.Residual {
+	var out []engine.Residual
+	for _, r := range res.Residuals {
+		app := r.GetApplication()
+		er := engine.Residual{Element: app.GetElement(), Delay: r.GetRequestedTimeDelay().AsDuration().Milliseconds()}
+		for _, ow := range app.GetOutputWatermarks() {
+			ms := ow.AsTime().UnixMilli()
+			if er.Hold == 0 || ms < er.Hold {
+				er.Hold = ms
+			}
+		}
+		out = append(out, er)
+	}
+	return out
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/beam-runner/beam-runner/runner/engine/userstate"
 	"github.com/beam-runner/beam-runner/runner/metrics"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/worker"
@@ -26,6 +27,7 @@ type run struct {
 	plan    *plan.Plan
 	srv     *fnapi.Server
 	metrics *metrics.Store
+	state   *userstate.Store
 
 	harnesses map[string]*harness.Harness // environment id -> harness
 	handles   []worker.Handle
@@ -34,7 +36,7 @@ type run struct {
 func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run, error) {
 	r := &run{
 		opts: opts, log: opts.Logger.With("job", j.ID), job: j, plan: pl,
-		metrics: metrics.NewStore(), harnesses: map[string]*harness.Harness{},
+		metrics: metrics.NewStore(), state: userstate.NewStore(), harnesses: map[string]*harness.Harness{},
 	}
 	srv, err := fnapi.Start(fnapi.Config{
 		Provision: r.provision,

@@ -33,7 +33,8 @@ func (r *run) buildSpec(startTime int64) (engine.Spec, error) {
 			spec.Streaming = true
 		}
 		for _, pc := range stagePColls(s) {
-			if err := r.addPColl(&spec, pc, s.Kind == plan.GBK); err != nil {
+			keyed := (s.Kind == plan.GBK || s.Stateful) && len(s.Inputs) > 0 && pc == s.Inputs[0]
+			if err := r.addPColl(&spec, pc, keyed); err != nil {
 				return spec, err
 			}
 			if r.plan.Components.GetPcollections()[pc].GetIsBounded() == pipepb.IsBounded_UNBOUNDED {
@@ -80,6 +81,12 @@ func (r *run) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 	case plan.SDK:
 		ss.Kind = engine.SDKStage
 		ss.SideInputs = uniqueSides(s)
+		ss.Keyed = s.Stateful
+		timers, err := r.timerSpecs(s)
+		if err != nil {
+			return ss, err
+		}
+		ss.Timers = timers
 		// Inputs of flattens written through flatten sinks get their
 		// watermark from this stage too.
 		ss.Outputs = append([]string{}, s.Outputs...)
@@ -156,4 +163,18 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+func (r *run) timerSpecs(s *plan.Stage) ([]engine.TimerSpec, error) {
+	var out []engine.TimerSpec
+	for _, tf := range s.Timers {
+		c, err := coders.CompileTimer(r.plan.Components.GetCoders(), tf.Coder)
+		if err != nil {
+			return nil, fmt.Errorf("timer family %q of %q: %w", tf.Family, tf.Transform, err)
+		}
+		out = append(out, engine.TimerSpec{
+			Stream: engine.TimerStream{Transform: tf.Transform, Family: tf.Family}, Codec: c, Processing: tf.Processing,
+		})
+	}
+	return out, nil
 }

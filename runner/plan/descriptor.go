@@ -67,6 +67,9 @@ func (p *Plan) Descriptor(s *Stage, endpoint string) (*fnpb.ProcessBundleDescrip
 	// Python harnesses open the state channel for every descriptor, so it
 	// is always given.
 	d.StateApiServiceDescriptor = api
+	if len(s.Timers) > 0 {
+		d.TimerApiServiceDescriptor = api
+	}
 	for _, id := range s.Transforms {
 		t := p.Components.GetTransforms()[id]
 		d.Transforms[id] = t

@@ -103,10 +103,6 @@ func checkParDo(id string, t *pipepb.PTransform) error {
 	}
 	name := fmt.Sprintf("transform %q (%s)", t.GetUniqueName(), id)
 	switch {
-	case len(pl.GetStateSpecs()) > 0 || len(pl.GetTimerFamilySpecs()) > 0:
-		return fmt.Errorf("%s uses state or timers (%s), which beam-runner does not support yet", name, ReqStateful)
-	case pl.GetRequestsFinalization():
-		return fmt.Errorf("%s requests bundle finalization (%s), which beam-runner does not support yet", name, ReqFinalization)
 	case pl.GetRequiresTimeSortedInput():
 		return fmt.Errorf("%s requires time-sorted input (%s), which beam-runner does not support", name, ReqTimeSorted)
 	case pl.GetOnWindowExpirationTimerFamilySpec() != "":

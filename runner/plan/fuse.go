@@ -48,6 +48,11 @@ type Stage struct {
 	// CopyInputs are a flatten's inputs produced by runner stages, whose
 	// bytes the flatten copies to its output.
 	CopyInputs []string
+	// Stateful is set when the stage's first transform uses state or
+	// timers: its input is keyed by the runner, one bundle per key at a time.
+	Stateful bool
+	// Timers are the timer families of the stage's transforms.
+	Timers []TimerFamily
 	// Deps are the stages that must finish first.
 	Deps []string
 }
@@ -133,11 +138,13 @@ func (f *fuser) placeSDK(id string, t *pipepb.PTransform) error {
 	if err != nil {
 		return err
 	}
-	if s := f.stageOf[f.producer[main]]; s != nil && f.canFuse(id, t, s, sides) {
+	stateful := isStateful(t)
+	if s := f.stageOf[f.producer[main]]; s != nil && !stateful && f.canFuse(id, t, s, sides) {
 		s.Transforms = append(s.Transforms, id)
 		f.stageOf[id] = s
 	} else {
 		f.newStage(id, SDK, t.GetEnvironmentId(), []string{main})
+		f.stageOf[id].Stateful = stateful
 	}
 	s := f.stageOf[id]
 	for _, si := range sides {
@@ -145,6 +152,19 @@ func (f *fuser) placeSDK(id string, t *pipepb.PTransform) error {
 		f.addDep(s, f.stageOf[f.producer[si.PColl]])
 	}
 	return nil
+}
+
+// isStateful reports whether a ParDo uses state or timers, which the
+// runner must key its input for.
+func isStateful(t *pipepb.PTransform) bool {
+	if t.GetSpec().GetUrn() != URNParDo {
+		return false
+	}
+	var pl pipepb.ParDoPayload
+	if proto.Unmarshal(t.GetSpec().GetPayload(), &pl) != nil {
+		return false
+	}
+	return len(pl.GetStateSpecs()) > 0 || len(pl.GetTimerFamilySpecs()) > 0
 }
 
 // inputs splits a transform's inputs into its main input and side inputs.
@@ -233,6 +253,13 @@ func (f *fuser) addDep(s, on *Stage) {
 	}
 }
 
+// TimerFamily is one timer family of a transform in an SDK stage.
+type TimerFamily struct {
+	Transform, Family string
+	Coder             string // wire coder of the family's timers
+	Processing        bool   // processing-time domain (else event time)
+}
+
 // FlattenSink routes one flatten input into the flatten's output.
 type FlattenSink struct{ From, To string }
 
@@ -289,6 +316,9 @@ func (f *fuser) finish() (*Plan, error) {
 	original := map[string]string{}
 	wire, err := wireCoders(f.g.comps, original)
 	if err != nil {
+		return nil, err
+	}
+	if err := prepareStateful(f.g.comps, f.stages); err != nil {
 		return nil, err
 	}
 	p := &Plan{Components: f.g.comps, Consumers: map[string]int{}, Wire: wire, SDKCoder: original}

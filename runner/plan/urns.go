@@ -27,8 +27,8 @@ const (
 	URNTestStream     = "beam:transform:test_stream:v1"
 	// URNTestStreamGo is the URN the Go SDK gives its TestStream.
 	URNTestStreamGo = "beam:transform:teststream:v1"
-	URNDataSource     = "beam:runner:source:v1"
-	URNDataSink       = "beam:runner:sink:v1"
+	URNDataSource   = "beam:runner:source:v1"
+	URNDataSink     = "beam:runner:sink:v1"
 )
 
 // Window fn URNs.
@@ -62,6 +62,8 @@ var runnerLeaves = map[string]bool{URNImpulse: true, URNFlatten: true, URNGBK: t
 
 // supportedRequirements lists pipeline requirements the runner honours.
 var supportedRequirements = map[string]bool{
-	ReqSplittable:  true,
-	ReqStableInput: true, // bundles are materialised before they run, so input is stable
+	ReqSplittable:   true,
+	ReqStateful:     true,
+	ReqFinalization: true,
+	ReqStableInput:  true, // bundles are materialised before they run, so input is stable
 }

@@ -1,0 +1,238 @@
+package engine
+
+import (
+	"testing"
+
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/engine/agg"
+)
+
+// testCoders: c-bytes, c-kv = KV(bytes, bytes), global and interval
+// windowed values of both, and a timer coder keyed by bytes.
+var testCoders = map[string]*pipepb.Coder{
+	"bytes":  {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:bytes:v1"}},
+	"kv":     {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:kv:v1"}, ComponentCoderIds: []string{"bytes", "bytes"}},
+	"gw":     {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:global_window:v1"}},
+	"iw":     {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:interval_window:v1"}},
+	"wv-kv":  {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:windowed_value:v1"}, ComponentCoderIds: []string{"kv", "gw"}},
+	"wv-ikv": {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:windowed_value:v1"}, ComponentCoderIds: []string{"kv", "iw"}},
+	"timer":  {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:timer:v1"}, ComponentCoderIds: []string{"bytes", "gw"}},
+}
+
+func wvCodec(t *testing.T, id string) *coders.WindowedValueCodec {
+	t.Helper()
+	c, err := coders.CompileWindowedValue(testCoders, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func kvElem(k, v string) []byte {
+	b := coders.AppendLengthPrefixed(nil, []byte(k))
+	return coders.AppendLengthPrefixed(b, []byte(v))
+}
+
+// globalKV encodes KV elements in the global window at ts.
+func globalKV(ts int64, kvs ...string) []byte {
+	var buf []byte
+	for i := 0; i+1 < len(kvs); i += 2 {
+		buf = coders.AppendWindowedValue(buf, ts, 1, nil, coders.NoFiringPane, kvElem(kvs[i], kvs[i+1]))
+	}
+	return buf
+}
+
+// A TestStream feeds an SDK stage feeding a GBK with the default trigger in
+// fixed windows: the GBK output's watermark follows the TestStream's, held
+// by the SDK stage's uncommitted bundle, and panes come out on time.
+func TestWatermarkPropagationThroughStages(t *testing.T) {
+	win := coders.AppendIntervalWindow(nil, coders.IntervalWindow{Start: 0, End: 10})
+	elems := coders.AppendWindowedValue(nil, 5, 1, win, coders.NoFiringPane, kvElem("k", "a"))
+	spec := Spec{
+		Streaming: true, MaxBundles: 1,
+		PColls: map[string]PCollSpec{
+			"src": {Codec: wvCodec(t, "wv-ikv")},
+			"mid": {Codec: wvCodec(t, "wv-ikv"), Key: mustCompile(t, "bytes")},
+			"out": {Codec: wvCodec(t, "wv-kv")},
+		},
+		Stages: []StageSpec{
+			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
+				{Kind: AddElements, PColl: "src", Elements: elems},
+				{Kind: AdvanceWatermark, PColl: "src", Watermark: 20},
+			}},
+			{ID: "sdk", Kind: SDKStage, Inputs: []string{"src"}, Outputs: []string{"mid"}},
+			{ID: "gbk", Kind: GBKStage, Inputs: []string{"mid"}, Outputs: []string{"out"},
+				Agg: agg.Config{Window: coders.IntervalWindows}},
+		},
+	}
+	e, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := e.Ready() // applies the element event
+	if len(bs) != 1 || bs[0].Stage != "sdk" {
+		t.Fatalf("Ready = %v, want one sdk bundle", bs)
+	}
+	if got := e.Watermark("mid"); got > 5 {
+		t.Errorf("mid watermark %d passed the in-flight element at 5", got)
+	}
+	if err := e.Commit(bs[0].ID, Result{Data: map[string][][]byte{"mid": {elems}}}); err != nil {
+		t.Fatal(err)
+	}
+	if bs := e.Ready(); len(bs) != 0 { // applies the watermark event, then end of stream
+		t.Fatalf("unexpected bundles %v", bs)
+	}
+	e.Ready()
+	if !e.Done() {
+		t.Errorf("engine not done; out watermark %d", e.Watermark("out"))
+	}
+}
+
+func mustCompile(t *testing.T, id string) *coders.Codec {
+	t.Helper()
+	c, err := coders.Compile(testCoders, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func timerBytes(key string, fire, hold int64, tag string) []byte {
+	return coders.AppendTimer(nil, &coders.Timer{
+		Key: coders.AppendLengthPrefixed(nil, []byte(key)), Tag: []byte(tag), NumWindows: 1,
+		Fire: fire, Hold: hold, Pane: coders.NoFiringPane,
+	})
+}
+
+func keyedEngine(t *testing.T) (*Engine, TimerStream) {
+	t.Helper()
+	tc, err := coders.CompileTimer(testCoders, "timer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := TimerStream{Transform: "pardo", Family: "cb"}
+	spec := Spec{
+		Streaming: true, MaxBundles: 4,
+		PColls: map[string]PCollSpec{
+			"src": {Codec: wvCodec(t, "wv-kv"), Key: mustCompile(t, "bytes")},
+			"out": {Codec: wvCodec(t, "wv-kv")},
+		},
+		Stages: []StageSpec{
+			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
+				{Kind: AddElements, PColl: "src", Elements: globalKV(1, "a", "1", "b", "2", "a", "3")},
+				{Kind: AdvanceWatermark, PColl: "src", Watermark: 100},
+			}},
+			{ID: "st", Kind: SDKStage, Keyed: true, Inputs: []string{"src"}, Outputs: []string{"out"},
+				Timers: []TimerSpec{{Stream: stream, Codec: tc}}},
+		},
+	}
+	e, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, stream
+}
+
+// Each key's elements go to one bundle; a key is never in two bundles at
+// once; a timer set twice fires once; an earlier timer set while firing a
+// later one still fires first.
+func TestKeyedBundlesAndTimerOrder(t *testing.T) {
+	e, stream := keyedEngine(t)
+	bs := e.Ready()
+	if len(bs) != 2 {
+		t.Fatalf("got %d bundles, want one per key (2)", len(bs))
+	}
+	keysSeen := map[string]int{}
+	for _, b := range bs {
+		for _, k := range b.Keys {
+			keysSeen[k]++
+		}
+	}
+	if len(keysSeen) != 2 {
+		t.Fatalf("keys in bundles = %v", keysSeen)
+	}
+	// Key a sets its timer twice (latest wins, at 50) and key b at 10 and 60.
+	timersA := append(timerBytes("a", 70, 1, ""), timerBytes("a", 50, 1, "")...)
+	timersB := append(timerBytes("b", 10, 1, ""), timerBytes("b", 60, 1, "x")...)
+	for _, b := range bs {
+		tm := timersA
+		if b.Keys[0] == string(coders.AppendLengthPrefixed(nil, []byte("b"))) {
+			tm = timersB
+		}
+		if err := e.Commit(b.ID, Result{Timers: map[TimerStream][][]byte{stream: {tm}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if wm := e.Watermark("out"); wm > 1 {
+		t.Errorf("output watermark %d passed the timers' holds at 1", wm)
+	}
+	fired := drainTimers(t, e, stream)
+	want := []string{"a@50", "b@10", "b@60"}
+	if len(fired) != len(want) {
+		t.Fatalf("fired %v, want %v", fired, want)
+	}
+	for i := range want {
+		if fired[i] != want[i] {
+			t.Fatalf("fired %v, want %v", fired, want)
+		}
+	}
+	if !e.Done() {
+		t.Error("engine not done after every timer fired")
+	}
+}
+
+// drainTimers runs bundles until none are ready, recording "key@fire" of
+// each delivered timer in delivery order per key, keys sorted.
+func drainTimers(t *testing.T, e *Engine, stream TimerStream) []string {
+	t.Helper()
+	tc, _ := coders.CompileTimer(testCoders, "timer")
+	var fired []string
+	for round := 0; round < 10; round++ {
+		bs := e.Ready()
+		if len(bs) == 0 {
+			break
+		}
+		for _, b := range bs {
+			data := b.Timers[stream]
+			var tm coders.Timer
+			for off := 0; off < len(data); {
+				n, err := tc.Parse(data[off:], &tm)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k, _, _ := coders.LengthPrefixed(tm.Key)
+				fired = append(fired, string(k)+"@"+itoa(tm.Fire))
+				off += n
+			}
+			if err := e.Commit(b.ID, Result{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return sortByKeyStable(fired)
+}
+
+func itoa(n int64) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
+
+// sortByKeyStable orders "key@fire" strings by key, keeping each key's
+// delivery order.
+func sortByKeyStable(xs []string) []string {
+	out := append([]string{}, xs...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j][0] < out[j-1][0]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}

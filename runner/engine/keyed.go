@@ -1,0 +1,212 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/beam-runner/beam-runner/runner/coders"
+)
+
+// TimerStream names the timers of one family of one transform.
+type TimerStream struct{ Transform, Family string }
+
+// TimerSpec describes one timer family of a stateful stage.
+type TimerSpec struct {
+	Stream     TimerStream
+	Codec      *coders.TimerCodec
+	Processing bool // processing-time domain; else event time
+}
+
+// keyed is the state of a stateful stage: input and timers by key, and the
+// keys a bundle in flight owns, so each key is processed by one bundle at
+// a time, in order.
+type keyed struct {
+	pending map[string]*keyWork
+	busy    map[string]bool
+	timers  map[string]*timer // by identity: stream, key, windows, tag
+}
+
+type keyWork struct {
+	data  []byte
+	minTS int64
+}
+
+type timer struct {
+	id         string
+	stream     TimerStream
+	key        string
+	fire, hold int64
+	processing bool
+	enc        []byte // the timer as the SDK encoded it, redelivered as is
+}
+
+func newKeyed() *keyed {
+	return &keyed{pending: map[string]*keyWork{}, busy: map[string]bool{}, timers: map[string]*timer{}}
+}
+
+// enqueueKeyed files elements under their encoded keys.
+func (e *Engine) enqueueKeyed(st *stage, p *pcoll, c []byte) {
+	if p.spec.Key == nil {
+		e.fail(fmt.Errorf("stage %s: stateful input %s is not KV-coded", st.spec.ID, p.id))
+		return
+	}
+	err := EachRaw(c, p.spec.Codec, func(v *coders.WindowedValue, raw []byte) error {
+		kn, err := p.spec.Key.Len(v.Elem)
+		if err != nil {
+			return fmt.Errorf("decoding key: %w", err)
+		}
+		k := string(v.Elem[:kn])
+		w := st.keyed.pending[k]
+		if w == nil {
+			w = &keyWork{minTS: v.Timestamp}
+			st.keyed.pending[k] = w
+		}
+		w.data = append(w.data, raw...)
+		w.minTS = min(w.minTS, v.Timestamp)
+		return nil
+	})
+	if err != nil {
+		e.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, p.id, err))
+	}
+}
+
+// setTimers applies the timers a bundle set or cleared; the latest setting
+// of a timer wins, so it is never delivered twice.
+func (e *Engine) setTimers(st *stage, out map[TimerStream][][]byte) error {
+	for _, ts := range st.spec.Timers {
+		for _, c := range out[ts.Stream] {
+			if err := e.parseTimers(st, ts, c); err != nil {
+				return fmt.Errorf("stage %s: timers of %s/%s: %w", st.spec.ID, ts.Stream.Transform, ts.Stream.Family, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (e *Engine) parseTimers(st *stage, ts TimerSpec, c []byte) error {
+	var t coders.Timer
+	for off := 0; off < len(c); {
+		n, err := ts.Codec.Parse(c[off:], &t)
+		if err != nil {
+			return err
+		}
+		raw := c[off : off+n : off+n]
+		off += n
+		id := ts.Stream.Transform + "\x00" + ts.Stream.Family + "\x00" + string(t.Key) + "\x00" + string(t.Windows) + "\x00" + string(t.Tag)
+		if t.Clear {
+			delete(st.keyed.timers, id)
+			continue
+		}
+		st.keyed.timers[id] = &timer{
+			id: id, stream: ts.Stream, key: string(t.Key), fire: t.Fire, hold: t.Hold,
+			processing: ts.Processing, enc: raw,
+		}
+	}
+	return nil
+}
+
+// due reports whether a timer may fire at the stage's input watermark and
+// the engine's processing time. Event-time timers fire once the watermark
+// passes them; at the end of time, all of them do.
+func (e *Engine) due(st *stage, t *timer) bool {
+	if t.processing {
+		return t.fire <= e.now
+	}
+	return t.fire < st.inWM || st.inWM >= coders.MaxTimestamp
+}
+
+// readyKeyed cuts bundles for a stateful stage: each free key with pending
+// input (when the stage may run) or due timers goes to one bundle, keys
+// spread over at most n bundles. Per key only the earliest due timers are
+// delivered, so timers fire in timestamp order even when firing one sets
+// an earlier one.
+func (e *Engine) readyKeyed(st *stage, n int) []*Bundle {
+	runInput := e.canRun(st)
+	work := map[string][]*timer{}
+	for _, t := range st.keyed.timers {
+		if !st.keyed.busy[t.key] && e.due(st, t) {
+			work[t.key] = earliest(work[t.key], t)
+		}
+	}
+	var keys []string
+	for k := range work {
+		keys = append(keys, k)
+	}
+	if runInput {
+		for k := range st.keyed.pending {
+			if _, ok := work[k]; !ok && !st.keyed.busy[k] {
+				keys = append(keys, k)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	sort.Strings(keys)
+	bundles := make([]*Bundle, 0, n)
+	for i, k := range keys {
+		if i < n {
+			bundles = append(bundles, e.newBundle(st))
+		}
+		e.addKey(st, bundles[i%n], k, runInput, work[k])
+	}
+	return bundles
+}
+
+// earliest keeps the timers with the smallest firing time.
+func earliest(cur []*timer, t *timer) []*timer {
+	if len(cur) == 0 || t.fire < cur[0].fire {
+		return []*timer{t}
+	}
+	if t.fire == cur[0].fire {
+		return append(cur, t)
+	}
+	return cur
+}
+
+func (e *Engine) addKey(st *stage, b *Bundle, k string, withInput bool, timers []*timer) {
+	st.keyed.busy[k] = true
+	b.Keys = append(b.Keys, k)
+	if w := st.keyed.pending[k]; w != nil && withInput {
+		b.Input = append(b.Input, w.data)
+		b.minTS = min(b.minTS, w.minTS)
+		delete(st.keyed.pending, k)
+	}
+	sort.Slice(timers, func(i, j int) bool { return timers[i].id < timers[j].id })
+	for _, t := range timers {
+		if b.Timers == nil {
+			b.Timers = map[TimerStream][]byte{}
+		}
+		b.Timers[t.stream] = append(b.Timers[t.stream], t.enc...)
+		b.minTS = min(b.minTS, t.hold, t.fire)
+		delete(st.keyed.timers, t.id)
+	}
+}
+
+// keyedWatermark holds the output at pending input and timer holds.
+func (e *Engine) keyedWatermark(st *stage, wm int64) int64 {
+	for _, w := range st.keyed.pending {
+		wm = min(wm, w.minTS)
+	}
+	for _, t := range st.keyed.timers {
+		wm = min(wm, t.hold)
+	}
+	return wm
+}
+
+// nextTimerWakeup is the earliest processing-time timer of the stage.
+func (st *stage) nextTimerWakeup() (int64, bool) {
+	if st.keyed == nil {
+		return 0, false
+	}
+	at, ok := int64(0), false
+	for _, t := range st.keyed.timers {
+		if t.processing && (!ok || t.fire < at) {
+			at, ok = t.fire, true
+		}
+	}
+	return at, ok
+}
+
+// hasTimers reports whether the stage still has timers set.
+func (st *stage) hasTimers() bool { return st.keyed != nil && len(st.keyed.timers) > 0 }
