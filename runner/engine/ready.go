@@ -113,7 +113,7 @@ func (e *Engine) newBundle(st *stage) *Bundle {
 // time. It reports whether anything changed.
 func (e *Engine) applyNextEvent() bool {
 	for _, st := range e.stages {
-		if st.spec.Kind != TestStreamStage || st.outWM >= coders.MaxTimestamp {
+		if st.spec.Kind != TestStreamStage || (len(st.events) == 0 && st.outWM >= coders.MaxTimestamp) {
 			continue
 		}
 		if len(st.events) == 0 {
@@ -129,7 +129,7 @@ func (e *Engine) applyNextEvent() bool {
 		case AdvanceWatermark:
 			e.setTestStreamWatermark(st, ev.PColl, ev.Watermark)
 		case AdvanceProcessingTime:
-			e.AdvanceProcessingTime(e.now + ev.Advance)
+			e.AdvanceProcessingTime(addSaturating(e.now, ev.Advance))
 		}
 		e.recompute()
 		return true
@@ -149,4 +149,13 @@ func (e *Engine) setTestStreamWatermark(st *stage, pc string, wm int64) {
 		least = min(least, p.wm)
 	}
 	st.outWM = least
+}
+
+// addSaturating adds without overflowing past the end of time: a
+// TestStream advances processing time "to infinity" with a huge duration.
+func addSaturating(t, d int64) int64 {
+	if d > 0 && t > coders.MaxTimestamp-d {
+		return coders.MaxTimestamp
+	}
+	return t + d
 }

@@ -33,12 +33,11 @@ type bundleDone struct {
 // ready, commits what they produce, and feeds it processing time, until
 // every watermark reaches the end of time.
 func (r *run) runStages(ctx context.Context) error {
+	// Under TestStream, processing time is virtual: it starts at the wall
+	// clock (DoFns set processing-time timers from time.Now) and moves
+	// only with the stream's events.
 	virtual := r.hasTestStream()
-	start := time.Now().UnixMilli()
-	if virtual {
-		start = 0
-	}
-	spec, err := r.buildSpec(start)
+	spec, err := r.buildSpec(time.Now().UnixMilli())
 	if err != nil {
 		return err
 	}
