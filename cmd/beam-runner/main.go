@@ -30,6 +30,7 @@ var (
 	cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile to this file")
 	pprofAddr   = flag.String("pprof_addr", "", "serve net/http/pprof on this address")
 	artifactDir = flag.String("artifact_root", "", "directory for staged artifacts (default: $TMPDIR/beam-runner-artifacts)")
+	workerStart = flag.Duration("worker_start_timeout", 2*time.Minute, "how long an environment's SDK harness may take to connect before its job fails")
 )
 
 func main() {
@@ -40,6 +41,10 @@ func main() {
 		os.Exit(2)
 	}
 	slog.SetDefault(logger)
+	if *workerStart <= 0 {
+		fmt.Fprintln(os.Stderr, "beam-runner: --worker_start_timeout must be positive")
+		os.Exit(2)
+	}
 	if err := run(logger); err != nil {
 		logger.Error("beam-runner failed", "error", err)
 		os.Exit(1)
@@ -58,7 +63,7 @@ func run(logger *slog.Logger) error {
 		JobPort:      *jobPort,
 		ArtifactRoot: *artifactDir,
 		Logger:       logger,
-		Executor:     execute.New(execute.Options{}),
+		Executor:     execute.New(execute.Options{WorkerStartTimeout: *workerStart}),
 		IdleShutdown: max(*idleTimeout, 0),
 	})
 	if err != nil {

@@ -34,6 +34,12 @@ type config struct {
 	python        bool
 	pythonBin     string
 	pythonTimeout time.Duration
+
+	disabled           map[string]bool // extra checks turned off
+	checkTimeout       time.Duration
+	workerStartTimeout time.Duration
+	wordcountMB        int
+	wordcountSeed      int64
 }
 
 func parseFlags() config {
@@ -54,7 +60,20 @@ func parseFlags() config {
 		"run the Python portable checks in validates/python (env VALIDATES_PYTHON=0 disables)")
 	flag.StringVar(&c.pythonBin, "python_bin", envOr("PYTHON", "python3"), "Python interpreter (env PYTHON)")
 	flag.DurationVar(&c.pythonTimeout, "python_timeout", 10*time.Minute, "limit for the whole Python run")
+	disable := flag.String("disable", os.Getenv("VALIDATES_DISABLE"),
+		"comma-separated extra checks to skip while iterating, e.g. 'wordcount,lifecycle/cancel' or 'lifecycle' for all lifecycle checks (env VALIDATES_DISABLE)")
+	flag.DurationVar(&c.checkTimeout, "check_timeout", 5*time.Minute, "limit for each lifecycle check and each wordcount run")
+	flag.DurationVar(&c.workerStartTimeout, "worker_start_timeout", 10*time.Second,
+		"passed to the server as --worker_start_timeout (short, so the PROCESS check is quick); 0 passes nothing and assumes the server's 2m default")
+	flag.IntVar(&c.wordcountMB, "wordcount_mb", 55, "size of the wordcount input in MiB (generated once, cached in the work dir)")
+	flag.Int64Var(&c.wordcountSeed, "wordcount_seed", 1, "seed of the generated wordcount input")
 	flag.Parse()
+	off, err := parseDisable(*disable)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "validates:", err)
+		os.Exit(2)
+	}
+	c.disabled = off
 	return c
 }
 

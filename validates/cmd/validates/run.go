@@ -29,14 +29,14 @@ func run(ctx context.Context, cfg config) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	srv, err := startServer(ctx, bins.runner, filepath.Join(work, "server.log"), cfg.serverArgs)
+	srv, err := startServer(ctx, bins.runner, filepath.Join(work, "server.log"), serverArgs(cfg))
 	if err != nil {
 		return false, err
 	}
 	defer srv.stop()
 	fmt.Printf("validates: job server %s listening on %s (log %s)\n", bins.runner, srv.endpoint, srv.logPath)
 
-	rep := runSuites(ctx, cfg, work, bins.tests, srv.endpoint, expected)
+	rep := runSuites(ctx, cfg, work, bins.tests, srv, expected)
 	srv.stop() // before reporting, so its log is complete
 	return rep.print(srv), nil
 }
@@ -80,8 +80,17 @@ type report struct {
 	problems []string // harness-level failures not tied to one test
 }
 
-func runSuites(ctx context.Context, cfg config, work, testBin, endpoint string, expected []string) *report {
+// serverArgs are the flags the server gets besides --job_port.
+func serverArgs(cfg config) string {
+	if cfg.workerStartTimeout <= 0 {
+		return cfg.serverArgs
+	}
+	return fmt.Sprintf("--worker_start_timeout=%s %s", cfg.workerStartTimeout, cfg.serverArgs)
+}
+
+func runSuites(ctx context.Context, cfg config, work, testBin string, srv *server, expected []string) *report {
 	rep := &report{expected: expected}
+	endpoint := srv.endpoint
 	g := goRun{bin: testBin, endpoint: endpoint, timeout: cfg.goTimeout, work: work}
 	timed("Go expected tests", func() error {
 		rep.results = append(rep.results, g.run(ctx, "expected", validates.RunRegex(expected), "")...)
@@ -100,7 +109,26 @@ func runSuites(ctx context.Context, cfg config, work, testBin, endpoint string, 
 			return nil
 		})
 	}
+	runExtraChecks(ctx, cfg, work, srv, rep)
 	return rep
+}
+
+// runExtraChecks runs the lifecycle checks, then wordcount (the longest).
+func runExtraChecks(ctx context.Context, cfg config, work string, srv *server, rep *report) {
+	timed("lifecycle checks", func() error {
+		res, names, err := runLifecycle(ctx, cfg, work, srv)
+		rep.addChecks("lifecycle", res, names, err)
+		return err
+	})
+	if cfg.disabled[wordcountCheck] {
+		return
+	}
+	timed("wordcount equivalence", func() error {
+		rep.addChecks(wordcountCheck, []validates.Result{result(wordcountCheck, func() error {
+			return checkWordcount(ctx, cfg, work, srv.endpoint)
+		})}, []string{wordcountCheck}, nil)
+		return nil
+	})
 }
 
 func (r *report) addPython(res []validates.Result, err error) {

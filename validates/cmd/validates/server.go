@@ -113,8 +113,11 @@ func (s *server) stop() {
 }
 
 // tail returns the last n lines of the server log.
-func (s *server) tail(n int) string {
-	b, err := os.ReadFile(s.logPath)
+func (s *server) tail(n int) string { return tailFile(s.logPath, n) }
+
+// tailFile returns the last n lines of a file.
+func tailFile(path string, n int) string {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return err.Error()
 	}
@@ -122,5 +125,7 @@ func (s *server) tail(n int) string {
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	return strings.Join(lines, "\n")
+	return joinLines(lines)
 }
+
+func joinLines(lines []string) string { return strings.Join(lines, "\n") }
