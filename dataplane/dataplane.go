@@ -168,27 +168,20 @@ func (c *Conn) NewWriter(inst, transform string) *Writer {
 	return &Writer{c: c, inst: inst, transform: transform}
 }
 
-// Write buffers encoded elements, sending a frame whenever it is full.
-// Elements may span frames; the SDK reassembles the byte stream.
+// Write sends a piece of whole encoded elements. Pieces are coalesced into
+// frames of up to frameSize, and a frame never splits a piece: frames end
+// at element boundaries, which the Go SDK needs to decode some values
+// (grouped iterables) across frames.
 func (w *Writer) Write(ctx context.Context, p []byte) error {
-	for len(p) > 0 {
-		if len(w.buf) == 0 && len(p) >= frameSize {
-			n := frameSize
-			if err := w.send(ctx, p[:n], false); err != nil {
-				return err
-			}
-			p = p[n:]
-			continue
-		}
-		n := min(frameSize-len(w.buf), len(p))
-		w.buf = append(w.buf, p[:n]...)
-		p = p[n:]
-		if len(w.buf) >= frameSize {
-			if err := w.flush(ctx, false); err != nil {
-				return err
-			}
+	if len(w.buf) > 0 && len(w.buf)+len(p) > frameSize {
+		if err := w.flush(ctx, false); err != nil {
+			return err
 		}
 	}
+	if len(p) >= frameSize {
+		return w.send(ctx, p, false)
+	}
+	w.buf = append(w.buf, p...)
 	return nil
 }
 

@@ -148,3 +148,23 @@ func EachRaw(c []byte, wv *coders.WindowedValueCodec, f func(v *coders.WindowedV
 	}
 	return nil
 }
+
+// Frames cuts chunks larger than max at element boundaries, so a data
+// plane frame never ends inside an element.
+func Frames(chunks [][]byte, wv *coders.WindowedValueCodec, max int) ([][]byte, error) {
+	var out [][]byte
+	for _, c := range chunks {
+		for len(c) > max {
+			cut, err := boundaryAfter(c, max, wv)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, c[:cut:cut])
+			c = c[cut:]
+		}
+		if len(c) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}

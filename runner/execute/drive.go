@@ -20,7 +20,11 @@ type sdkStage struct {
 	io      plan.StageIO
 	sinks   []string
 	side    *engine.SideHandler // built on the first bundle: sides are complete then
+	input   *coders.WindowedValueCodec
 }
+
+// frameBytes is the largest data-plane frame the runner cuts input into.
+const frameBytes = 1 << 20
 
 type bundleDone struct {
 	b   *engine.Bundle
@@ -144,7 +148,11 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 		if err := h.Register(ctx, desc); err != nil {
 			return nil, err
 		}
-		ss := &sdkStage{stage: s, harness: h, desc: desc.GetId(), io: io}
+		in, err := r.codec(s.Inputs[0])
+		if err != nil {
+			return nil, err
+		}
+		ss := &sdkStage{stage: s, harness: h, desc: desc.GetId(), io: io, input: in}
 		for sink := range io.Sinks {
 			ss.sinks = append(ss.sinks, sink)
 		}
@@ -154,8 +162,13 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 }
 
 func (r *run) runBundle(ctx context.Context, ss *sdkStage, b *engine.Bundle, txn *userstate.Txn, done chan<- bundleDone) {
+	input, err := engine.Frames(b.Input, ss.input, frameBytes)
+	if err != nil {
+		done <- bundleDone{b: b, err: fmt.Errorf("stage %s: cutting input into frames: %w", ss.stage.ID, err)}
+		return
+	}
 	hb := harness.Bundle{
-		Descriptor: ss.desc, InputTransform: ss.io.Source, Input: b.Input,
+		Descriptor: ss.desc, InputTransform: ss.io.Source, Input: input,
 		Outputs: ss.sinks, State: bundleState(ss.side, txn),
 	}
 	for _, tf := range ss.stage.Timers {
