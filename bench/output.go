@@ -30,28 +30,41 @@ func ParseRuntime(out string) (time.Duration, bool) {
 // puts in bundle errors; it buries the cause, so excerpts drop it.
 var planLineRe = regexp.MustCompile(`^\s*\d+: `)
 
+// errorMarkers start the interesting part of a failed program's output.
+var errorMarkers = []string{"panic: ", "fatal error: ", "level=ERROR", "Failed to execute job"}
+
 // ErrorExcerpt condenses a failed program's output to its error: from the
-// panic or fatal line to the stack trace, without the plan dump, on one line.
+// first panic, fatal or failure line up to a stack trace, without the plan
+// dump, on one line. Logged messages carry their newlines escaped, so they
+// are unescaped first.
 func ErrorExcerpt(out string) string {
+	out = strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\"`, `"`).Replace(out)
 	lines := strings.Split(out, "\n")
-	start := max(0, len(lines)-6) // no marker: the last lines say most
-	for i, l := range lines {
-		if strings.HasPrefix(l, "panic: ") || strings.Contains(l, "level=ERROR") ||
-			strings.Contains(l, "Failed to execute job") {
-			start = i
-			break
-		}
-	}
+	start := firstMarker(lines)
 	var keep []string
 	for _, l := range lines[start:] {
-		if strings.HasPrefix(l, "goroutine ") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "goroutine ") || l == "runtime stack:" {
 			break
 		}
-		if l = strings.TrimSpace(l); l != "" && !planLineRe.MatchString(l) {
+		if l != "" && !planLineRe.MatchString(l) {
 			keep = append(keep, l)
 		}
 	}
 	return truncate(strings.Join(keep, " "), 600)
+}
+
+// firstMarker is the index of the first error line, or of the last few
+// lines when there is none (they say most about an unexpected exit).
+func firstMarker(lines []string) int {
+	for i, l := range lines {
+		for _, m := range errorMarkers {
+			if strings.Contains(l, m) {
+				return i
+			}
+		}
+	}
+	return max(0, len(lines)-6)
 }
 
 func truncate(s string, n int) string {

@@ -72,3 +72,16 @@ func TestParseVmHWM(t *testing.T) {
 		t.Error("want an error without VmHWM")
 	}
 }
+
+func TestErrorExcerptFatalAndEscapedMessages(t *testing.T) {
+	fatal := "level=INFO msg=\"Submitted job\"\nfatal error: runtime: out of memory\n\nruntime stack:\nruntime.throw(...)\n"
+	if got := ErrorExcerpt(fatal); got != "fatal error: runtime: out of memory" {
+		t.Errorf("fatal excerpt = %q", got)
+	}
+	logged := `level=INFO msg="Failed to execute job: job j failed:\nstage s4 (Merge): bundle b-6 failed:\n1: DataSource[x] Out:10\n\tcaused by:\nindex out of range\ngoroutine 89 [running]:\nruntime/debug.Stack()"`
+	got := ErrorExcerpt(logged)
+	if !strings.Contains(got, "stage s4 (Merge)") || !strings.Contains(got, "index out of range") ||
+		strings.Contains(got, "DataSource") || strings.Contains(got, "debug.Stack") {
+		t.Errorf("logged excerpt = %q", got)
+	}
+}
