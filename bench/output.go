@@ -44,7 +44,11 @@ func ErrorExcerpt(out string) string {
 	var keep []string
 	for _, l := range lines[start:] {
 		l = strings.TrimSpace(l)
-		if strings.HasPrefix(l, "goroutine ") || l == "runtime stack:" {
+		if i := strings.Index(" "+l, " goroutine "); i >= 0 || l == "runtime stack:" {
+			// The SDK sometimes glues a stack trace onto its message's line.
+			if i > 0 {
+				keep = append(keep, strings.TrimSpace(l[:i-1]))
+			}
 			break
 		}
 		if l != "" && !planLineRe.MatchString(l) {

@@ -85,3 +85,11 @@ func TestErrorExcerptFatalAndEscapedMessages(t *testing.T) {
 		t.Errorf("logged excerpt = %q", got)
 	}
 }
+
+func TestErrorExcerptCutsGluedStack(t *testing.T) {
+	out := "panic: Failed to execute job: x\n\tpanic: index out of range [0] with length 0 goroutine 62 [running]:\nruntime/debug.Stack()\n"
+	want := "panic: Failed to execute job: x panic: index out of range [0] with length 0"
+	if got := ErrorExcerpt(out); got != want {
+		t.Errorf("ErrorExcerpt = %q, want %q", got, want)
+	}
+}
