@@ -22,10 +22,33 @@ func Prepare(c *Config, log io.Writer) error {
 			return err
 		}
 	}
+	if err := checkBinaries(c); err != nil {
+		return err
+	}
 	for _, w := range c.Workloads {
 		if w.IsWordcount() {
 			fmt.Fprintf(log, "generating %d MiB of wordcount text…\n", c.Sizes.WordcountMB)
 			return GenerateText(TextPath(c.WorkDir, c.Sizes.WordcountMB), c.Sizes.WordcountMB)
+		}
+	}
+	return nil
+}
+
+// checkBinaries fails before any run when a binary is missing (say,
+// --skip_build with a workload never built), rather than once per run.
+func checkBinaries(c *Config) error {
+	var paths []string
+	for _, r := range c.Runners {
+		if r.Server {
+			paths = append(paths, filepath.Join(c.WorkDir, "bin", r.Name))
+		}
+	}
+	for _, w := range c.Workloads {
+		paths = append(paths, w.Binary(c.WorkDir))
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("missing binary (build without --skip_build): %w", err)
 		}
 	}
 	return nil
