@@ -1,0 +1,29 @@
+package bench
+
+import (
+	"path/filepath"
+	"time"
+)
+
+// Config is a whole benchmark run.
+type Config struct {
+	RepoRoot  string
+	WorkDir   string
+	Sizes     Sizes
+	Rounds    int
+	Workloads []Workload
+	Runners   []Runner
+	Timeout   time.Duration // per run, so one hung job cannot stall the rest
+	SkipBuild bool
+}
+
+// DefaultSizes are the issue's: 1M records of 100 bytes (10-byte keys) and
+// 60 MB of wordcount text.
+var DefaultSizes = Sizes{Records: 1_000_000, KeySize: 10, ValueSize: 90, WordcountMB: 60}
+
+// QuickSizes are for smoke runs that finish in a few minutes.
+var QuickSizes = Sizes{Records: 100_000, KeySize: 10, ValueSize: 90, WordcountMB: 10}
+
+func (c *Config) logPath(name string) string {
+	return filepath.Join(c.WorkDir, "logs", name+".log")
+}

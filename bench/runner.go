@@ -1,0 +1,113 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Runner is one way to execute a pipeline: a job server we start, or the Go
+// direct runner inside the pipeline program.
+type Runner struct {
+	Name   string
+	Server bool // true: a job server binary in bin/, driven with LOOPBACK workers
+}
+
+// Runners lists the runners in table order; beam-runner first because every
+// ratio is relative to it.
+var Runners = []Runner{{"beam-runner", true}, {"prism", true}, {"direct", false}}
+
+// SelectRunners resolves a comma-separated list against Runners.
+func SelectRunners(list string) ([]Runner, error) {
+	var names []string
+	for _, r := range Runners {
+		names = append(names, r.Name)
+	}
+	want, err := splitKnown(list, names)
+	if err != nil {
+		return nil, fmt.Errorf("--runners: %w", err)
+	}
+	var out []Runner
+	for _, r := range Runners {
+		if want[r.Name] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// Result is one run of one workload on one runner.
+type Result struct {
+	Workload, Runner string
+	Round            int
+	Wall             time.Duration // client process wall time
+	Reported         time.Duration // load tests' own runtime metric, if printed
+	ServerRSSKB      int64         // job server peak RSS; 0 for direct
+	ClientRSSKB      int64         // pipeline program peak RSS (holds the SDK workers)
+	Counts           map[string]int64
+	Signature        string // what must be equal across runners; "" if unknown
+	Err              string
+}
+
+// RunOne runs w on r once. A server is started per run so its VmHWM is this
+// run's peak, not the highest of everything the server ran before.
+func RunOne(ctx context.Context, c *Config, w Workload, r Runner, round int) Result {
+	res := Result{Workload: w.Name, Runner: r.Name, Round: round}
+	tag := fmt.Sprintf("%s-%s-%d", w.Name, r.Name, round)
+	out := filepath.Join(c.WorkDir, "out", tag+".txt")
+	os.Remove(out)
+	args := w.Args(c.Sizes, TextPath(c.WorkDir, c.Sizes.WordcountMB), out)
+	var srv *Server
+	if r.Server {
+		var err error
+		srv, err = StartServer(ctx, filepath.Join(c.WorkDir, "bin", r.Name), c.logPath(tag+"-server"))
+		if err != nil {
+			res.Err = err.Error()
+			return res
+		}
+		defer srv.Stop()
+		args = append(args, "--runner=universal", "--endpoint="+srv.Endpoint, "--environment_type=LOOPBACK")
+	} else {
+		args = append(args, "--runner="+r.Name)
+	}
+	cr := RunClient(ctx, w.Binary(c.WorkDir), args, c.logPath(tag+"-client"), c.Timeout)
+	res.Wall, res.ClientRSSKB = cr.Wall, cr.PeakRSSKB
+	if srv != nil {
+		res.ServerRSSKB = srv.PeakRSSKB()
+	}
+	if cr.Err != nil {
+		res.Err = cr.Err.Error()
+		return res
+	}
+	res.Reported, _ = ParseRuntime(cr.Output)
+	res.Signature, res.Err = signature(ctx, w, srv, out, &res)
+	return res
+}
+
+// signature captures the run's output identity: the output file for
+// wordcount, the job's PCollection element counts for load tests (which
+// the direct runner cannot report, so it has none).
+func signature(ctx context.Context, w Workload, srv *Server, out string, res *Result) (string, string) {
+	if w.IsWordcount() {
+		sig, err := WordcountSignature(out)
+		return sig, errString(err)
+	}
+	if srv == nil {
+		return "", ""
+	}
+	counts, err := srv.ElementCounts(ctx)
+	if err != nil {
+		return "", "reading job metrics: " + err.Error()
+	}
+	res.Counts = counts
+	return CountsSignature(counts), ""
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,125 @@
+package bench
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Sizes are the knobs every workload reads; one value per flag so a run is
+// described fully by its command line.
+type Sizes struct {
+	Records     int64 // synthetic source records per load test
+	KeySize     int64 // bytes per key
+	ValueSize   int64 // bytes per value
+	WordcountMB int64 // size of the generated wordcount input
+}
+
+// Workload is one program and how to call it. Args excludes runner flags:
+// the same arguments go to every runner, which is what makes outputs
+// comparable.
+type Workload struct {
+	Name    string // short name used in flags and the table
+	Program string // binary name in the work dir's bin/
+	Pkg     string // Go package it is built from
+	Args    func(s Sizes, in, out string) []string
+}
+
+const beamGo = "github.com/apache/beam/sdks/v2/go/"
+
+// Workloads lists what the benchmark knows, in table order.
+var Workloads = []Workload{
+	loadTest("gbk", "group_by_key", "--fanout=1", "--iterations=1"),
+	loadTest("combine", "combine", "--fanout=1", "--top_count=20"),
+	loadTest("pardo", "pardo", "--iterations=1"),
+	loadTest("sideinput", "sideinput", "--access_percentage=100"),
+	cogbkTest(),
+	{Name: "wordcount", Program: "wordcount", Pkg: beamGo + "examples/wordcount",
+		Args: func(_ Sizes, in, out string) []string {
+			return []string{"--input=" + in, "--output=" + out}
+		}},
+}
+
+// DefaultWorkloads matches the issue's table (GroupByKey, Combine, ParDo)
+// plus wordcount; SideInput and CoGBK run when asked for.
+const DefaultWorkloads = "gbk,combine,pardo,wordcount"
+
+func loadTest(name, program string, extra ...string) Workload {
+	return Workload{Name: name, Program: program, Pkg: beamGo + "test/load/" + program,
+		Args: func(s Sizes, _, _ string) []string {
+			return append([]string{"--input_options=" + s.InputOptions()}, extra...)
+		}}
+}
+
+// cogbkTest joins two sources of the same shape, so the join is as large as
+// the GroupByKey test's input twice over.
+func cogbkTest() Workload {
+	w := loadTest("cogbk", "cogbk", "--iterations=1")
+	w.Args = func(s Sizes, _, _ string) []string {
+		o := s.InputOptions()
+		return []string{"--input_options=" + o, "--co_input_options=" + o, "--iterations=1"}
+	}
+	return w
+}
+
+// InputOptions is the synthetic source's JSON config. Hot keys stay off so
+// keys are uniform, as in the issue's sizing.
+func (s Sizes) InputOptions() string {
+	return fmt.Sprintf(`{"num_records":%d,"key_size":%d,"value_size":%d,"num_hot_keys":0}`,
+		s.Records, s.KeySize, s.ValueSize)
+}
+
+// IsWordcount reports whether outputs are compared by file, not metrics.
+func (w Workload) IsWordcount() bool { return w.Name == "wordcount" }
+
+// Binary is where Build puts the workload's program.
+func (w Workload) Binary(workDir string) string {
+	return filepath.Join(workDir, "bin", w.Program)
+}
+
+// SelectWorkloads resolves a comma-separated list against Workloads,
+// keeping the table order and rejecting unknown names.
+func SelectWorkloads(list string) ([]Workload, error) {
+	want, err := splitKnown(list, workloadNames())
+	if err != nil {
+		return nil, fmt.Errorf("--workloads: %w", err)
+	}
+	var out []Workload
+	for _, w := range Workloads {
+		if want[w.Name] {
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
+
+func workloadNames() []string {
+	var names []string
+	for _, w := range Workloads {
+		names = append(names, w.Name)
+	}
+	return names
+}
+
+// splitKnown parses "a,b" into a set, erroring on names not in known.
+func splitKnown(list string, known []string) (map[string]bool, error) {
+	ok := map[string]bool{}
+	for _, k := range known {
+		ok[k] = true
+	}
+	set := map[string]bool{}
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if !ok[n] {
+			return nil, fmt.Errorf("unknown name %q (known: %s)", n, strings.Join(known, ","))
+		}
+		set[n] = true
+	}
+	if len(set) == 0 {
+		return nil, fmt.Errorf("empty list")
+	}
+	return set, nil
+}
