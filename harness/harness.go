@@ -83,6 +83,9 @@ type Bundle struct {
 	// stream (Timers, possibly empty) and is expected back as an output.
 	TimerStreams []TimerStream
 	Timers       map[TimerStream][]byte
+	// Started, if set, learns the bundle's instruction id before its input
+	// is sent, so the caller can split the running bundle.
+	Started func(inst string)
 }
 
 // TimerStream names the timers of one family of one transform.
@@ -135,6 +138,9 @@ func (h *Harness) Process(ctx context.Context, b Bundle) (Result, error) {
 	}
 	recv := h.w.Data.Expect(inst, b.Outputs, timerKeys)
 	defer h.w.Data.Forget(inst)
+	if b.Started != nil {
+		b.Started(inst)
+	}
 
 	respc := make(chan respOrErr, 1)
 	go func() {

@@ -168,3 +168,23 @@ func Frames(chunks [][]byte, wv *coders.WindowedValueCodec, max int) ([][]byte, 
 	}
 	return out, nil
 }
+
+// ElementsFrom returns each element at or after index i of the chunks, in
+// order, as its own slice: the input a bundle gave back by a channel split.
+func ElementsFrom(chunks [][]byte, wv *coders.WindowedValueCodec, i int) ([][]byte, error) {
+	var out [][]byte
+	n := 0
+	for _, c := range chunks {
+		err := EachRaw(c, wv, func(_ *coders.WindowedValue, raw []byte) error {
+			if n >= i {
+				out = append(out, raw)
+			}
+			n++
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -34,6 +34,8 @@ type Bundle struct {
 	// Timers are the encoded timers to deliver, per timer family.
 	Timers map[TimerStream][]byte
 	minTS  int64
+	// started and splitAt are processing times, for the split policy.
+	started, splitAt int64
 }
 
 type pcoll struct {

@@ -40,6 +40,9 @@ type StageSpec struct {
 	Keyed bool
 	// Timers are the timer families of a stateful stage.
 	Timers []TimerSpec
+	// Splittable marks a stage that processes restrictions of a splittable
+	// DoFn: its running bundles may be split to use idle capacity.
+	Splittable bool
 }
 
 // EventKind is the kind of a TestStream event.

@@ -21,6 +21,10 @@ type sdkStage struct {
 	sinks   []string
 	side    *engine.SideHandler // built on the first bundle: sides are complete then
 	input   *coders.WindowedValueCodec
+
+	// The truncation descriptor of a splittable stage, used while draining.
+	truncDesc, truncSink string
+	truncIO              plan.StageIO
 }
 
 // frameBytes is the largest data-plane frame the runner cuts input into.
@@ -56,13 +60,16 @@ func (r *run) runStages(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan bundleDone)
-	inflight := 0
+	splits := make(chan splitDone)
+	running := map[int]*engine.Bundle{}
 	defer func() {
 		cancel()
-		for ; inflight > 0; inflight-- {
-			<-done
+		for ; len(running) > 0; delete(running, (<-done).b.ID) {
 		}
 	}()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	drainCh := r.split.drainCh
 	for {
 		if !virtual {
 			eng.AdvanceProcessingTime(time.Now().UnixMilli())
@@ -77,7 +84,7 @@ func (r *run) runStages(ctx context.Context) error {
 			if ss.stage.Stateful {
 				txn = r.state.Begin(r.orderedListCodec)
 			}
-			inflight++
+			running[b.ID] = b
 			go r.runBundle(ctx, ss, b, txn, done)
 		}
 		if err := eng.Err(); err != nil {
@@ -86,19 +93,40 @@ func (r *run) runStages(ctx context.Context) error {
 		if eng.Done() {
 			return nil
 		}
-		wait, err := r.waitFor(eng, inflight, virtual)
+		wait, err := r.waitFor(eng, len(running), virtual)
 		if err != nil {
 			return err
 		}
 		select {
 		case d := <-done:
-			inflight--
+			delete(running, d.b.ID)
 			if d.err != nil {
 				eng.Fail(d.b.ID)
 				return d.err
 			}
 			if err := r.commit(ctx, eng, stages[d.b.Stage], d); err != nil {
 				return err
+			}
+		case sd := <-splits:
+			if b := running[sd.id]; b != nil {
+				if err := r.applySplit(eng, stages[b.Stage], b, sd); err != nil {
+					return err
+				}
+			}
+		case <-tick.C:
+			if !virtual {
+				eng.AdvanceProcessingTime(time.Now().UnixMilli())
+			}
+			for _, id := range eng.SplitCandidates() {
+				r.requestSplit(ctx, stages[running[id].Stage], running[id], 0.5, splits)
+			}
+		case <-drainCh:
+			drainCh = nil
+			r.log.Info("draining: checkpointing running splittable bundles")
+			for _, b := range running {
+				if ss := stages[b.Stage]; ss.truncDesc != "" {
+					r.requestSplit(ctx, ss, b, 0, splits)
+				}
 			}
 		case <-wait:
 		case <-ctx.Done():
@@ -153,6 +181,20 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 			return nil, err
 		}
 		ss := &sdkStage{stage: s, harness: h, desc: desc.GetId(), io: io, input: in}
+		if s.Truncate != "" {
+			td, tio, err := r.plan.TruncateDescriptor(s, r.srv.Endpoint())
+			if err != nil {
+				return nil, err
+			}
+			r.srv.AddDescriptor(td)
+			if err := h.Register(ctx, td); err != nil {
+				return nil, err
+			}
+			ss.truncDesc, ss.truncIO = td.GetId(), tio
+			for sink := range tio.Sinks {
+				ss.truncSink = sink
+			}
+		}
 		for sink := range io.Sinks {
 			ss.sinks = append(ss.sinks, sink)
 		}
@@ -162,14 +204,19 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 }
 
 func (r *run) runBundle(ctx context.Context, ss *sdkStage, b *engine.Bundle, txn *userstate.Txn, done chan<- bundleDone) {
+	defer r.split.finished(b.ID)
 	input, err := engine.Frames(b.Input, ss.input, frameBytes)
+	if err == nil && r.split.draining.Load() && ss.truncDesc != "" {
+		input, err = r.truncate(ctx, ss, input)
+	}
 	if err != nil {
-		done <- bundleDone{b: b, err: fmt.Errorf("stage %s: cutting input into frames: %w", ss.stage.ID, err)}
+		done <- bundleDone{b: b, err: fmt.Errorf("stage %s: preparing input: %w", ss.stage.ID, err)}
 		return
 	}
 	hb := harness.Bundle{
 		Descriptor: ss.desc, InputTransform: ss.io.Source, Input: input,
 		Outputs: ss.sinks, State: bundleState(ss.side, txn),
+		Started: func(inst string) { r.split.started(b.ID, inst) },
 	}
 	for _, tf := range ss.stage.Timers {
 		ts := harness.TimerStream{Transform: tf.Transform, Family: tf.Family}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"sync"
 	"time"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
@@ -26,8 +27,13 @@ type Options struct {
 	Parallelism int
 }
 
-// Executor implements jobs.Executor.
-type Executor struct{ opts Options }
+// Executor implements jobs.Executor and jobs.Drainer.
+type Executor struct {
+	opts Options
+
+	mu   sync.Mutex
+	runs map[string]*run // running jobs by id, for Drain
+}
 
 // New returns an executor.
 func New(opts Options) *Executor {
@@ -40,7 +46,21 @@ func New(opts Options) *Executor {
 	if opts.Parallelism == 0 {
 		opts.Parallelism = 2 * runtime.NumCPU()
 	}
-	return &Executor{opts: opts}
+	return &Executor{opts: opts, runs: map[string]*run{}}
+}
+
+// Drain implements jobs.Drainer: the job's splittable DoFns checkpoint and
+// from then on only process their truncated restrictions, so the job ends
+// with everything it read processed.
+func (e *Executor) Drain(jobID string) error {
+	e.mu.Lock()
+	r := e.runs[jobID]
+	e.mu.Unlock()
+	if r == nil {
+		return fmt.Errorf("job %q is not running", jobID)
+	}
+	r.split.drain()
+	return nil
 }
 
 // Validate implements jobs.Executor: a pipeline is valid if it plans.
@@ -63,6 +83,14 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 		return err
 	}
 	defer r.close()
+	e.mu.Lock()
+	e.runs[j.ID] = r
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		delete(e.runs, j.ID)
+		e.mu.Unlock()
+	}()
 	if err := r.startWorkers(ctx); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"time"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
@@ -12,8 +13,8 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/harness"
-	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/engine/userstate"
+	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/metrics"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/worker"
@@ -28,6 +29,7 @@ type run struct {
 	srv     *fnapi.Server
 	metrics *metrics.Store
 	state   *userstate.Store
+	split   *splitter
 
 	harnesses map[string]*harness.Harness // environment id -> harness
 	handles   []worker.Handle
@@ -36,7 +38,7 @@ type run struct {
 func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run, error) {
 	r := &run{
 		opts: opts, log: opts.Logger.With("job", j.ID), job: j, plan: pl,
-		metrics: metrics.NewStore(), state: userstate.NewStore(), harnesses: map[string]*harness.Harness{},
+		metrics: metrics.NewStore(), state: userstate.NewStore(), split: newSplitter(), harnesses: map[string]*harness.Harness{},
 	}
 	srv, err := fnapi.Start(fnapi.Config{
 		Provision: r.provision,
@@ -133,19 +135,30 @@ func (r *run) provision(workerID string) (*fnpb.ProvisionInfo, error) {
 }
 
 // sdkLog forwards SDK log entries to the runner's log and, from INFO up,
-// to the job's message stream.
+// to the job's message stream at DETAILED importance. Clients log job
+// messages they receive, and a LOOPBACK harness living in the client
+// forwards the client's logs back here: DETAILED messages are logged by
+// clients at debug level, which is not forwarded again, so no entry can
+// echo back and forth.
 func (r *run) sdkLog(workerID string, e *fnpb.LogEntry) {
-	lvl, imp := slog.LevelInfo, jobpb.JobMessage_JOB_MESSAGE_BASIC
+	lvl := slog.LevelInfo
 	switch sev := e.GetSeverity(); {
 	case sev >= fnpb.LogEntry_Severity_ERROR:
-		lvl, imp = slog.LevelError, jobpb.JobMessage_JOB_MESSAGE_ERROR
+		lvl = slog.LevelError
 	case sev >= fnpb.LogEntry_Severity_WARN:
-		lvl, imp = slog.LevelWarn, jobpb.JobMessage_JOB_MESSAGE_WARNING
+		lvl = slog.LevelWarn
 	case sev < fnpb.LogEntry_Severity_INFO:
-		lvl, imp = slog.LevelDebug, jobpb.JobMessage_JOB_MESSAGE_DEBUG
+		lvl = slog.LevelDebug
 	}
 	r.log.Log(context.Background(), lvl, e.GetMessage(), "worker", workerID, "transform", e.GetTransformId(), "at", e.GetLogLocation())
-	if imp != jobpb.JobMessage_JOB_MESSAGE_DEBUG {
-		r.job.Message(imp, fmt.Sprintf("[%s] %s", workerID, e.GetMessage()))
+	if lvl > slog.LevelDebug && !echoedJobMessage(e.GetMessage()) {
+		r.job.Message(jobpb.JobMessage_JOB_MESSAGE_DETAILED, fmt.Sprintf("[%s] %s: %s", workerID, lvl, e.GetMessage()))
 	}
+}
+
+// echoedJobMessage recognises a job message a client logged and its
+// loopback harness sent back (the Go client prefixes them with their time
+// and id), so it is not turned into a job message again.
+func echoedJobMessage(msg string) bool {
+	return strings.HasPrefix(msg, "(time=") || strings.HasPrefix(msg, "(id=")
 }

@@ -82,6 +82,7 @@ func (r *run) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 		ss.Kind = engine.SDKStage
 		ss.SideInputs = uniqueSides(s)
 		ss.Keyed = s.Stateful
+		ss.Splittable = s.Truncate != ""
 		timers, err := r.timerSpecs(s)
 		if err != nil {
 			return ss, err

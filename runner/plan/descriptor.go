@@ -106,3 +106,32 @@ func port(urn, name string, api *pipepb.ApiServiceDescriptor, coder string, in, 
 		Outputs:    out,
 	}
 }
+
+// TruncateDescriptor builds the descriptor that truncates the sized
+// restrictions of a splittable stage's input, used while draining. Its
+// output has the same wire coder as its input, so it feeds the stage.
+func (p *Plan) TruncateDescriptor(s *Stage, endpoint string) (*fnpb.ProcessBundleDescriptor, StageIO, error) {
+	if s.Truncate == "" {
+		return nil, StageIO{}, fmt.Errorf("stage %s has no splittable DoFn to truncate", s.ID)
+	}
+	api := &pipepb.ApiServiceDescriptor{Url: endpoint}
+	main, out := s.Inputs[0], s.TruncateOut
+	t := p.Components.GetTransforms()[s.Truncate]
+	d := &fnpb.ProcessBundleDescriptor{
+		Id:                        s.ID + "/truncate",
+		Transforms:                map[string]*pipepb.PTransform{s.Truncate: t},
+		Pcollections:              map[string]*pipepb.PCollection{},
+		WindowingStrategies:       p.Components.GetWindowingStrategies(),
+		Coders:                    p.Components.GetCoders(),
+		Environments:              p.Components.GetEnvironments(),
+		StateApiServiceDescriptor: api,
+	}
+	for _, pc := range t.GetInputs() {
+		d.Pcollections[pc] = p.Components.GetPcollections()[pc]
+	}
+	d.Pcollections[out] = p.Components.GetPcollections()[out]
+	io := StageIO{Source: d.Id + "/source", Sinks: map[string]string{d.Id + "/sink": out}}
+	d.Transforms[io.Source] = port(URNDataSource, "source", api, p.Wire[main], nil, map[string]string{"out": main})
+	d.Transforms[d.Id+"/sink"] = port(URNDataSink, "sink", api, p.Wire[out], map[string]string{"in": out}, nil)
+	return d, io, nil
+}

@@ -16,12 +16,17 @@ type graph struct {
 	// breakBefore marks leaves that must start a new stage because their
 	// input must be materialised (the sized restrictions of an SDF).
 	breakBefore map[string]bool
+	// truncates maps an SDF's processing transform to its truncation.
+	truncates map[string]truncateInfo
 }
+
+type truncateInfo struct{ transform, out string }
 
 func newGraph(p *pipepb.Pipeline) (*graph, error) {
 	g := &graph{
 		comps:       proto.Clone(p.GetComponents()).(*pipepb.Components),
 		breakBefore: map[string]bool{},
+		truncates:   map[string]truncateInfo{},
 	}
 	if g.comps == nil || len(g.comps.GetTransforms()) == 0 {
 		return nil, fmt.Errorf("pipeline has no transforms")

@@ -53,6 +53,9 @@ type Stage struct {
 	Stateful bool
 	// Timers are the timer families of the stage's transforms.
 	Timers []TimerFamily
+	// Truncate is the truncation transform of the splittable DoFn this
+	// stage starts with, and TruncateOut its output; empty otherwise.
+	Truncate, TruncateOut string
 	// Deps are the stages that must finish first.
 	Deps []string
 }
@@ -145,6 +148,9 @@ func (f *fuser) placeSDK(id string, t *pipepb.PTransform) error {
 	} else {
 		f.newStage(id, SDK, t.GetEnvironmentId(), []string{main})
 		f.stageOf[id].Stateful = stateful
+		if tr, ok := f.g.truncates[id]; ok {
+			f.stageOf[id].Truncate, f.stageOf[id].TruncateOut = tr.transform, tr.out
+		}
 	}
 	s := f.stageOf[id]
 	for _, si := range sides {

@@ -31,6 +31,13 @@ func (g *graph) expandSDF(id string, t *pipepb.PTransform) ([]string, bool, erro
 
 	pairID := g.copyTransform(id, "/PairWithRestriction", URNPairWithRestr, tag, main, map[string]string{"out": pairedPC})
 	splitID := g.copyTransform(id, "/SplitAndSizeRestrictions", URNSplitAndSize, tag, pairedPC, map[string]string{"out": sizedPC})
+	// Truncation runs only while draining: not a leaf, but a descriptor of
+	// its own that sized restrictions pass through before processing.
+	truncPC := g.addPColl(main+"/truncated", sized, mainPC)
+	g.truncates[id] = truncateInfo{
+		transform: g.copyTransform(id, "/TruncateRestriction", URNTruncate, tag, sizedPC, map[string]string{"out": truncPC}),
+		out:       truncPC,
+	}
 	// The processing step keeps the original id, so metrics and logs name
 	// the user's transform.
 	proc := g.comps.GetTransforms()[id]

@@ -92,6 +92,10 @@ func runSuites(ctx context.Context, cfg config, work, testBin string, srv *serve
 	rep := &report{expected: expected}
 	endpoint := srv.endpoint
 	g := goRun{bin: testBin, endpoint: endpoint, timeout: cfg.goTimeout, work: work}
+	// TestDrain's job runs until an operator drains it: play that part.
+	drainCtx, stopDrainer := context.WithCancel(ctx)
+	defer stopDrainer()
+	go operateDrains(drainCtx, endpoint, logStderr)
 	timed("Go expected tests", func() error {
 		rep.results = append(rep.results, g.run(ctx, "expected", validates.RunRegex(expected), "")...)
 		return nil

@@ -1,0 +1,44 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+
+	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
+)
+
+// SplitResult is what the SDK gave up of a running bundle: residual
+// applications (the unprocessed parts of split elements) and the index of
+// the first input element it will not process (-1 when none).
+type SplitResult struct {
+	Residuals     []*fnpb.DelayedBundleApplication
+	FirstResidual int64
+}
+
+// Split asks a running bundle to keep only about fraction of its remaining
+// work. fraction 0 asks it to stop as soon as it can (a checkpoint).
+func (h *Harness) Split(ctx context.Context, inst, source string, fraction float64, estimatedElements int64) (SplitResult, error) {
+	resp, err := h.w.Do(ctx, &fnpb.InstructionRequest{
+		InstructionId: h.instID("split"),
+		Request: &fnpb.InstructionRequest_ProcessBundleSplit{ProcessBundleSplit: &fnpb.ProcessBundleSplitRequest{
+			InstructionId: inst,
+			DesiredSplits: map[string]*fnpb.ProcessBundleSplitRequest_DesiredSplit{
+				source: {FractionOfRemainder: fraction, EstimatedInputElements: estimatedElements},
+			},
+		}},
+	})
+	if err != nil {
+		return SplitResult{}, fmt.Errorf("splitting bundle %s on worker %q: %w", inst, h.w.ID, err)
+	}
+	if resp.GetError() != "" {
+		return SplitResult{}, fmt.Errorf("splitting bundle %s on worker %q: %s", inst, h.w.ID, resp.GetError())
+	}
+	sr := resp.GetProcessBundleSplit()
+	out := SplitResult{Residuals: sr.GetResidualRoots(), FirstResidual: -1}
+	for _, cs := range sr.GetChannelSplits() {
+		if cs.GetTransformId() == source {
+			out.FirstResidual = cs.GetFirstResidualElement()
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+)
+
+// splitMinAge is how long a bundle runs before the engine considers
+// splitting it, and the least time between two splits of one bundle: a
+// split is a round trip to the SDK, worth it only for long-running work.
+const splitMinAge = 500 // milliseconds
+
+// SplitCandidates returns the bundles worth splitting now, oldest first:
+// bundles of splittable stages that have run at least splitMinAge while
+// the stage has idle capacity and nothing else to run. Each returned
+// bundle is not offered again for splitMinAge.
+func (e *Engine) SplitCandidates() []int {
+	var out []int
+	for _, st := range e.stages {
+		if !st.spec.Splittable || len(st.flight) == 0 || len(st.pending) > 0 || st.hasReadyResiduals(e.now) {
+			continue
+		}
+		idle := e.spec.MaxBundles - len(st.flight)
+		for _, b := range oldestFirst(st.flight) {
+			if idle <= 0 {
+				break
+			}
+			if e.now-b.started < splitMinAge || e.now-b.splitAt < splitMinAge {
+				continue
+			}
+			b.splitAt = e.now
+			out = append(out, b.ID)
+			idle--
+		}
+	}
+	return out
+}
+
+func oldestFirst(m map[int]*Bundle) []*Bundle {
+	bs := make([]*Bundle, 0, len(m))
+	for _, b := range m {
+		bs = append(bs, b)
+	}
+	sort.Slice(bs, func(i, j int) bool { return bs[i].ID < bs[j].ID })
+	return bs
+}
+
+func (st *stage) hasReadyResiduals(now int64) bool {
+	for _, d := range st.delayed {
+		if d.readyAt <= now {
+			return true
+		}
+	}
+	return false
+}
+
+// AddResiduals files work a running bundle gave up (by a split) to run in
+// another bundle; the bundle itself is still committed later as usual.
+func (e *Engine) AddResiduals(id int, rs []Residual) error {
+	b := e.flight[id]
+	if b == nil {
+		return fmt.Errorf("split of unknown bundle %d", id)
+	}
+	if err := e.deferResiduals(e.stage(b.Stage), rs); err != nil {
+		e.fail(err)
+		return err
+	}
+	e.recompute()
+	return e.err
+}

@@ -1,0 +1,124 @@
+package execute
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/beam-runner/beam-runner/runner/coders"
+
+	"github.com/beam-runner/beam-runner/harness"
+	"github.com/beam-runner/beam-runner/runner/engine"
+)
+
+// splitter tracks running bundles' instruction ids so the driver can split
+// them, and the job's drain request.
+type splitter struct {
+	mu       sync.Mutex
+	insts    map[int]string // engine bundle id -> harness instruction id
+	draining atomic.Bool
+	drainCh  chan struct{}
+	once     sync.Once
+}
+
+func newSplitter() *splitter {
+	return &splitter{insts: map[int]string{}, drainCh: make(chan struct{})}
+}
+
+func (s *splitter) started(id int, inst string) {
+	s.mu.Lock()
+	s.insts[id] = inst
+	s.mu.Unlock()
+}
+
+func (s *splitter) finished(id int) {
+	s.mu.Lock()
+	delete(s.insts, id)
+	s.mu.Unlock()
+}
+
+func (s *splitter) inst(id int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.insts[id]
+}
+
+// drain starts draining; later calls do nothing.
+func (s *splitter) drain() {
+	s.once.Do(func() {
+		s.draining.Store(true)
+		close(s.drainCh)
+	})
+}
+
+type splitDone struct {
+	id  int
+	res harness.SplitResult
+	err error
+}
+
+// requestSplit asks a running bundle to give up the given fraction of its
+// remaining work, reporting on done.
+func (r *run) requestSplit(ctx context.Context, ss *sdkStage, b *engine.Bundle, fraction float64, done chan<- splitDone) {
+	inst := r.split.inst(b.ID)
+	if inst == "" {
+		return // not started yet, or already finished
+	}
+	go func() {
+		res, err := ss.harness.Split(ctx, inst, ss.io.Source, fraction, countElements(b, ss))
+		select {
+		case done <- splitDone{id: b.ID, res: res, err: err}:
+		case <-ctx.Done():
+		}
+	}()
+}
+
+func countElements(b *engine.Bundle, ss *sdkStage) int64 {
+	n := int64(0)
+	for _, c := range b.Input {
+		engine.EachRaw(c, ss.input, func(_ *coders.WindowedValue, _ []byte) error { n++; return nil })
+	}
+	return n
+}
+
+// applySplit hands what a split gave up back to the engine: residual
+// restrictions, and input elements past the channel split.
+func (r *run) applySplit(eng *engine.Engine, ss *sdkStage, b *engine.Bundle, d splitDone) error {
+	if d.err != nil {
+		r.log.Debug("split refused", "bundle", d.id, "err", d.err)
+		return nil // a bundle that finished or cannot split is not an error
+	}
+	rs := residuals(harness.Result{Residuals: d.res.Residuals})
+	if d.res.FirstResidual >= 0 {
+		rest, err := engine.ElementsFrom(b.Input, ss.input, int(d.res.FirstResidual))
+		if err != nil {
+			return fmt.Errorf("stage %s: channel split: %w", ss.stage.ID, err)
+		}
+		for _, el := range rest {
+			rs = append(rs, engine.Residual{Element: el})
+		}
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	r.log.Debug("split bundle", "bundle", d.id, "stage", ss.stage.ID, "residuals", len(rs))
+	return eng.AddResiduals(d.id, rs)
+}
+
+// truncate runs a splittable stage's input through its truncation while
+// draining, so sources stop at what they have claimed.
+func (r *run) truncate(ctx context.Context, ss *sdkStage, input [][]byte) ([][]byte, error) {
+	res, err := ss.harness.Process(ctx, harness.Bundle{
+		Descriptor: ss.truncDesc, InputTransform: ss.truncIO.Source, Input: input,
+		Outputs: []string{ss.truncSink},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("truncating restrictions of stage %s: %w", ss.stage.ID, err)
+	}
+	var out [][]byte
+	if frames := res.Outputs[ss.truncSink]; len(frames) > 0 {
+		out = append(out, join(frames))
+	}
+	return out, nil
+}
