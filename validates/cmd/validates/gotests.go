@@ -33,23 +33,17 @@ type goRun struct {
 // results. The binary's exit status is ignored: failures are read per test,
 // and a crash shows up as tests that are incomplete or did not run.
 func (g goRun) run(ctx context.Context, label, runRE, skipRE string) []validates.Result {
-	args := g.args(runRE, skipRE)
-	// test2json -t converts the -test.v=test2json stream to JSON events,
-	// exactly, including tests interrupted by -test.timeout.
-	// The binary's own -test.timeout should fire first and dump stacks; the
-	// context is a backstop that kills the whole process group.
-	ctx, cancel := context.WithTimeout(ctx, g.timeout+time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", append([]string{"tool", "test2json", "-t", "-p", "primitives", g.bin}, args...)...)
-	setProcAttrs(cmd)
-	cmd.Cancel = func() error { return killGroup(cmd) }
 	raw, err := os.Create(filepath.Join(g.work, "go-"+label+".json"))
 	if err != nil {
 		fmt.Println("validates:", err)
 		return nil
 	}
 	defer raw.Close()
-	results, err := g.stream(cmd, raw)
+	// The binary's own -test.timeout should fire first and dump stacks; the
+	// context is a backstop, and is also cancelled if the server dies.
+	ctx, cancel := context.WithTimeout(ctx, g.timeout+time.Minute)
+	defer cancel()
+	results, err := g.stream(ctx, g.args(runRE, skipRE), raw)
 	if err != nil {
 		fmt.Printf("validates: Go %s tests: %v\n", label, err)
 	}
@@ -67,24 +61,52 @@ func (g goRun) args(runRE, skipRE string) []string {
 	return args
 }
 
-// stream starts cmd and parses its events, echoing test output live and
-// saving the raw events to raw.
-func (g goRun) stream(cmd *exec.Cmd, raw io.Writer) ([]validates.Result, error) {
-	out, err := cmd.StdoutPipe()
+// stream runs the test binary with its output piped into `go tool test2json`
+// and parses the events, echoing test output live and saving them to raw.
+// The two are separate processes so that killing the tests (on ctx) still
+// lets test2json flush what ran, marking the interrupted test incomplete.
+func (g goRun) stream(ctx context.Context, args []string, raw io.Writer) ([]validates.Result, error) {
+	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	conv := exec.Command("go", "tool", "test2json", "-t", "-p", "primitives")
+	conv.Stdin, conv.Stderr = pr, os.Stderr
+	out, err := conv.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	test := exec.CommandContext(ctx, g.bin, args...)
+	test.Stdout, test.Stderr = pw, pw
+	setProcAttrs(test)
+	test.Cancel = func() error { return killGroup(test) }
+	if err := startBoth(conv, test, pr, pw); err != nil {
 		return nil, err
 	}
 	results, perr := validates.ParseTest2JSON(io.TeeReader(out, raw), os.Stdout)
-	werr := cmd.Wait()
+	terr := test.Wait()
+	conv.Wait()
 	if perr != nil {
 		return results, perr
 	}
-	if werr != nil {
-		return results, fmt.Errorf("test binary: %w (see per-test results)", werr)
+	if terr != nil {
+		return results, fmt.Errorf("test binary: %w (see per-test results)", terr)
 	}
 	return results, nil
+}
+
+// startBoth starts the converter then the tests, and closes this process's
+// pipe ends so the converter sees EOF exactly when the tests exit.
+func startBoth(conv, test *exec.Cmd, pr, pw *os.File) error {
+	defer pr.Close()
+	defer pw.Close()
+	if err := conv.Start(); err != nil {
+		return err
+	}
+	if err := test.Start(); err != nil {
+		pw.Close()
+		conv.Wait()
+		return err
+	}
+	return nil
 }

@@ -36,7 +36,11 @@ func run(ctx context.Context, cfg config) (bool, error) {
 	defer srv.stop()
 	fmt.Printf("validates: job server %s listening on %s (log %s)\n", bins.runner, srv.endpoint, srv.logPath)
 
-	rep := runSuites(ctx, cfg, work, bins.tests, srv, expected)
+	// A dead server would leave each running test hanging until its own
+	// timeout: cancel the suites as soon as it exits.
+	sctx, cancel := srv.cancelOnExit(ctx)
+	defer cancel()
+	rep := runSuites(sctx, cfg, work, bins.tests, srv, expected)
 	srv.stop() // before reporting, so its log is complete
 	return rep.print(srv), nil
 }
@@ -107,11 +111,20 @@ func runSuites(ctx context.Context, cfg config, work, testBin string, srv *serve
 			return nil
 		})
 	}
+	// A crashed server explains every later failure, and Python jobs would
+	// only hang until their timeouts: report it and stop here.
+	if err := srv.exitedEarly(); err != nil {
+		rep.problems = append(rep.problems, err.Error())
+		return rep
+	}
 	if cfg.python {
 		timed("Python portable checks", func() error {
-			rep.addPython(runPython(ctx, cfg, work, endpoint))
+			rep.addPython(runPython(ctx, cfg, work, srv.endpoint))
 			return nil
 		})
+	}
+	if err := srv.exitedEarly(); err != nil {
+		rep.problems = append([]string{err.Error()}, rep.problems...)
 	}
 	runExtraChecks(ctx, cfg, work, srv, rep)
 	return rep

@@ -112,6 +112,29 @@ func (s *server) stop() {
 	})
 }
 
+// exitedEarly reports an error if the server exited before stop was called.
+func (s *server) exitedEarly() error {
+	select {
+	case <-s.exited:
+		return fmt.Errorf("job server exited during the run: %v", s.waitErr)
+	default:
+		return nil
+	}
+}
+
+// cancelOnExit returns a context cancelled when the server process exits.
+func (s *server) cancelOnExit(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-s.exited:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
 // tail returns the last n lines of the server log.
 func (s *server) tail(n int) string { return tailFile(s.logPath, n) }
 
