@@ -207,7 +207,9 @@ func (t *Txn) applyLocked(s *Store) {
 }
 
 // setOrDelete stores v, or deletes k when v is empty so empty cells vanish.
-func setOrDelete[S interface{ ~[]entry | ~[][]byte | ~map[string][][]byte }](m map[string]S, k string, v S) {
+func setOrDelete[S interface {
+	~[]entry | ~[][]byte | ~map[string][][]byte
+}](m map[string]S, k string, v S) {
 	if len(v) == 0 {
 		delete(m, k)
 	} else {

@@ -227,10 +227,7 @@ func TestOrderedList(t *testing.T) {
 		}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s := runScript(t, tc.steps)
-			_ = s
-		})
+		t.Run(tc.name, func(t *testing.T) { runScript(t, tc.steps) })
 	}
 }
 
