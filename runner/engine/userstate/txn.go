@@ -206,8 +206,13 @@ func (t *Txn) applyLocked(s *Store) {
 	}
 }
 
+// cellValue is the committed value of any cell kind.
+type cellValue interface {
+	~[]entry | ~[][]byte | ~map[string][][]byte
+}
+
 // setOrDelete stores v, or deletes k when v is empty so empty cells vanish.
-func setOrDelete[S interface{ ~[]entry | ~[][]byte | ~map[string][][]byte }](m map[string]S, k string, v S) {
+func setOrDelete[S cellValue](m map[string]S, k string, v S) {
 	if len(v) == 0 {
 		delete(m, k)
 	} else {
