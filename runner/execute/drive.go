@@ -117,6 +117,11 @@ func (r *run) runStages(ctx context.Context) error {
 			if !virtual {
 				eng.AdvanceProcessingTime(time.Now().UnixMilli())
 			}
+			// No splits while draining: every residual would be truncated
+			// again, and a truncation may grow a small restriction.
+			if r.split.draining.Load() {
+				continue
+			}
 			for _, id := range eng.SplitCandidates() {
 				r.requestSplit(ctx, stages[running[id].Stage], running[id], 0.5, splits)
 			}

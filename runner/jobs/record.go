@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -25,9 +26,15 @@ type record struct {
 		log     []*jobpb.JobMessagesResponse // states and messages, in order
 		changed chan struct{}                // closed and replaced on append
 		nextMsg int
+		minor   int // messages below WARNING kept so far
 		metrics []*pipepb.MonitoringInfo
 	}
 }
+
+// maxMinorMessages bounds the messages below WARNING a job keeps for late
+// subscribers, so a chatty job cannot exhaust the server's memory. States,
+// warnings and errors are always kept.
+const maxMinorMessages = 10000
 
 func newRecord(j *Job, cancel context.CancelFunc) *record {
 	r := &record{job: j, cancel: cancel, done: make(chan struct{})}
@@ -116,6 +123,16 @@ func (r *record) message(importance jobpb.JobMessage_MessageImportance, text str
 	defer r.mu.Unlock()
 	if isTerminal(r.mu.state) {
 		return
+	}
+	if importance < jobpb.JobMessage_JOB_MESSAGE_WARNING {
+		r.mu.minor++
+		switch {
+		case r.mu.minor == maxMinorMessages+1:
+			importance, text = jobpb.JobMessage_JOB_MESSAGE_WARNING,
+				fmt.Sprintf("job %s sent more than %d messages below WARNING; further ones are dropped", r.job.ID, maxMinorMessages)
+		case r.mu.minor > maxMinorMessages:
+			return
+		}
 	}
 	r.messageLocked(importance, text)
 }
