@@ -236,3 +236,43 @@ func sortByKeyStable(xs []string) []string {
 	}
 	return out
 }
+
+// The split policy offers a bundle of a splittable stage for splitting
+// once it has run long enough while the stage has idle capacity, and not
+// again until splitMinAge passes; residuals of a split run in a new bundle.
+func TestSplitPolicy(t *testing.T) {
+	spec := Spec{
+		Streaming: true, MaxBundles: 2, StartTime: 1000,
+		PColls: map[string]PCollSpec{"src": {Codec: wvCodec(t, "wv-kv")}},
+		Stages: []StageSpec{
+			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
+				{Kind: AddElements, PColl: "src", Elements: globalKV(1, "a", "1")},
+			}},
+			{ID: "sdf", Kind: SDKStage, Splittable: true, Inputs: []string{"src"}},
+		},
+	}
+	e, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := e.Ready()
+	if len(bs) != 1 {
+		t.Fatalf("Ready = %d bundles, want 1", len(bs))
+	}
+	if got := e.SplitCandidates(); len(got) != 0 {
+		t.Fatalf("split offered before the bundle ran %dms: %v", splitMinAge, got)
+	}
+	e.AdvanceProcessingTime(1000 + splitMinAge)
+	if got := e.SplitCandidates(); len(got) != 1 || got[0] != bs[0].ID {
+		t.Fatalf("SplitCandidates = %v, want [%d]", got, bs[0].ID)
+	}
+	if got := e.SplitCandidates(); len(got) != 0 {
+		t.Fatalf("split offered twice at once: %v", got)
+	}
+	if err := e.AddResiduals(bs[0].ID, []Residual{{Element: globalKV(1, "a", "2")}}); err != nil {
+		t.Fatal(err)
+	}
+	if more := e.Ready(); len(more) != 1 {
+		t.Fatalf("residual of the split did not start a bundle: %v", more)
+	}
+}

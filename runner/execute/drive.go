@@ -85,6 +85,7 @@ func (r *run) runStages(ctx context.Context) error {
 				txn = r.state.Begin(r.orderedListCodec)
 			}
 			running[b.ID] = b
+			r.concurrency.start(b.Stage)
 			go r.runBundle(ctx, ss, b, txn, done)
 		}
 		if err := eng.Err(); err != nil {
@@ -100,6 +101,7 @@ func (r *run) runStages(ctx context.Context) error {
 		select {
 		case d := <-done:
 			delete(running, d.b.ID)
+			r.concurrency.end(d.b.Stage)
 			if d.err != nil {
 				eng.Fail(d.b.ID)
 				return d.err

@@ -95,5 +95,6 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 		return err
 	}
 	j.Running()
+	defer r.reportConcurrency()
 	return r.runStages(ctx)
 }

@@ -30,6 +30,8 @@ type run struct {
 	metrics *metrics.Store
 	state   *userstate.Store
 	split   *splitter
+	// concurrency records how many bundles of each stage ran at once.
+	concurrency concurrency
 
 	harnesses map[string]*harness.Harness // environment id -> harness
 	handles   []worker.Handle
@@ -161,4 +163,27 @@ func (r *run) sdkLog(workerID string, e *fnpb.LogEntry) {
 // and id), so it is not turned into a job message again.
 func echoedJobMessage(msg string) bool {
 	return strings.HasPrefix(msg, "(time=") || strings.HasPrefix(msg, "(id=")
+}
+
+// concurrency counts running bundles per stage and the most seen at once,
+// which the job reports when it ends (it shows whether splitting and
+// parallel bundles kept the cores busy).
+type concurrency struct{ now, peak map[string]int }
+
+func (c *concurrency) start(stage string) {
+	if c.now == nil {
+		c.now, c.peak = map[string]int{}, map[string]int{}
+	}
+	c.now[stage]++
+	c.peak[stage] = max(c.peak[stage], c.now[stage])
+}
+
+func (c *concurrency) end(stage string) { c.now[stage]-- }
+
+func (r *run) reportConcurrency() {
+	for _, s := range r.plan.Stages {
+		if n := r.concurrency.peak[s.ID]; n > 0 {
+			r.log.Info("stage parallelism", "stage", s.ID, "name", r.stageName(s), "max_concurrent_bundles", n)
+		}
+	}
 }

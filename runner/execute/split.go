@@ -102,7 +102,7 @@ func (r *run) applySplit(eng *engine.Engine, ss *sdkStage, b *engine.Bundle, d s
 	if len(rs) == 0 {
 		return nil
 	}
-	r.log.Debug("split bundle", "bundle", d.id, "stage", ss.stage.ID, "residuals", len(rs))
+	r.log.Info("split running bundle", "bundle", d.id, "stage", ss.stage.ID, "residuals", len(rs))
 	return eng.AddResiduals(d.id, rs)
 }
 
