@@ -13,11 +13,11 @@ type Kind int
 
 // Stage kinds.
 const (
-	SDK     Kind = iota // fused transforms run by an SDK harness
-	Impulse             // the runner emits one empty element
-	GBK                 // the runner groups by key and window
-	Flatten             // the runner concatenates its inputs
-	TestStream          // the runner replays TestStream events
+	SDK        Kind = iota // fused transforms run by an SDK harness
+	Impulse                // the runner emits one empty element
+	GBK                    // the runner groups by key and window
+	Flatten                // the runner concatenates its inputs
+	TestStream             // the runner replays TestStream events
 )
 
 // SideInput is one side input read by a transform of an SDK stage.

@@ -73,4 +73,6 @@ func drainable(ctx context.Context, client jobpb.JobServiceClient, since map[str
 	return out
 }
 
-func logStderr(format string, args ...any) { fmt.Fprintf(os.Stderr, "validates: "+format+"\n", args...) }
+func logStderr(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "validates: "+format+"\n", args...)
+}
