@@ -34,6 +34,9 @@ var (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "drain" {
+		os.Exit(drainCommand(os.Args[2:], os.Stdout))
+	}
 	flag.Parse()
 	logger, err := newLogger(*logLevel, *logKind, os.Stderr)
 	if err != nil {
