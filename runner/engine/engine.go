@@ -22,6 +22,8 @@ type Engine struct {
 	nextID int
 	flight map[int]*Bundle
 	err    error
+	// expired are stateful windows whose state may be dropped.
+	expired []StateWindow
 }
 
 // Bundle is work for an SDK harness.
@@ -200,6 +202,7 @@ func (e *Engine) Commit(id int, res Result) error {
 		for _, k := range b.Keys {
 			delete(st.keyed.busy, k)
 		}
+		st.keyed.rescan = true
 		if err := e.setTimers(st, timers); err != nil {
 			e.fail(err)
 			return err

@@ -180,6 +180,10 @@ func TestKeyedBundlesAndTimerOrder(t *testing.T) {
 	if !e.Done() {
 		t.Error("engine not done after every timer fired")
 	}
+	// With input complete and no timers left, both keys' state is garbage.
+	if exp := e.TakeExpired(); len(exp) != 2 {
+		t.Errorf("expired state windows = %d, want 2 (keys a and b)", len(exp))
+	}
 }
 
 // drainTimers runs bundles until none are ready, recording "key@fire" of

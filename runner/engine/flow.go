@@ -101,6 +101,7 @@ func (e *Engine) recompute() {
 				p.wm = st.outWM
 			}
 		}
+		e.expire(st)
 	}
 	e.releaseSides()
 }

@@ -24,6 +24,21 @@ type keyed struct {
 	pending map[string]*keyWork
 	busy    map[string]bool
 	timers  map[string]*timer // by identity: stream, key, windows, tag
+	// windows are the (key, window) pairs that may hold state, until the
+	// watermark passes the window's end plus the allowed lateness.
+	windows map[string]*StateWindow
+	// scannedAt is the input watermark of the last expiry scan; rescan is
+	// set when keys were released since.
+	scannedAt int64
+	rescan    bool
+}
+
+// StateWindow is one key's window of a stateful stage. Once it expires
+// its state is garbage: see TakeExpired.
+type StateWindow struct {
+	Stage       string
+	Key, Window []byte
+	maxTS       int64
 }
 
 type keyWork struct {
@@ -41,7 +56,7 @@ type timer struct {
 }
 
 func newKeyed() *keyed {
-	return &keyed{pending: map[string]*keyWork{}, busy: map[string]bool{}, timers: map[string]*timer{}}
+	return &keyed{pending: map[string]*keyWork{}, busy: map[string]bool{}, timers: map[string]*timer{}, windows: map[string]*StateWindow{}, scannedAt: coders.MinTimestamp}
 }
 
 // enqueueKeyed files elements under their encoded keys.
@@ -63,7 +78,9 @@ func (e *Engine) enqueueKeyed(st *stage, p *pcoll, c []byte) {
 		}
 		w.data = append(w.data, raw...)
 		w.minTS = min(w.minTS, v.Timestamp)
-		return nil
+		return EachWindow(p.spec.Codec, v, func(win []byte) error {
+			return st.keyed.track(st.spec.ID, k, win, p.spec.Codec.WindowKind())
+		})
 	})
 	if err != nil {
 		e.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, p.id, err))
@@ -210,3 +227,68 @@ func (st *stage) nextTimerWakeup() (int64, bool) {
 
 // hasTimers reports whether the stage still has timers set.
 func (st *stage) hasTimers() bool { return st.keyed != nil && len(st.keyed.timers) > 0 }
+
+// track remembers that a key's window may hold state.
+func (k *keyed) track(stage, key string, win []byte, kind coders.WindowKind) error {
+	id := key + "\x00" + string(win)
+	if _, ok := k.windows[id]; ok {
+		return nil
+	}
+	maxTS := coders.EndOfGlobalWindow
+	if kind == coders.IntervalWindows {
+		w, _, err := coders.DecodeIntervalWindow(win)
+		if err != nil {
+			return fmt.Errorf("window of key: %w", err)
+		}
+		maxTS = w.MaxTimestamp()
+	}
+	k.windows[id] = &StateWindow{Stage: stage, Key: []byte(key), Window: append([]byte(nil), win...), maxTS: maxTS}
+	return nil
+}
+
+// expire moves the windows whose end plus allowed lateness the input
+// watermark has passed, and whose key no bundle owns, to e.expired.
+func (e *Engine) expire(st *stage) {
+	if st.keyed == nil || len(st.keyed.windows) == 0 {
+		return
+	}
+	if st.inWM <= st.keyed.scannedAt && !st.keyed.rescan {
+		return // nothing could have expired since the last scan
+	}
+	st.keyed.scannedAt, st.keyed.rescan = st.inWM, false
+	for id, w := range st.keyed.windows {
+		if st.keyed.busy[string(w.Key)] || st.keyed.pending[string(w.Key)] != nil {
+			continue
+		}
+		if gc := w.maxTS + st.spec.AllowedLateness; gc < st.inWM || st.inWM >= coders.MaxTimestamp {
+			if !st.keyed.hasTimersFor(string(w.Key)) {
+				e.expired = append(e.expired, *w)
+				delete(st.keyed.windows, id)
+			}
+		}
+	}
+}
+
+func (k *keyed) hasTimersFor(key string) bool {
+	for _, t := range k.timers {
+		if t.key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// TakeExpired returns, and forgets, the windows whose state is garbage:
+// the watermark passed their end plus the allowed lateness, and no input
+// or timer of their key is left.
+func (e *Engine) TakeExpired() []StateWindow {
+	out := e.expired
+	e.expired = nil
+	sort.Slice(out, func(i, j int) bool {
+		if string(out[i].Key) != string(out[j].Key) {
+			return string(out[i].Key) < string(out[j].Key)
+		}
+		return string(out[i].Window) < string(out[j].Window)
+	})
+	return out
+}

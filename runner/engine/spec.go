@@ -40,6 +40,9 @@ type StageSpec struct {
 	Keyed bool
 	// Timers are the timer families of a stateful stage.
 	Timers []TimerSpec
+	// AllowedLateness of a stateful stage's input: its windows' state is
+	// garbage once the watermark passes their end plus this.
+	AllowedLateness int64
 	// Splittable marks a stage that processes restrictions of a splittable
 	// DoFn: its running bundles may be split to use idle capacity.
 	Splittable bool

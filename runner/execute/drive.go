@@ -262,6 +262,7 @@ func (r *run) commit(ctx context.Context, eng *engine.Engine, ss *sdkStage, d bu
 	if err := eng.Commit(d.b.ID, engine.Result{Data: out, Timers: timers, Residuals: residuals(d.res)}); err != nil {
 		return err
 	}
+	r.dropExpiredState(eng)
 	if d.res.NeedsFinalize {
 		// Outputs are committed: the SDK may now acknowledge its source.
 		// Done before the job can end, so callbacks are never lost.
@@ -335,4 +336,16 @@ func residuals(res harness.Result) []engine.Residual {
 		out = append(out, er)
 	}
 	return out
+}
+
+// dropExpiredState garbage-collects the user state of windows the engine
+// says have expired.
+func (r *run) dropExpiredState(eng *engine.Engine) {
+	for _, w := range eng.TakeExpired() {
+		for _, s := range r.plan.Stages {
+			if s.ID == w.Stage && s.Stateful {
+				r.state.DropWindow(s.Transforms[0], w.Key, w.Window)
+			}
+		}
+	}
 }

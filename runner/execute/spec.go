@@ -82,6 +82,10 @@ func (r *run) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 		ss.Kind = engine.SDKStage
 		ss.SideInputs = uniqueSides(s)
 		ss.Keyed = s.Stateful
+		if s.Stateful {
+			pc := r.plan.Components.GetPcollections()[s.Inputs[0]]
+			ss.AllowedLateness = r.plan.Components.GetWindowingStrategies()[pc.GetWindowingStrategyId()].GetAllowedLateness()
+		}
 		ss.Splittable = s.Truncate != ""
 		timers, err := r.timerSpecs(s)
 		if err != nil {
