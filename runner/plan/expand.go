@@ -98,6 +98,26 @@ func checkLeaf(id string, t *pipepb.PTransform) error {
 	if urn == URNParDo {
 		return checkParDo(id, t)
 	}
+	return checkRunnerLeafShape(id, t)
+}
+
+// checkRunnerLeafShape rejects runner-executed transforms whose inputs or
+// outputs do not fit what the runner computes.
+func checkRunnerLeafShape(id string, t *pipepb.PTransform) error {
+	name := fmt.Sprintf("transform %q (%s)", t.GetUniqueName(), id)
+	switch t.GetSpec().GetUrn() {
+	case URNImpulse, URNGBK, URNFlatten:
+		if len(t.GetOutputs()) != 1 {
+			return fmt.Errorf("%s (%s) must have exactly one output, has %d", name, t.GetSpec().GetUrn(), len(t.GetOutputs()))
+		}
+	case URNTestStream, URNTestStreamGo:
+		if len(t.GetOutputs()) == 0 {
+			return fmt.Errorf("%s (TestStream) has no outputs", name)
+		}
+	}
+	if t.GetSpec().GetUrn() == URNGBK && len(t.GetInputs()) != 1 {
+		return fmt.Errorf("%s (GroupByKey) must have exactly one input, has %d", name, len(t.GetInputs()))
+	}
 	return nil
 }
 

@@ -26,7 +26,7 @@ func splitWords(line string, emit func(string)) {
 
 func withSide(w string, side []int, emit func(string)) { emit(w) }
 
-func marshal(t *testing.T, p *beam.Pipeline) *pipepb.Pipeline {
+func marshal(t testing.TB, p *beam.Pipeline) *pipepb.Pipeline {
 	t.Helper()
 	edges, _, err := p.Build()
 	if err != nil {
@@ -132,5 +132,20 @@ func TestRejectsUnknownRequirement(t *testing.T) {
 	pb.Requirements = append(pb.Requirements, "beam:requirement:made_up:v1")
 	if _, err := Build(pb); err == nil || !strings.Contains(err.Error(), "made_up") {
 		t.Fatalf("Build error = %v, want one naming the requirement", err)
+	}
+}
+
+// Malformed runner transforms are rejected at planning, never a panic later.
+func TestRejectsGBKWithoutOutput(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	beam.GroupByKey(s, beam.ParDo(s, func(x string) (string, int) { return x, 1 }, beam.Create(s, "a")))
+	pb := marshal(t, p)
+	for _, tr := range pb.GetComponents().GetTransforms() {
+		if tr.GetSpec().GetUrn() == URNGBK {
+			tr.Outputs = nil
+		}
+	}
+	if _, err := Build(pb); err == nil || !strings.Contains(err.Error(), "exactly one output") {
+		t.Fatalf("Build error = %v, want one about the GroupByKey's outputs", err)
 	}
 }
