@@ -96,3 +96,33 @@ def test_wordcount_text_io(options, tmp_path):
         got[word] = int(count)
     assert got == dict(want)
     assert os.path.getsize(src) > 0 and sum(got.values()) == sum(want.values())
+
+
+class _SumOnWindowEnd(beam.DoFn):
+    """Buffers each key's values in bag state and emits their sum from an
+    event-time timer at the end of the window."""
+    from apache_beam.coders import VarIntCoder as _VarInt
+    from apache_beam.transforms.timeutil import TimeDomain as _TD
+    from apache_beam.transforms import userstate as _us
+    BAG = _us.BagStateSpec('bag', _VarInt())
+    END = _us.TimerSpec('end', _TD.WATERMARK)
+
+    def process(self, kv, bag=beam.DoFn.StateParam(BAG),
+                end=beam.DoFn.TimerParam(END), w=beam.DoFn.WindowParam):
+        bag.add(kv[1])
+        end.set(w.max_timestamp())
+
+    @_us.on_timer(END)
+    def fire(self, key=beam.DoFn.KeyParam, bag=beam.DoFn.StateParam(BAG)):
+        yield key, sum(bag.read())
+
+
+@pytest.mark.timeout(TIMEOUT_S)
+def test_state_and_timers(options):
+    data = [(f"k{i % 7}", i) for i in range(200)]
+    want = collections.defaultdict(int)
+    for k, v in data:
+        want[k] += v
+    with beam.Pipeline(options=options) as p:
+        got = p | beam.Create(data) | beam.ParDo(_SumOnWindowEnd())
+        assert_that(got, equal_to(sorted(want.items())))
