@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 )
 
 // SplitResult is what the SDK gave up of a running bundle: residual
@@ -41,4 +42,21 @@ func (h *Harness) Split(ctx context.Context, inst, source string, fraction float
 		}
 	}
 	return out, nil
+}
+
+// Progress asks a running bundle for its metrics so far.
+func (h *Harness) Progress(ctx context.Context, inst string) ([]*pipepb.MonitoringInfo, error) {
+	resp, err := h.w.Do(ctx, &fnpb.InstructionRequest{
+		InstructionId: h.instID("progress"),
+		Request: &fnpb.InstructionRequest_ProcessBundleProgress{ProcessBundleProgress: &fnpb.ProcessBundleProgressRequest{
+			InstructionId: inst,
+		}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("progress of bundle %s on worker %q: %w", inst, h.w.ID, err)
+	}
+	if resp.GetError() != "" {
+		return nil, fmt.Errorf("progress of bundle %s on worker %q: %s", inst, h.w.ID, resp.GetError())
+	}
+	return resp.GetProcessBundleProgress().GetMonitoringInfos(), nil
 }

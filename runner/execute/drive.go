@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine"
@@ -69,6 +70,9 @@ func (r *run) runStages(ctx context.Context) error {
 	}()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
+	ticks := 0
+	progress := make(chan progressDone)
+	inflightMetrics := map[int][]*pipepb.MonitoringInfo{}
 	drainCh := r.split.drainCh
 	for {
 		if !virtual {
@@ -101,6 +105,7 @@ func (r *run) runStages(ctx context.Context) error {
 		select {
 		case d := <-done:
 			delete(running, d.b.ID)
+			delete(inflightMetrics, d.b.ID)
 			r.concurrency.end(d.b.Stage)
 			if d.err != nil {
 				eng.Fail(d.b.ID)
@@ -109,15 +114,24 @@ func (r *run) runStages(ctx context.Context) error {
 			if err := r.commit(ctx, eng, stages[d.b.Stage], d); err != nil {
 				return err
 			}
+			r.publishMetrics(inflightMetrics)
 		case sd := <-splits:
 			if b := running[sd.id]; b != nil {
 				if err := r.applySplit(eng, stages[b.Stage], b, sd); err != nil {
 					return err
 				}
 			}
+		case p := <-progress:
+			if running[p.id] != nil {
+				inflightMetrics[p.id] = p.infos
+				r.publishMetrics(inflightMetrics)
+			}
 		case <-tick.C:
 			if !virtual {
 				eng.AdvanceProcessingTime(time.Now().UnixMilli())
+			}
+			if ticks++; ticks%progressEvery == 0 {
+				r.requestProgress(ctx, stages, running, progress)
 			}
 			// No splits while draining: every residual would be truncated
 			// again, and a truncation may grow a small restriction.
@@ -258,7 +272,6 @@ func (r *run) commit(ctx context.Context, eng *engine.Engine, ss *sdkStage, d bu
 		r.state.Commit(d.txn)
 	}
 	r.metrics.AddBundle(d.res.Monitoring)
-	r.job.SetMetrics(r.metrics.Results())
 	if err := eng.Commit(d.b.ID, engine.Result{Data: out, Timers: timers, Residuals: residuals(d.res)}); err != nil {
 		return err
 	}
