@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"time"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
@@ -12,8 +13,8 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/harness"
-	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/engine/userstate"
+	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/metrics"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/worker"
@@ -145,7 +146,12 @@ func (r *run) sdkLog(workerID string, e *fnpb.LogEntry) {
 		lvl, imp = slog.LevelDebug, jobpb.JobMessage_JOB_MESSAGE_DEBUG
 	}
 	r.log.Log(context.Background(), lvl, e.GetMessage(), "worker", workerID, "transform", e.GetTransformId(), "at", e.GetLogLocation())
-	if imp != jobpb.JobMessage_JOB_MESSAGE_DEBUG {
+	// With LOOPBACK the worker lives in the submitting program, which logs
+	// the job's messages; forwarding those log lines as messages again
+	// makes a loop whose messages nest and grow without end (GBs of
+	// memory, and most of the CPU, on large jobs). Such lines quote our
+	// "[worker]" prefix: they are not forwarded.
+	if imp != jobpb.JobMessage_JOB_MESSAGE_DEBUG && !strings.Contains(e.GetMessage(), "["+workerID+"]") {
 		r.job.Message(imp, fmt.Sprintf("[%s] %s", workerID, e.GetMessage()))
 	}
 }
