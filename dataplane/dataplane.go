@@ -178,7 +178,9 @@ func (w *Writer) Write(ctx context.Context, p []byte) error {
 			return err
 		}
 	}
-	if len(p) >= frameSize {
+	// A piece of half a frame or more goes out as it is, uncopied (the
+	// engine hands over frame-sized chunks of whole elements).
+	if len(w.buf) == 0 && len(p) >= frameSize/2 {
 		return w.send(ctx, p, false)
 	}
 	w.buf = append(w.buf, p...)

@@ -10,6 +10,10 @@ import (
 	"github.com/beam-runner/beam-runner/runner/coders"
 )
 
+// paneChunkBytes is the size of the chunks GBK output is encoded into: at
+// most a data-plane frame, so bundles are cut into frames without parsing.
+const paneChunkBytes = 1 << 20
+
 // Data is a materialised PCollection: encoded windowed values, as chunks
 // that each hold whole elements.
 type Data struct {

@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/beam-runner/beam-runner/runner/coders"
-	"github.com/beam-runner/beam-runner/runner/engine/agg"
 )
 
 // deliver routes a chunk of elements written to a PCollection to whatever
@@ -64,7 +63,8 @@ func (e *Engine) group(st *stage, p *pcoll, c []byte) {
 		}
 		key, value := v.Elem[:kn], v.Elem[kn:]
 		return EachWindow(p.spec.Codec, v, func(win []byte) error {
-			return st.gbk.Add(key, win, value, v.Timestamp, e.now)
+			// Chunks are never modified, so the GBK may keep references.
+			return st.gbk.AddShared(key, win, value, v.Timestamp, e.now)
 		})
 	})
 	if err != nil {
@@ -76,15 +76,11 @@ func (e *Engine) group(st *stage, p *pcoll, c []byte) {
 
 // emitPanes writes what a GBK fired to its output.
 func (e *Engine) emitPanes(st *stage) {
-	panes := st.gbk.Fire()
-	if len(panes) == 0 {
-		return
+	// Chunks of at most a data-plane frame: bundles are then cut into
+	// frames without parsing them.
+	for _, c := range st.gbk.FireEncoded(paneChunkBytes) {
+		e.deliver(st.spec.Outputs[0], c)
 	}
-	var buf []byte
-	for _, pn := range panes {
-		buf = agg.AppendPane(buf, pn)
-	}
-	e.deliver(st.spec.Outputs[0], buf)
 }
 
 // recompute brings every watermark up to date, in topological order, so

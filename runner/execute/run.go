@@ -153,16 +153,17 @@ func (r *run) sdkLog(workerID string, e *fnpb.LogEntry) {
 		lvl = slog.LevelDebug
 	}
 	r.log.Log(context.Background(), lvl, e.GetMessage(), "worker", workerID, "transform", e.GetTransformId(), "at", e.GetLogLocation())
-	if lvl > slog.LevelDebug && !echoedJobMessage(e.GetMessage()) {
+	if lvl > slog.LevelDebug && !echoedJobMessage(e.GetMessage(), workerID) {
 		r.job.Message(jobpb.JobMessage_JOB_MESSAGE_DETAILED, fmt.Sprintf("[%s] %s: %s", workerID, lvl, e.GetMessage()))
 	}
 }
 
 // echoedJobMessage recognises a job message a client logged and its
 // loopback harness sent back (the Go client prefixes them with their time
-// and id), so it is not turned into a job message again.
-func echoedJobMessage(msg string) bool {
-	return strings.HasPrefix(msg, "(time=") || strings.HasPrefix(msg, "(id=")
+// and id, and quote our "[worker]" prefix), so it is not turned into a job
+// message again.
+func echoedJobMessage(msg, workerID string) bool {
+	return strings.HasPrefix(msg, "(time=") || strings.HasPrefix(msg, "(id=") || strings.Contains(msg, "["+workerID+"]")
 }
 
 // concurrency counts running bundles per stage and the most seen at once,

@@ -28,6 +28,8 @@ type Config struct {
 	// FIRE_ALWAYS.
 	Closing pipepb.ClosingBehavior_Enum
 	OnTime  pipepb.OnTimeBehavior_Enum
+
+	noFastPath bool // tests: always use the general state machine
 }
 
 // ConfigFromStrategy reads a Config from a windowing strategy proto. kind is

@@ -142,6 +142,9 @@ func (g *GBK) Hold() int64 {
 // computeHold takes the minimum over all windows; the result does not depend
 // on map order.
 func (g *GBK) computeHold() int64 {
+	if g.fast != nil {
+		return g.fast.hold()
+	}
 	h := coders.MaxTimestamp
 	for _, w := range g.wins {
 		if t, ok := g.holdOf(w); ok {

@@ -46,6 +46,8 @@ type GBK struct {
 
 	holdCache int64
 	holdValid bool
+
+	fast *batch // the default-trigger fast path, when the config allows it
 }
 
 // New returns a GBK for cfg, or an error naming what it does not support.
@@ -54,13 +56,17 @@ func New(cfg Config) (*GBK, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &GBK{
+	g := &GBK{
 		s:        s,
 		wm:       coders.MinTimestamp,
 		now:      coders.MinTimestamp,
 		wins:     map[string]*winState{},
 		sessions: map[string][]*winState{},
-	}, nil
+	}
+	if batchEligible(&g.s, cfg) && !cfg.noFastPath {
+		g.fast = newBatch(&g.s)
+	}
+	return g, nil
 }
 
 // Add buffers one value of one element in one window (callers explode
@@ -73,12 +79,29 @@ func New(cfg Config) (*GBK, error) {
 // trigger already finished (DroppedClosed). Key, window and value are
 // copied. The error reports a malformed window.
 func (g *GBK) Add(key, window, value []byte, ts, processingTime int64) error {
+	if g.fast != nil {
+		kv := append(append(make([]byte, 0, len(key)+len(value)), key...), value...)
+		key, value = kv[:len(key):len(key)], kv[len(key):]
+	}
+	return g.AddShared(key, window, value, ts, processingTime)
+}
+
+// AddShared is Add without the copies where the GBK can avoid them: the GBK
+// may keep key and value (not window) by reference until the pane holding
+// them has been taken by Fire or FireEncoded, so the caller must not modify
+// them until then. The engine's materialised chunks are never modified.
+func (g *GBK) AddShared(key, window, value []byte, ts, processingTime int64) error {
 	start, maxTS, err := g.s.windowBounds(window)
 	if err != nil {
 		return fmt.Errorf("agg: bad window %x: %w", window, err)
 	}
 	if g.s.gcTime(maxTS) < g.wm {
 		g.droppedLate++
+		return nil
+	}
+	if g.fast != nil {
+		g.holdValid = false
+		g.fast.add(key, window, value, ts, g.wm, maxTS)
 		return nil
 	}
 	var w *winState
@@ -117,6 +140,10 @@ func (g *GBK) AdvanceWatermark(wm int64) {
 	}
 	g.wm = wm
 	g.holdValid = false
+	if g.fast != nil {
+		g.fast.advance(wm)
+		return
+	}
 	due := func(at int64) bool { return at < wm }
 	for {
 		t, ok := g.eventTimers.popDue(due, liveEvent)
@@ -154,8 +181,33 @@ func (g *GBK) AdvanceProcessingTime(now int64) {
 // Fire returns the panes produced since the last call, in the order
 // described on GBK.
 func (g *GBK) Fire() []Pane {
+	if g.fast != nil {
+		return g.fast.panes()
+	}
 	out := g.out
 	g.out = nil
+	return out
+}
+
+// FireEncoded is Fire with the panes encoded as GroupByKey output elements
+// (see AppendPane), in chunks of whole elements of about max bytes (a
+// larger pane gets a chunk of its own).
+func (g *GBK) FireEncoded(max int) [][]byte {
+	if g.fast != nil {
+		return g.fast.appendPanes(max)
+	}
+	var out [][]byte
+	var cur []byte
+	for _, p := range g.Fire() {
+		if len(cur) > 0 && len(cur) >= max {
+			out = append(out, cur)
+			cur = nil
+		}
+		cur = AppendPane(cur, p)
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
 	return out
 }
 
@@ -168,7 +220,12 @@ func (g *GBK) NextProcessingTimeWakeup() (at int64, ok bool) {
 
 // Done reports that no window can emit anything any more and every pane has
 // been taken by Fire.
-func (g *GBK) Done() bool { return g.open == 0 && len(g.out) == 0 }
+func (g *GBK) Done() bool {
+	if g.fast != nil {
+		return g.fast.done()
+	}
+	return g.open == 0 && len(g.out) == 0
+}
 
 // Watermark is the current input watermark.
 func (g *GBK) Watermark() int64 { return g.wm }

@@ -1,0 +1,220 @@
+package agg
+
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/coders"
+)
+
+// batch is the GroupByKey fast path for what batch pipelines almost always
+// use: the default trigger, no allowed lateness, non-merging windows. There
+// every (key, window) fires exactly once, when the watermark passes the end
+// of the window, with one ON_TIME pane that is first and last; elements for
+// an expired window are dropped. Nothing else can happen, so no per-key
+// trigger state, timers or copies are needed: elements are kept as
+// references into the caller's (immutable) input, per window, and grouped by
+// sorting when the window is due. This is what the general machine computes
+// for that configuration (see TestBatchMatchesMachine).
+type batch struct {
+	s       *settings
+	wins    map[string]*batchWin // pending windows by window bytes
+	due     []*batchWin          // fired, waiting for Fire
+	pending int                  // elements buffered in pending windows
+}
+
+// batchWin is one window's buffered elements.
+type batchWin struct {
+	win   []byte
+	maxTS int64
+	hold  int64 // least output time of the held elements (conservative)
+	elems []batchElem
+}
+
+// batchElem references one value. Values are kept in arrival order within
+// a key by sorting on seq.
+type batchElem struct {
+	prefix uint64 // first 8 key bytes, big-endian: most comparisons stop here
+	key    []byte
+	value  []byte
+	out    int64 // output time, if held
+	seq    uint32
+	held   bool
+}
+
+// batchEligible reports whether cfg's GBK can use the fast path.
+func batchEligible(s *settings, cfg Config) bool {
+	// LATEST_IN_PANE holds at the least over keys of each key's latest
+	// time, which needs per-key state: left to the general machine.
+	if s.merging || s.lateness != 0 || s.outputTime == pipepb.OutputTime_LATEST_IN_PANE {
+		return false
+	}
+	if t := cfg.Trigger; t != nil && t.GetDefault() == nil {
+		return false
+	}
+	return true
+}
+
+func newBatch(s *settings) *batch {
+	return &batch{s: s, wins: map[string]*batchWin{}}
+}
+
+// add buffers a value by reference. wm is the GBK's input watermark.
+func (b *batch) add(key, window, value []byte, ts, wm, maxTS int64) {
+	w := b.wins[string(window)]
+	if w == nil {
+		w = &batchWin{win: append([]byte(nil), window...), maxTS: maxTS, hold: coders.MaxTimestamp}
+		b.wins[string(w.win)] = w
+	}
+	e := batchElem{prefix: keyPrefix(key), key: key, value: value, seq: uint32(len(w.elems))}
+	// As GBK.addHold: an output time behind the watermark is not held.
+	out := ts
+	if b.s.outputTime == pipepb.OutputTime_END_OF_WINDOW {
+		out = maxTS
+	}
+	if out >= wm {
+		e.out, e.held = out, true
+		w.hold = min(w.hold, out)
+	}
+	w.elems = append(w.elems, e)
+	b.pending++
+}
+
+func keyPrefix(k []byte) uint64 {
+	if len(k) >= 8 {
+		return binary.BigEndian.Uint64(k)
+	}
+	var p [8]byte
+	copy(p[:], k)
+	return binary.BigEndian.Uint64(p[:])
+}
+
+// advance moves windows whose end the watermark passed to due, ordered by
+// end, then window bytes (as the general machine orders them).
+func (b *batch) advance(wm int64) {
+	start := len(b.due)
+	for k, w := range b.wins {
+		if w.maxTS < wm {
+			b.due = append(b.due, w)
+			delete(b.wins, k)
+			b.pending -= len(w.elems)
+		}
+	}
+	slices.SortFunc(b.due[start:], func(x, y *batchWin) int {
+		if x.maxTS != y.maxTS {
+			if x.maxTS < y.maxTS {
+				return -1
+			}
+			return 1
+		}
+		return bytes.Compare(x.win, y.win)
+	})
+}
+
+// hold is the least output time a pending window may still produce: a
+// lower bound of the general machine's per-key holds.
+func (b *batch) hold() int64 {
+	h := coders.MaxTimestamp
+	for _, w := range b.wins {
+		h = min(h, w.hold, w.maxTS)
+	}
+	return h
+}
+
+func (b *batch) done() bool { return len(b.wins) == 0 && len(b.due) == 0 }
+
+// eachPane calls f for every pane of the due windows, in order, and
+// forgets them. vals are the pane's values in arrival order.
+func (b *batch) eachPane(f func(key, win []byte, vals []batchElem, ts int64)) {
+	for i, w := range b.due {
+		sortElems(w.elems)
+		es := w.elems
+		for len(es) > 0 {
+			n := 1
+			for n < len(es) && es[n].prefix == es[0].prefix && bytes.Equal(es[n].key, es[0].key) {
+				n++
+			}
+			ts := w.maxTS
+			for _, e := range es[:n] {
+				if e.held {
+					ts = min(ts, e.out)
+				}
+			}
+			f(es[0].key, w.win, es[:n], ts)
+			es = es[n:]
+		}
+		b.due[i] = nil // release the input it references
+	}
+	b.due = b.due[:0]
+}
+
+func sortElems(es []batchElem) {
+	slices.SortFunc(es, func(x, y batchElem) int {
+		if x.prefix != y.prefix {
+			if x.prefix < y.prefix {
+				return -1
+			}
+			return 1
+		}
+		if c := bytes.Compare(x.key, y.key); c != 0 {
+			return c
+		}
+		return int(x.seq) - int(y.seq)
+	})
+}
+
+// onTimePane is the only pane the fast path produces.
+var onTimePane = coders.PaneInfo{IsFirst: true, IsLast: true, Timing: coders.TimingOnTime, Index: 0, OnTimeIndex: 0}
+
+// appendPanes encodes the due panes as GroupByKey output elements into
+// chunks of at most about max bytes each (a pane larger than max gets a
+// chunk of its own).
+func (b *batch) appendPanes(max int) [][]byte {
+	var out [][]byte
+	var cur []byte
+	b.eachPane(func(key, win []byte, vals []batchElem, ts int64) {
+		size := 8 + 4 + len(win) + 1 + len(key) + 4
+		for _, v := range vals {
+			size += len(v.value)
+		}
+		if len(cur) > 0 && len(cur)+size > max {
+			out = append(out, cur)
+			cur = nil
+		}
+		if cur == nil {
+			cur = make([]byte, 0, maxInt(max, size))
+		}
+		cur = coders.AppendWindowedValueHeader(cur, ts, 1, win, onTimePane)
+		cur = append(cur, key...)
+		cur = coders.AppendIterableHeader(cur, int32(len(vals)))
+		for _, v := range vals {
+			cur = append(cur, v.value...)
+		}
+	})
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+func maxInt(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// panes returns the due panes as Pane values (copying value lists).
+func (b *batch) panes() []Pane {
+	var out []Pane
+	b.eachPane(func(key, win []byte, vals []batchElem, ts int64) {
+		vs := make([][]byte, len(vals))
+		for i, v := range vals {
+			vs[i] = v.value
+		}
+		out = append(out, Pane{Key: key, Window: win, Values: vs, Timestamp: ts, Info: onTimePane})
+	})
+	return out
+}
