@@ -182,11 +182,34 @@ func startDocker(env *pipepb.Environment, workerID string, ep Endpoints) (Handle
 		return nil, fmt.Errorf("docker environment has no container image")
 	}
 	args := DockerArgs(pl.GetContainerImage(), workerID, ep)
-	return runCmd(exec.Command("docker", args...), "docker environment")
+	h, err := runCmd(exec.Command("docker", args...), "docker environment")
+	if err != nil {
+		return nil, err
+	}
+	return &container{Handle: h, name: containerName(workerID)}, nil
 }
+
+// container stops its SDK container with docker kill: interrupting the
+// docker client alone may leave the container running.
+type container struct {
+	Handle
+	name string
+}
+
+func (c *container) Stop(ctx context.Context) error {
+	select {
+	case <-c.Exited():
+		return nil
+	default:
+	}
+	exec.CommandContext(ctx, "docker", "kill", c.name).Run()
+	return c.Handle.Stop(ctx)
+}
+
+func containerName(workerID string) string { return "beam-runner-" + workerID }
 
 // DockerArgs is the docker command line for one SDK container.
 func DockerArgs(image, workerID string, ep Endpoints) []string {
-	args := []string{"run", "--rm", "--network=host", "--name=beam-runner-" + workerID, image}
+	args := []string{"run", "--rm", "--network=host", "--name=" + containerName(workerID), image}
 	return append(args, bootArgs(workerID, ep)...)
 }
