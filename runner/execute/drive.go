@@ -225,7 +225,6 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 }
 
 func (r *run) runBundle(ctx context.Context, ss *sdkStage, b *engine.Bundle, txn *userstate.Txn, done chan<- bundleDone) {
-	defer r.split.finished(b.ID)
 	input, err := engine.Frames(b.Input, ss.input, frameBytes)
 	if err == nil && r.split.draining.Load() && ss.truncDesc != "" {
 		input, err = r.truncate(ctx, ss, input)
@@ -250,6 +249,8 @@ func (r *run) runBundle(ctx context.Context, ss *sdkStage, b *engine.Bundle, txn
 		}
 	}
 	res, err := ss.harness.Process(ctx, hb)
+	// Split results for this bundle reach the driver before its completion.
+	r.split.finished(b.ID)
 	if err != nil {
 		err = fmt.Errorf("stage %s (%s): %w", ss.stage.ID, r.stageName(ss.stage), err)
 	}

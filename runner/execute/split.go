@@ -15,15 +15,19 @@ import (
 // splitter tracks running bundles' instruction ids so the driver can split
 // them, and the job's drain request.
 type splitter struct {
-	mu       sync.Mutex
-	insts    map[int]string // engine bundle id -> harness instruction id
+	mu    sync.Mutex
+	insts map[int]string // engine bundle id -> harness instruction id
+	// pending counts split requests in flight per bundle: a bundle's
+	// completion is reported only after the driver has every split result,
+	// since work a split gave up is lost if its result is dropped.
+	pending  map[int]*sync.WaitGroup
 	draining atomic.Bool
 	drainCh  chan struct{}
 	once     sync.Once
 }
 
 func newSplitter() *splitter {
-	return &splitter{insts: map[int]string{}, drainCh: make(chan struct{})}
+	return &splitter{insts: map[int]string{}, pending: map[int]*sync.WaitGroup{}, drainCh: make(chan struct{})}
 }
 
 func (s *splitter) started(id int, inst string) {
@@ -32,10 +36,35 @@ func (s *splitter) started(id int, inst string) {
 	s.mu.Unlock()
 }
 
+// finished forgets a bundle once every split request for it has been
+// answered and delivered; call before reporting the bundle done.
 func (s *splitter) finished(id int) {
 	s.mu.Lock()
+	wg := s.pending[id]
 	delete(s.insts, id)
+	delete(s.pending, id)
 	s.mu.Unlock()
+	if wg != nil {
+		wg.Wait()
+	}
+}
+
+// begin registers a split request for a running bundle; false if the
+// bundle is not running (not started yet, or finished).
+func (s *splitter) begin(id int) (string, *sync.WaitGroup, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst := s.insts[id]
+	if inst == "" {
+		return "", nil, false
+	}
+	wg := s.pending[id]
+	if wg == nil {
+		wg = &sync.WaitGroup{}
+		s.pending[id] = wg
+	}
+	wg.Add(1)
+	return inst, wg, true
 }
 
 func (s *splitter) inst(id int) string {
@@ -61,11 +90,12 @@ type splitDone struct {
 // requestSplit asks a running bundle to give up the given fraction of its
 // remaining work, reporting on done.
 func (r *run) requestSplit(ctx context.Context, ss *sdkStage, b *engine.Bundle, fraction float64, done chan<- splitDone) {
-	inst := r.split.inst(b.ID)
-	if inst == "" {
+	inst, wg, ok := r.split.begin(b.ID)
+	if !ok {
 		return // not started yet, or already finished
 	}
 	go func() {
+		defer wg.Done()
 		res, err := ss.harness.Split(ctx, inst, ss.io.Source, fraction, countElements(b, ss))
 		select {
 		case done <- splitDone{id: b.ID, res: res, err: err}:
