@@ -111,6 +111,9 @@ func runSuites(ctx context.Context, cfg config, work, testBin string, srv *serve
 			return nil
 		})
 	}
+	// Only the Go suite has a job to drain; the lifecycle checks measure
+	// the server's idle CPU, which the drainer's polling would disturb.
+	stopDrainer()
 	// A crashed server explains every later failure, and Python jobs would
 	// only hang until their timeouts: report it and stop here.
 	if err := srv.exitedEarly(); err != nil {
