@@ -149,3 +149,86 @@ func TestRejectsGBKWithoutOutput(t *testing.T) {
 		t.Fatalf("Build error = %v, want one about the GroupByKey's outputs", err)
 	}
 }
+
+// A transform that outputs the PCollection it reads is an SDK composite
+// that returned its input (Python's Create/MaybeReshuffle for one value):
+// it is expanded to nothing whatever its URN, never refused.
+func TestPassThroughCompositeOfAnyURN(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	beam.Create(s, "a")
+	pb := marshal(t, p)
+	var pc string
+	for _, tr := range pb.GetComponents().GetTransforms() {
+		if tr.GetSpec().GetUrn() == URNImpulse {
+			pc, _ = onlyValue(tr.GetOutputs())
+		}
+	}
+	pb.Components.Transforms["maybe"] = &pipepb.PTransform{
+		UniqueName: "Create/MaybeReshuffle",
+		Spec:       &pipepb.FunctionSpec{Urn: "beam:transform:pickled_python:v1"},
+		Inputs:     map[string]string{"None": pc},
+		Outputs:    map[string]string{"None": pc},
+	}
+	pb.RootTransformIds = append(pb.RootTransformIds, "maybe")
+	pl, err := Build(pb)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	for _, st := range pl.Stages {
+		for _, id := range st.Transforms {
+			if id == "maybe" {
+				t.Errorf("stage %s runs the pass-through transform", st.ID)
+			}
+		}
+	}
+}
+
+// flattenOfImpulses plans Flatten(Impulse, Impulse), with the flatten's
+// output coder replaced by a UTF-8 string coder when recode is set.
+func flattenOfImpulses(t *testing.T, recode bool) *Plan {
+	t.Helper()
+	p, s := beam.NewPipelineWithRoot()
+	beam.ParDo0(s, func([]byte) {}, beam.Flatten(s, beam.Impulse(s), beam.Impulse(s)))
+	pb := marshal(t, p)
+	for _, tr := range pb.GetComponents().GetTransforms() {
+		if tr.GetSpec().GetUrn() == URNFlatten && recode {
+			out, _ := onlyValue(tr.GetOutputs())
+			pb.Components.Coders["utf8"] = &pipepb.Coder{Spec: &pipepb.FunctionSpec{Urn: "beam:coder:string_utf8:v1"}}
+			pb.Components.Pcollections[out].CoderId = "utf8"
+		}
+	}
+	pl, err := Build(pb)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	return pl
+}
+
+// A flatten input from a runner stage whose coder differs from the
+// flatten output's is re-encoded by the SDK (a one-input flatten in an SDK
+// stage writing into the flatten's output); with equal coders the runner
+// copies bytes.
+func TestFlattenTranscodesRunnerInputs(t *testing.T) {
+	for _, recode := range []bool{false, true} {
+		pl := flattenOfImpulses(t, recode)
+		var flat *Stage
+		sinks := 0
+		for _, st := range pl.Stages {
+			if st.Kind == Flatten {
+				flat = st
+			}
+			sinks += len(st.FlattenSinks)
+		}
+		if flat == nil {
+			t.Fatal("no flatten stage")
+		}
+		wantCopy, wantSinks := 2, 0
+		if recode {
+			wantCopy, wantSinks = 0, 2
+		}
+		if len(flat.CopyInputs) != wantCopy || sinks != wantSinks {
+			t.Errorf("recode=%v: flatten copies %d inputs and SDK stages sink %d, want %d and %d",
+				recode, len(flat.CopyInputs), sinks, wantCopy, wantSinks)
+		}
+	}
+}
