@@ -5,7 +5,9 @@ package stateplane
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
@@ -57,10 +59,16 @@ func (r *Router) handler(inst string) Handler {
 	return r.handlers[inst]
 }
 
-// Serve answers requests on the stream until it ends.
+// Serve answers requests on the stream until it ends. A harness closing
+// its side is the normal end, not an error: returned as one, gRPC would end
+// the stream with status UNKNOWN "EOF", which Python's state reader thread
+// raises at every shutdown.
 func (r *Router) Serve(s Stream) error {
 	for {
 		req, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
