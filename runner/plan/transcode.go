@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"google.golang.org/protobuf/proto"
@@ -23,6 +24,11 @@ func (g *graph) transcodeFlattenInputs() {
 	var leaves []string
 	for _, id := range g.leaves {
 		t := g.comps.GetTransforms()[id]
+		if u := t.GetSpec().GetUrn(); (u == URNTestStream || u == URNTestStreamGo) && !GoTestStream(g.comps, t) {
+			leaves = append(leaves, id)
+			leaves = append(leaves, g.transcodeTestStream(id, t)...)
+			continue
+		}
 		if t.GetSpec().GetUrn() == URNFlatten && !g.sdkFlattens[id] {
 			out, _ := onlyValue(t.GetOutputs())
 			for _, tag := range sortedKeys(t.GetInputs()) {
@@ -107,4 +113,54 @@ func (g *graph) coderEqual(a, b string, depth int) bool {
 		}
 	}
 	return true
+}
+
+// GoTestStream reports a TestStream written by the Go SDK, which encodes
+// its elements nested, with the output PCollection's coder, whatever coder
+// its payload names. Java and Python encode them as the TestStreamPayload
+// defines: in the outer context of the payload's coder. The Go SDK is
+// recognised by its environment's sdk_base capability.
+func GoTestStream(comps *pipepb.Components, t *pipepb.PTransform) bool {
+	for _, c := range comps.GetEnvironments()[t.GetEnvironmentId()].GetCapabilities() {
+		if strings.HasPrefix(c, "beam:version:sdk_base:go:") {
+			return true
+		}
+	}
+	return false
+}
+
+// transcodeTestStream makes a TestStream whose payload coder differs from
+// an output's coder (Python's TestStream(coder=...) keeps the output's
+// inferred coder) write that output with the payload's coder, which the
+// runner can frame, and re-encode it in the SDK with the output's coder.
+// It returns the transcoding flattens added.
+func (g *graph) transcodeTestStream(id string, t *pipepb.PTransform) []string {
+	var pl pipepb.TestStreamPayload
+	if proto.Unmarshal(t.GetSpec().GetPayload(), &pl) != nil || g.comps.GetCoders()[pl.GetCoderId()] == nil {
+		return nil // reported when the events are decoded
+	}
+	var added []string
+	for _, tag := range sortedKeys(t.GetOutputs()) {
+		out := t.GetOutputs()[tag]
+		if g.coderEqual(pl.GetCoderId(), g.comps.GetPcollections()[out].GetCoderId(), 0) {
+			continue
+		}
+		pc := proto.Clone(g.comps.GetPcollections()[out]).(*pipepb.PCollection)
+		pc.CoderId = pl.GetCoderId()
+		pcID := g.unusedID(fmt.Sprintf("%s/payload_coded", out), func(s string) bool { return g.comps.GetPcollections()[s] != nil })
+		pc.UniqueName = pcID
+		g.comps.Pcollections[pcID] = pc
+		t.Outputs[tag] = pcID
+		tid := g.unusedID(fmt.Sprintf("%s/transcode/%s", id, tag), func(s string) bool { return g.comps.GetTransforms()[s] != nil })
+		g.comps.Transforms[tid] = &pipepb.PTransform{
+			UniqueName:    t.GetUniqueName() + "/transcode/" + tag,
+			Spec:          &pipepb.FunctionSpec{Urn: URNFlatten},
+			Inputs:        map[string]string{"in": pcID},
+			Outputs:       map[string]string{"out": out},
+			EnvironmentId: g.sdkEnvironment(t),
+		}
+		g.sdkFlattens[tid] = true
+		added = append(added, tid)
+	}
+	return added
 }

@@ -13,6 +13,7 @@ import uuid
 
 import apache_beam as beam
 import pytest
+from apache_beam import coders
 from apache_beam.coders import FastPrimitivesCoder
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_stream import TestStream
@@ -95,6 +96,32 @@ def test_teststream_elements_watermark_processing_time(job_endpoint, tmp_path):
     got, want = run_both(build, job_endpoint, tmp_path, streaming=True)
     assert sorted(got) == sorted(want)
     assert len(want) == 6
+
+
+TYPED_STREAMS = {
+    "str": lambda: TestStream(coder=coders.StrUtf8Coder()).add_elements(["x", "yy"]),
+    "str-typed": lambda: TestStream(coder=coders.StrUtf8Coder()).add_elements(["x", "yy"]).with_output_types(str),
+    "kv-bytes": lambda: TestStream(coder=coders.TupleCoder([coders.StrUtf8Coder(), coders.BytesCoder()])).add_elements([("k", b"vv")]),
+    "kv-pickled": lambda: TestStream(coder=coders.TupleCoder([coders.StrUtf8Coder(), coders.FastPrimitivesCoder()])).add_elements([TV(("k", {"d": [1]}), 7)]),
+}
+
+
+@timeout
+@pytest.mark.parametrize("name", sorted(TYPED_STREAMS))
+def test_teststream_typed_coders(job_endpoint, tmp_path, name):
+    """TestStream elements are encoded with the payload's coder in the outer
+    context: known coders (strings, KVs) and coders the runner does not
+    know, with the output's coder the same or inferred differently. (The
+    DirectRunner runs one TestStream per pipeline.)"""
+
+    def build(p, out):
+        _ = (p | TYPED_STREAMS[name]()
+             | beam.Map(lambda x, t=beam.DoFn.TimestampParam: [repr(x), millis(t)])
+             | beam.ParDo(Record(out)))
+
+    got, want = run_both(build, job_endpoint, tmp_path, streaming=True)
+    assert sorted(got) == sorted(want)
+    assert want
 
 
 def pane_record(kv, w=beam.DoFn.WindowParam, pane=beam.DoFn.PaneInfoParam, t=beam.DoFn.TimestampParam):
