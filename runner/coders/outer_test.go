@@ -16,10 +16,10 @@ func TestNestedFromOuter(t *testing.T) {
 	cs := map[string]*pipepb.Coder{
 		"str": c(URNStringUTF8), "bytes": c(URNBytes), "int": c(URNVarint),
 		"pickled": c("beam:coder:pickled_python:v1"), "lp-pickled": c(URNLengthPrefix, "pickled"),
-		"kv-str-bytes": c(URNKV, "str", "bytes"),
+		"kv-str-bytes":   c(URNKV, "str", "bytes"),
 		"kv-str-pickled": c(URNKV, "str", "pickled"), "kv-str-lp": c(URNKV, "str", "lp-pickled"),
 		"kv-pickled-int": c(URNKV, "pickled", "int"), "kv-lp-int": c(URNKV, "lp-pickled", "int"),
-		"sdk-lp": c(URNLengthPrefix, "bytes"),
+		"sdk-lp":   c(URNLengthPrefix, "bytes"),
 		"null-str": c(URNNullable, "str"),
 	}
 	for _, tc := range []struct {
