@@ -4,7 +4,9 @@ package dataplane
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
@@ -101,6 +103,12 @@ func (c *Conn) Serve(s Stream) error {
 			c.mu.Lock()
 			c.err = fmt.Errorf("data stream ended: %w", err)
 			c.mu.Unlock()
+			if errors.Is(err, io.EOF) {
+				// The harness closed its side: a normal end. Returned, gRPC
+				// would end the stream with status UNKNOWN "EOF", which
+				// Python's data reader thread raises at every shutdown.
+				return nil
+			}
 			return err
 		}
 		c.route(msg)
