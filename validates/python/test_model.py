@@ -16,7 +16,7 @@ import pytest
 from apache_beam import coders
 from apache_beam.coders import FastPrimitivesCoder
 from apache_beam.options.pipeline_options import PipelineOptions
-from apache_beam.testing.test_stream import TestStream
+from apache_beam.testing import test_stream  # not imported by name: pytest would collect it
 from apache_beam.transforms import trigger, userstate, window
 from apache_beam.transforms.periodicsequence import PeriodicImpulse
 from apache_beam.utils.timestamp import Duration, Timestamp
@@ -80,7 +80,7 @@ def test_teststream_elements_watermark_processing_time(job_endpoint, tmp_path):
     """Elements of several Python types, watermark and processing-time events
     of a TestStream reach the pipeline with their timestamps."""
     # A TestStream belongs to the pipeline it is applied to: one per run.
-    stream = lambda: (TestStream()
+    stream = lambda: (test_stream.TestStream()
               .add_elements(["a", 1, (2, "b")])
               .advance_watermark_to(10)
               .add_elements([TV(b"raw", 12), TV({"k": [1, 2]}, 15)])
@@ -99,10 +99,10 @@ def test_teststream_elements_watermark_processing_time(job_endpoint, tmp_path):
 
 
 TYPED_STREAMS = {
-    "str": lambda: TestStream(coder=coders.StrUtf8Coder()).add_elements(["x", "yy"]),
-    "str-typed": lambda: TestStream(coder=coders.StrUtf8Coder()).add_elements(["x", "yy"]).with_output_types(str),
-    "kv-bytes": lambda: TestStream(coder=coders.TupleCoder([coders.StrUtf8Coder(), coders.BytesCoder()])).add_elements([("k", b"vv")]),
-    "kv-pickled": lambda: TestStream(coder=coders.TupleCoder([coders.StrUtf8Coder(), coders.FastPrimitivesCoder()])).add_elements([TV(("k", {"d": [1]}), 7)]),
+    "str": lambda: test_stream.TestStream(coder=coders.StrUtf8Coder()).add_elements(["x", "yy"]),
+    "str-typed": lambda: test_stream.TestStream(coder=coders.StrUtf8Coder()).add_elements(["x", "yy"]).with_output_types(str),
+    "kv-bytes": lambda: test_stream.TestStream(coder=coders.TupleCoder([coders.StrUtf8Coder(), coders.BytesCoder()])).add_elements([("k", b"vv")]),
+    "kv-pickled": lambda: test_stream.TestStream(coder=coders.TupleCoder([coders.StrUtf8Coder(), coders.FastPrimitivesCoder()])).add_elements([TV(("k", {"d": [1]}), 7)]),
 }
 
 
@@ -161,7 +161,7 @@ def test_teststream_early_and_late_panes(job_endpoint, tmp_path, accumulating, e
     """AfterWatermark with early and late firings and allowed lateness: the
     panes (values, timing, first/last, indexes, timestamps) match the
     DirectRunner's, plus the closing panes of EMIT_ALWAYS."""
-    stream = lambda: (TestStream()
+    stream = lambda: (test_stream.TestStream()
               .advance_watermark_to(0)
               .add_elements([TV(("k", 1), 1), TV(("k", 2), 2)])
               .add_elements([TV(("k", 3), 3)])
