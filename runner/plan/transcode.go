@@ -34,8 +34,8 @@ func (g *graph) transcodeFlattenInputs() {
 			for _, tag := range sortedKeys(t.GetInputs()) {
 				in := t.GetInputs()[tag]
 				p := g.comps.GetTransforms()[producer[in]]
-				if !runnerLeaves[p.GetSpec().GetUrn()] || g.sameCoder(in, out) {
-					continue
+				if !runnerLeaves[p.GetSpec().GetUrn()] || g.sameCoder(in, out) || g.sdkEnvironment(t) == "" {
+					continue // no SDK to re-encode with: copied as before
 				}
 				tid := g.addTranscode(id, tag, in, out)
 				leaves = append(leaves, tid)
@@ -136,7 +136,8 @@ func GoTestStream(comps *pipepb.Components, t *pipepb.PTransform) bool {
 // It returns the transcoding flattens added.
 func (g *graph) transcodeTestStream(id string, t *pipepb.PTransform) []string {
 	var pl pipepb.TestStreamPayload
-	if proto.Unmarshal(t.GetSpec().GetPayload(), &pl) != nil || g.comps.GetCoders()[pl.GetCoderId()] == nil {
+	if proto.Unmarshal(t.GetSpec().GetPayload(), &pl) != nil || g.comps.GetCoders()[pl.GetCoderId()] == nil ||
+		g.sdkEnvironment(t) == "" {
 		return nil // reported when the events are decoded
 	}
 	var added []string
