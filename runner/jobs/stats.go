@@ -13,8 +13,8 @@ import (
 type Stats struct {
 	mu struct {
 		sync.Mutex
-		stages  []*StageStats // in plan order
-		byID    map[string]*StageStats
+		stages []*StageStats // in plan order
+		byID   map[string]*StageStats
 		// reports holds the elements each stage's bundles counted per
 		// PCollection: a PCollection between two SDK stages is counted by
 		// both, one read by a runner stage only by its producer.

@@ -47,7 +47,7 @@ type Server struct {
 	mu          sync.Mutex
 	endpoint    string
 	webEndpoint string
-	stopOnce sync.Once
+	stopOnce    sync.Once
 }
 
 // maxMsg lifts gRPC's 4 MiB default: pipelines with large embedded
