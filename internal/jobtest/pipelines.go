@@ -1,6 +1,7 @@
 package jobtest
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 func init() {
 	register.Function1x2(keyMod10)
 	register.Function3x0(sumValues)
-	register.DoFn2x0[[]byte, func(int, int)](&numberFn{})
+	register.DoFn3x0[context.Context, []byte, func(int, int)](&numberFn{})
 	register.Iter1[int]()
 	register.Emitter1[string]()
 	register.Emitter2[int, int]()
@@ -57,10 +58,18 @@ func Batch(n int) func(beam.Scope) {
 	}
 }
 
-// numberFn numbers the impulses it sees, keyed modulo 10.
+var (
+	ticksSeen = beam.NewCounter("jobtest", "ticks")
+	tickValue = beam.NewDistribution("jobtest", "tick_number")
+)
+
+// numberFn numbers the impulses it sees, keyed modulo 10, and counts them
+// in user metrics.
 type numberFn struct{ n int64 }
 
-func (f *numberFn) ProcessElement(_ []byte, emit func(int, int)) {
+func (f *numberFn) ProcessElement(ctx context.Context, _ []byte, emit func(int, int)) {
 	f.n++
+	ticksSeen.Inc(ctx, 1)
+	tickValue.Update(ctx, f.n)
 	emit(int(f.n%10), int(f.n))
 }

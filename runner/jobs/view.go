@@ -32,6 +32,9 @@ type Detail struct {
 	Metrics []*pipepb.MonitoringInfo `json:"-"`
 	// Names maps transform and PCollection ids to their unique names.
 	Names map[string]string `json:"names"`
+	// Producers maps PCollection ids to the unique name of the leaf
+	// transform that outputs them (Go SDK PCollection names say little).
+	Producers map[string]string `json:"producers"`
 }
 
 // Event is one entry of a job's message stream: a message or a state change.
@@ -60,15 +63,24 @@ func (s *Service) Detail(jobID string) (Detail, error) {
 		return Detail{}, err
 	}
 	d := Detail{
-		Summary: r.summary(),
-		Options: r.job.Options.AsMap(),
-		Stats:   r.job.Stats().Snapshot(),
-		Metrics: r.currentMetrics(),
-		Names:   map[string]string{},
+		Summary:   r.summary(),
+		Options:   r.job.Options.AsMap(),
+		Stats:     r.job.Stats().Snapshot(),
+		Metrics:   r.currentMetrics(),
+		Names:     map[string]string{},
+		Producers: map[string]string{},
 	}
 	comps := r.job.Pipeline.GetComponents()
 	for id, t := range comps.GetTransforms() {
 		d.Names[id] = t.GetUniqueName()
+	}
+	for _, t := range comps.GetTransforms() {
+		if len(t.GetSubtransforms()) > 0 {
+			continue
+		}
+		for _, pc := range t.GetOutputs() {
+			d.Producers[pc] = t.GetUniqueName()
+		}
 	}
 	for id, pc := range comps.GetPcollections() {
 		d.Names[id] = pc.GetUniqueName()
