@@ -145,8 +145,9 @@ func (s *Server) Serve(lis net.Listener) error {
 	s.log.Info("Serving JobManagement", slog.String("endpoint", s.Endpoint()))
 
 	if err := s.serveWeb(); err != nil {
-		lis.Close()
-		return err
+		// The job service matters more than its window: another server
+		// (or Prism) may hold the default web port.
+		s.log.Warn("web UI not started", "error", err)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- s.grpc.Serve(lis) }()
