@@ -38,11 +38,21 @@ var (
 
 func main() {
 	if len(os.Args) > 1 {
+		if os.Args[1] == "help" {
+			usage()
+			os.Exit(0)
+		}
 		if code, ok := runCommand(os.Args[1], os.Args[2:], os.Stdout); ok {
 			os.Exit(code)
 		}
 	}
+	flag.Usage = usage
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "beam-runner: unknown command %q\n", flag.Arg(0))
+		usage()
+		os.Exit(2)
+	}
 	logger, err := newLogger(*logLevel, *logKind, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "beam-runner:", err)
@@ -102,6 +112,20 @@ func run(logger *slog.Logger) error {
 		}
 	}()
 	return srv.ListenAndServe()
+}
+
+func usage() {
+	out := flag.CommandLine.Output()
+	fmt.Fprintln(out, `usage: beam-runner [flags]            run the job server
+       beam-runner jobs                 list jobs
+       beam-runner status JOB_ID        a job's state, element counts and user metrics
+       beam-runner logs [-f] JOB_ID     a job's messages (-f: follow until it ends)
+       beam-runner cancel JOB_ID        cancel a job
+       beam-runner drain JOB_ID         drain a streaming job
+Commands take --endpoint=host:port (default localhost:8073) and --json.
+
+Server flags:`)
+	flag.PrintDefaults()
 }
 
 // webAddr is where the web UI listens, or "" when it is off.
