@@ -36,3 +36,19 @@ else
     "apache-beam==$BEAM_VERSION" pytest pytest-timeout
   python_ok || { echo "setup: Python packages still not importable" >&2; exit 1; }
 fi
+
+# Headless Chromium drives the web UI test (runner/web). Debian's package;
+# the test fails, rather than skips, without it.
+if [ -x /usr/bin/chromium ]; then
+  echo "setup: chromium already installed"
+elif command -v apt-get >/dev/null; then
+  echo "setup: apt-get install chromium"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+  [ -x /usr/bin/chromium ] || { echo "setup: chromium did not install" >&2; exit 1; }
+else
+  echo "setup: no /usr/bin/chromium and no apt-get: install Chromium and set \$CHROMIUM for the web UI test" >&2
+  exit 1
+fi
