@@ -187,13 +187,18 @@ func (s *Stats) Sample(now time.Time, wm map[string]int64) {
 	dt := now.Sub(s.mu.sampled).Seconds()
 	first := s.mu.sampled.IsZero()
 	s.mu.sampled = now
+	pcolls := s.pcollCountsLocked()
 	for _, st := range s.mu.stages {
 		if w, ok := wm[st.ID]; ok {
 			st.Watermark = w
 		}
-		n := st.ElementsOut
+		in, out := st.ElementsIn, st.ElementsOut
+		if st.Kind != "sdk" {
+			in, out = sumOf(pcolls, st.Inputs), sumOf(pcolls, st.Outputs)
+		}
+		n := out
 		if len(st.Outputs) == 0 {
-			n = st.ElementsIn
+			n = in
 		}
 		if !first && dt > 0 {
 			st.Rate = append(st.Rate, float64(n-st.lastCount)/dt)
@@ -219,12 +224,7 @@ type StatsSnapshot struct {
 func (s *Stats) Snapshot() StatsSnapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := StatsSnapshot{Stages: make([]StageStats, len(s.mu.stages)), PCollections: map[string]int64{}, Workers: s.mu.workers}
-	for _, rep := range s.mu.reports {
-		for pc, n := range rep {
-			out.PCollections[pc] = max(out.PCollections[pc], n)
-		}
-	}
+	out := StatsSnapshot{Stages: make([]StageStats, len(s.mu.stages)), PCollections: s.pcollCountsLocked(), Workers: s.mu.workers}
 	for i, st := range s.mu.stages {
 		c := *st
 		c.Rate = slices.Clone(st.Rate)
@@ -233,6 +233,17 @@ func (s *Stats) Snapshot() StatsSnapshot {
 			c.ElementsIn, c.ElementsOut = sumOf(out.PCollections, c.Inputs), sumOf(out.PCollections, c.Outputs)
 		}
 		out.Stages[i] = c
+	}
+	return out
+}
+
+// pcollCountsLocked is each PCollection's count: the most any stage reported.
+func (s *Stats) pcollCountsLocked() map[string]int64 {
+	out := map[string]int64{}
+	for _, rep := range s.mu.reports {
+		for pc, n := range rep {
+			out[pc] = max(out[pc], n)
+		}
 	}
 	return out
 }

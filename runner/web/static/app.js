@@ -244,7 +244,7 @@ function renderOptions(opts) {
 }
 
 // ---- the stage graph ----
-const BOX_W = 270, COL_GAP = 56, ROW_GAP = 28, LINE = 15, MAX_T = 4;
+const BOX_W = 250, COL_GAP = 50, ROW_GAP = 28, LINE = 15, MAX_T = 4;
 
 function sparkSVG(vals, w, h) {
   const s = svg("svg", { width: w, height: h, class: "sparkline" });
@@ -316,7 +316,9 @@ function drawGraph(d) {
       const mx = (x1 + x2) / 2;
       kids.push(svg("path", { class: "edge" + (side ? " side" : ""), d: `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`, "marker-end": "url(#arrow)", "data-pcollection": pc }));
       const n = d.stats.pcollections[pc];
-      kids.push(svg("text", { class: "edge-label", x: mx - 30, y: (y1 + y2) / 2 - 4 }, `${n !== undefined ? fmtCount(n) : "0"}${side ? " (side)" : ""}`));
+      const label = svg("text", { class: "edge-label", x: x1 + 4, y: y1 - 5 }, `${n !== undefined ? fmtCount(n) : "0"}${side ? " side" : ""}`);
+      label.append(svg("title", {}, `${name(d, pc)}: ${n || 0} elements`));
+      kids.push(label);
     });
   }
   for (const s of stages) kids.push(stageBox(s, pos[s.id], d.now));
@@ -333,7 +335,7 @@ function stageBox(s, p, now) {
   title.append(svg("title", {}, s.name));
   grp.append(title);
   let y = 18 + LINE;
-  const line = (text, cls = "") => { grp.append(svg("text", { x: 10, y, class: cls }, clip(text, 44))); y += LINE; };
+  const line = (text, cls = "") => { grp.append(svg("text", { x: 10, y, class: cls }, clip(text, 40))); y += LINE; };
   s.transforms.slice(0, MAX_T).forEach((t) => line(t, "small"));
   if (s.transforms.length > MAX_T) line(`+${s.transforms.length - MAX_T} more`, "small");
   y += 4;
