@@ -97,6 +97,23 @@ func TestBrowserDrainsStreamingJob(t *testing.T) {
 			drainedShot, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
 			return err
 		}},
+		{"the list's state filter hides and shows the drained job", func(ctx context.Context) error {
+			row := fmt.Sprintf(`tr[data-job=%q]`, id)
+			setFilter := func(state string) chromedp.Action[chromedp.Void] {
+				return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+					_, err := chromedp.Evaluate[bool](fmt.Sprintf(`(() => { const f = document.getElementById("state-filter"); f.value = %q; f.dispatchEvent(new Event("change")); return true })()`, state))(ctx, t)
+					return err
+				})
+			}
+			return chromedp.Do(ctx,
+				chromedp.Navigate(env.WebURL+"/#/"),
+				chromedp.WaitVisible(row+`[data-state="DRAINED"]`),
+				setFilter("RUNNING"),
+				chromedp.WaitNotPresent(row),
+				setFilter("DRAINED"),
+				chromedp.WaitVisible(row),
+			)
+		}},
 	}
 	// The first Run starts the browser, on a context without a timeout.
 	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank")); err != nil {
