@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bytes"
+	"encoding/hex"
 	"reflect"
 	"strings"
 	"testing"
@@ -102,8 +103,10 @@ func FuzzDecode(f *testing.F) {
 	f.Add(uint8(kindSetString), strSetPayload("a", "b"))
 	f.Add(uint8(kindDistInt64), varints(1, 2, 3, 4))
 	f.Add(uint8(kindLatestDouble), append(varints(5), doubles(1.5)...))
+	trie, _ := hex.DecodeString("0803122812160a0261301210120e0a026131120812060a0261321200120e0a026430120812060a0262301200")
+	f.Add(uint8(kindBoundedTrie), trie)
 	f.Fuzz(func(t *testing.T, k uint8, payload []byte) {
-		kd := kind(k % uint8(kindSetString+1))
+		kd := kind(k % uint8(kindBoundedTrie+1))
 		v, err := decode(kd, payload)
 		if err != nil {
 			return

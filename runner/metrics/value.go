@@ -18,10 +18,11 @@ const (
 	kindLatestInt64
 	kindLatestDouble
 	kindSetString
+	kindBoundedTrie
 )
 
 func (k kind) typeUrn() string {
-	return [...]string{typeSumInt64, typeSumDouble, typeDistInt64, typeDistDouble, typeLatestInt64, typeLatestDouble, typeSetString}[k]
+	return [...]string{typeSumInt64, typeSumDouble, typeDistInt64, typeDistDouble, typeLatestInt64, typeLatestDouble, typeSetString, typeBoundedTrie}[k]
 }
 
 // value is a decoded payload. Integer and double variants share the struct:
@@ -33,6 +34,7 @@ type value struct {
 	fSum, fMin, fMax float64
 	ts               int64 // latest_*: milliseconds since epoch
 	strs             stringSet
+	trie             boundedTrie
 }
 
 // merge combines two values of one metric. Pure; a kind mismatch (an SDK
@@ -56,6 +58,8 @@ func merge(a, b value) value {
 		}
 	case kindSetString:
 		a.strs = a.strs.union(b.strs)
+	case kindBoundedTrie:
+		a.trie = a.trie.combine(b.trie)
 	}
 	return a
 }
@@ -113,6 +117,8 @@ func decode(k kind, payload []byte) (value, error) {
 		}
 	case kindSetString:
 		v.strs, err = decodeStringSet(r)
+	case kindBoundedTrie:
+		v.trie, err = decodeBoundedTrie(payload)
 	default:
 		err = fmt.Errorf("unknown metric kind %d", k)
 	}
@@ -171,6 +177,8 @@ func encode(v value) []byte {
 		doubles(v.fSum)
 	case kindSetString:
 		v.strs.encode(&b)
+	case kindBoundedTrie:
+		b.Write(v.trie.encode())
 	}
 	return b.Bytes()
 }
