@@ -120,10 +120,10 @@ func (r *run) runStages(ctx context.Context) error {
 			r.publishMetrics(inflightMetrics)
 		case sd := <-splits:
 			if b := running[sd.id]; b != nil {
-				r.liveSplit(b, sd)
-				if err := r.applySplit(eng, stages[b.Stage], b, sd); err != nil {
+				if err := r.applySplit(eng, stages[b.Stage], sd); err != nil {
 					return err
 				}
+				r.liveSplit(b, sd)
 			}
 		case p := <-progress:
 			if running[p.id] != nil {
