@@ -54,7 +54,7 @@ func (r *run) runStages(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer r.liveSample(eng)
+	defer r.liveEnd(eng)
 	stages, err := r.prepareSDKStages(ctx)
 	if err != nil {
 		return err

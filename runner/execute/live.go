@@ -104,6 +104,13 @@ func (r *run) liveSample(eng *engine.Engine) {
 	r.job.Stats().Sample(time.Now(), wm)
 }
 
+// liveEnd publishes the final watermarks once the driver has stopped;
+// bundles abandoned by a failure or cancellation no longer count as running.
+func (r *run) liveEnd(eng *engine.Engine) {
+	r.liveSample(eng)
+	r.job.Stats().Stopped()
+}
+
 // elementCounts reads the SDK's element_count metrics, by PCollection.
 func elementCounts(infos []*pipepb.MonitoringInfo) map[string]int64 {
 	out := map[string]int64{}

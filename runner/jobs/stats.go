@@ -179,6 +179,15 @@ func (s *Stats) Split(stage string) {
 	s.update(stage, func(st *StageStats) { st.Splits++ })
 }
 
+// Stopped marks the job's execution over: nothing is running any more.
+func (s *Stats) Stopped() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.mu.stages {
+		st.BundlesRunning = 0
+	}
+}
+
 // Sample records each stage's watermark (from wm, by stage id) and an
 // elements/s sample over the time since the previous call.
 func (s *Stats) Sample(now time.Time, wm map[string]int64) {

@@ -64,6 +64,11 @@ func TestStatsSampleRatesAndWatermarks(t *testing.T) {
 	if got := snap.Stages[1]; got.Rate[0] != 25 {
 		t.Errorf("sink stage rate %v, want its input rate 25", got.Rate)
 	}
+	s.BundleStarted("s1")
+	s.Stopped()
+	if n := s.Snapshot().Stages[0].BundlesRunning; n != 0 {
+		t.Errorf("%d bundles running after Stopped", n)
+	}
 	for i := 0; i < RateSamples+5; i++ {
 		s.Sample(t0.Add(time.Duration(3+i)*time.Second), nil)
 	}
