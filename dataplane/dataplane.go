@@ -104,10 +104,7 @@ func (c *Conn) Serve(s Stream) error {
 			c.err = fmt.Errorf("data stream ended: %w", err)
 			c.mu.Unlock()
 			if errors.Is(err, io.EOF) {
-				// The harness closed its side: a normal end. Returned, gRPC
-				// would end the stream with status UNKNOWN "EOF", which
-				// Python's data reader thread raises at every shutdown.
-				return nil
+				return nil // the harness closed its side: end the RPC with OK
 			}
 			return err
 		}

@@ -59,15 +59,12 @@ func (r *Router) handler(inst string) Handler {
 	return r.handlers[inst]
 }
 
-// Serve answers requests on the stream until it ends. A harness closing
-// its side is the normal end, not an error: returned as one, gRPC would end
-// the stream with status UNKNOWN "EOF", which Python's state reader thread
-// raises at every shutdown.
+// Serve answers requests on the stream until it ends.
 func (r *Router) Serve(s Stream) error {
 	for {
 		req, err := s.Recv()
 		if errors.Is(err, io.EOF) {
-			return nil
+			return nil // the harness closed its side: a clean end, not an error
 		}
 		if err != nil {
 			return err

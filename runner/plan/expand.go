@@ -76,7 +76,7 @@ func (g *graph) collect(id string, out *[]string, depth int) error {
 		return nil
 	}
 	if passThrough(t) {
-		return nil // a composite that returned its input: nothing to run
+		return nil // computes nothing: its outputs are produced upstream
 	}
 	if err := checkLeaf(id, t); err != nil {
 		return err
@@ -93,20 +93,22 @@ func (g *graph) collect(id string, out *[]string, depth int) error {
 	return nil
 }
 
-// passThrough reports a transform whose outputs are all among its inputs:
-// an SDK composite that returned its input unchanged (Python's
-// Create/MaybeReshuffle for one value), whatever its URN. Producing a
-// PCollection it consumes would be a cycle, so it cannot be a primitive.
+// passThrough reports whether t, a transform with no subtransforms, is a
+// composite whose expansion was empty: every output is one of its inputs
+// (Python's Create of one element wraps its input in such a MaybeReshuffle,
+// whatever the URN). It has nothing to run, and running it would make a
+// second producer of its input. A leaf with no outputs is not one: it may
+// be an unknown primitive run for its effects, which must be refused.
 func passThrough(t *pipepb.PTransform) bool {
 	if len(t.GetOutputs()) == 0 {
 		return false
 	}
-	in := map[string]bool{}
+	ins := map[string]bool{}
 	for _, pc := range t.GetInputs() {
-		in[pc] = true
+		ins[pc] = true
 	}
 	for _, pc := range t.GetOutputs() {
-		if !in[pc] {
+		if !ins[pc] {
 			return false
 		}
 	}

@@ -152,39 +152,6 @@ func TestRejectsGBKWithoutOutput(t *testing.T) {
 	}
 }
 
-// A transform that outputs the PCollection it reads is an SDK composite
-// that returned its input (Python's Create/MaybeReshuffle for one value):
-// it is expanded to nothing whatever its URN, never refused.
-func TestPassThroughCompositeOfAnyURN(t *testing.T) {
-	p, s := beam.NewPipelineWithRoot()
-	beam.Create(s, "a")
-	pb := marshal(t, p)
-	var pc string
-	for _, tr := range pb.GetComponents().GetTransforms() {
-		if tr.GetSpec().GetUrn() == URNImpulse {
-			pc, _ = onlyValue(tr.GetOutputs())
-		}
-	}
-	pb.Components.Transforms["maybe"] = &pipepb.PTransform{
-		UniqueName: "Create/MaybeReshuffle",
-		Spec:       &pipepb.FunctionSpec{Urn: "beam:transform:pickled_python:v1"},
-		Inputs:     map[string]string{"None": pc},
-		Outputs:    map[string]string{"None": pc},
-	}
-	pb.RootTransformIds = append(pb.RootTransformIds, "maybe")
-	pl, err := Build(pb)
-	if err != nil {
-		t.Fatalf("Build: %v", err)
-	}
-	for _, st := range pl.Stages {
-		for _, id := range st.Transforms {
-			if id == "maybe" {
-				t.Errorf("stage %s runs the pass-through transform", st.ID)
-			}
-		}
-	}
-}
-
 // flattenOfImpulses plans Flatten(Impulse, Impulse), with the flatten's
 // output coder replaced by a UTF-8 string coder when recode is set.
 func flattenOfImpulses(t *testing.T, recode bool) *Plan {
