@@ -133,13 +133,15 @@ func runSuites(ctx context.Context, cfg config, work, testBin string, srv *serve
 	return rep
 }
 
-// runExtraChecks runs the lifecycle checks, then wordcount (the longest).
+// runExtraChecks runs the lifecycle checks, the differential checks, then
+// wordcount (the longest).
 func runExtraChecks(ctx context.Context, cfg config, work string, srv *server, rep *report) {
 	timed("lifecycle checks", func() error {
 		res, names, err := runLifecycle(ctx, cfg, work, srv)
 		rep.addChecks("lifecycle", res, names, err)
 		return err
 	})
+	runDifferential(ctx, cfg, work, srv.endpoint, rep)
 	if cfg.disabled[wordcountCheck] {
 		return
 	}
