@@ -38,6 +38,7 @@ type Bundle struct {
 	minTS  int64
 	// started and splitAt are processing times, for the split policy.
 	started, splitAt int64
+	split            splitBook
 }
 
 type pcoll struct {

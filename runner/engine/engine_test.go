@@ -273,7 +273,7 @@ func TestSplitPolicy(t *testing.T) {
 	if got := e.SplitCandidates(); len(got) != 0 {
 		t.Fatalf("split offered twice at once: %v", got)
 	}
-	if err := e.AddResiduals(bs[0].ID, []Residual{{Element: globalKV(1, "a", "2")}}); err != nil {
+	if _, err := e.ApplySplit(bs[0].ID, SplitResult{FirstResidual: -1, Residuals: []Residual{{Element: globalKV(1, "a", "2")}}}); err != nil {
 		t.Fatal(err)
 	}
 	if more := e.Ready(); len(more) != 1 {

@@ -117,7 +117,7 @@ func (r *run) runStages(ctx context.Context) error {
 			r.publishMetrics(inflightMetrics)
 		case sd := <-splits:
 			if b := running[sd.id]; b != nil {
-				if err := r.applySplit(eng, stages[b.Stage], b, sd); err != nil {
+				if err := r.applySplit(eng, stages[b.Stage], sd); err != nil {
 					return err
 				}
 			}
