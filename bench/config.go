@@ -23,7 +23,7 @@ type Config struct {
 var DefaultSizes = Sizes{Records: 1_000_000, KeySize: 10, ValueSize: 90, WordcountMB: 60, CPUElements: 400}
 
 // QuickSizes are for smoke runs that finish in a few minutes.
-var QuickSizes = Sizes{Records: 100_000, KeySize: 10, ValueSize: 90, WordcountMB: 10, CPUElements: 100}
+var QuickSizes = Sizes{Records: 100_000, KeySize: 10, ValueSize: 90, WordcountMB: 10, CPUElements: 200}
 
 func (c *Config) logPath(name string) string {
 	return filepath.Join(c.WorkDir, "logs", name+".log")
