@@ -34,7 +34,7 @@ var diffFlags struct {
 }
 
 func init() {
-	flag.IntVar(&diffFlags.pyWordcountMB, "py_wordcount_mb", 55,
+	flag.IntVar(&diffFlags.pyWordcountMB, "py_wordcount_mb", 60,
 		"size in MiB of the input of Python's wordcount example (generated like -wordcount_mb's)")
 	flag.IntVar(&diffFlags.splitsRecords, "py_splits_records", 1_000_000,
 		"records read by the Python GroupByKey/CoGroupByKey/side-input pipeline, over "+fmt.Sprint(pySplitsFiles)+" files")
