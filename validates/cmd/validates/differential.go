@@ -170,7 +170,8 @@ func (d diffRun) splitsInput(ctx context.Context, script string) (string, error)
 // prefix.
 func (d diffRun) oracle(ctx context.Context, name, program string, inputs, args []string) (string, error) {
 	args = append(args, directArgs...)
-	key, err := differential.Key(program, inputs, args...)
+	// The interpreter stands for the installed Beam (pinned by setup.sh).
+	key, err := differential.Key(program, inputs, append([]string{d.cfg.pythonBin}, args...)...)
 	if err != nil {
 		return "", err
 	}
