@@ -38,7 +38,7 @@ const WorkersOption = "workers_per_environment"
 func cpuWorkload(name string, extra ...string) Workload {
 	return Workload{Name: name, Python: true, Pool: true, Script: "bench/py/cpu.py",
 		Args: func(s Sizes, _, out string) []string {
-			return append([]string{"--elements=" + itoa(s.CPUElements), "--rounds=20000", "--output=" + out}, extra...)
+			return append([]string{"--elements=" + itoa(s.CPUElements), "--rounds=100000", "--output=" + out}, extra...)
 		}}
 }
 

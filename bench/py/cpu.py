@@ -9,7 +9,7 @@ exactly. Python threads
 share one interpreter lock: only several worker processes (an EXTERNAL
 worker pool or PROCESS environment) run such a ParDo in parallel.
 
-  python3 cpu.py --elements 200 --rounds 20000 --output O [runner flags]
+  python3 cpu.py --elements 200 --rounds 100000 --output O [runner flags]
 """
 import argparse
 import hashlib
