@@ -4,7 +4,9 @@ package dataplane
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
@@ -101,6 +103,9 @@ func (c *Conn) Serve(s Stream) error {
 			c.mu.Lock()
 			c.err = fmt.Errorf("data stream ended: %w", err)
 			c.mu.Unlock()
+			if errors.Is(err, io.EOF) {
+				return nil // the harness closed its side: end the RPC with OK
+			}
 			return err
 		}
 		c.route(msg)

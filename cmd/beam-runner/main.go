@@ -7,11 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	_ "net/http/pprof" // served only when --pprof_addr is set
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -23,21 +25,34 @@ var (
 	jobPort     = flag.Int("job_port", 8073, "job management service port")
 	logLevel    = flag.String("log_level", "info", "minimum log level: debug, info, warn or error")
 	logKind     = flag.String("log_kind", "dev", "log format: dev (human readable), json or text")
-	serveHTTP   = flag.Bool("serve_http", true, "accepted for Prism compatibility; there is no web UI yet")
-	webPort     = flag.Int("web_port", 8074, "accepted for Prism compatibility; there is no web UI yet")
+	serveHTTP   = flag.Bool("serve_http", true, "serve the web UI and /metrics on --web_port")
+	webPort     = flag.Int("web_port", 8074, "port of the web UI, /metrics and (with --pprof) /debug/pprof; 0 picks a free one")
+	pprofOn     = flag.Bool("pprof", false, "serve /debug/pprof on --web_port")
 	jmOverride  = flag.String("jm_override", "", "accepted for Prism compatibility; not supported")
 	idleTimeout = flag.Duration("idle_shutdown_timeout", 0, "exit after no job has run for this long; 0 or negative: never")
 	cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile to this file")
-	pprofAddr   = flag.String("pprof_addr", "", "serve net/http/pprof on this address")
+	pprofAddr   = flag.String("pprof_addr", "", "also serve /debug/pprof on this address of its own (older form of --pprof)")
 	artifactDir = flag.String("artifact_root", "", "directory for staged artifacts (default: $TMPDIR/beam-runner-artifacts)")
 	workerStart = flag.Duration("worker_start_timeout", 2*time.Minute, "how long an environment's SDK harness may take to connect before its job fails")
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "drain" {
-		os.Exit(drainCommand(os.Args[2:], os.Stdout))
+	if len(os.Args) > 1 {
+		if os.Args[1] == "help" {
+			usage()
+			os.Exit(0)
+		}
+		if code, ok := runCommand(os.Args[1], os.Args[2:], os.Stdout); ok {
+			os.Exit(code)
+		}
 	}
+	flag.Usage = usage
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "beam-runner: unknown command %q\n", flag.Arg(0))
+		usage()
+		os.Exit(2)
+	}
 	logger, err := newLogger(*logLevel, *logKind, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "beam-runner:", err)
@@ -68,6 +83,8 @@ func run(logger *slog.Logger) error {
 		Logger:       logger,
 		Executor:     execute.New(execute.Options{WorkerStartTimeout: *workerStart}),
 		IdleShutdown: max(*idleTimeout, 0),
+		WebAddr:      webAddr(),
+		Pprof:        *pprofOn || *pprofAddr != "",
 	})
 	if err != nil {
 		return err
@@ -97,10 +114,29 @@ func run(logger *slog.Logger) error {
 	return srv.ListenAndServe()
 }
 
-func warnIgnoredFlags(logger *slog.Logger) {
-	if *serveHTTP {
-		logger.Info("--serve_http ignored: beam-runner has no web UI yet", "web_port", *webPort)
+func usage() {
+	out := flag.CommandLine.Output()
+	fmt.Fprintln(out, `usage: beam-runner [flags]            run the job server
+       beam-runner jobs                 list jobs
+       beam-runner status JOB_ID        a job's state, element counts and user metrics
+       beam-runner logs [-f] JOB_ID     a job's messages (-f: follow until it ends)
+       beam-runner cancel JOB_ID        cancel a job
+       beam-runner drain JOB_ID         drain a streaming job
+Commands take --endpoint=host:port (default localhost:8073) and --json.
+
+Server flags:`)
+	flag.PrintDefaults()
+}
+
+// webAddr is where the web UI listens, or "" when it is off.
+func webAddr() string {
+	if !*serveHTTP {
+		return ""
 	}
+	return net.JoinHostPort("localhost", strconv.Itoa(*webPort))
+}
+
+func warnIgnoredFlags(logger *slog.Logger) {
 	if *jmOverride != "" {
 		logger.Warn("--jm_override ignored: beam-runner always serves its own job service")
 	}

@@ -54,6 +54,7 @@ func (r *run) runStages(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer r.liveEnd(eng)
 	stages, err := r.prepareSDKStages(ctx)
 	if err != nil {
 		return err
@@ -90,6 +91,7 @@ func (r *run) runStages(ctx context.Context) error {
 			}
 			running[b.ID] = b
 			r.concurrency.start(b.Stage)
+			r.liveStarted(b)
 			go r.runBundle(ctx, ss, b, txn, done)
 		}
 		if err := eng.Err(); err != nil {
@@ -107,6 +109,7 @@ func (r *run) runStages(ctx context.Context) error {
 			delete(running, d.b.ID)
 			delete(inflightMetrics, d.b.ID)
 			r.concurrency.end(d.b.Stage)
+			r.liveFinished(stages[d.b.Stage], d)
 			if d.err != nil {
 				eng.Fail(d.b.ID)
 				return d.err
@@ -120,6 +123,7 @@ func (r *run) runStages(ctx context.Context) error {
 				if err := r.applySplit(eng, stages[b.Stage], sd); err != nil {
 					return err
 				}
+				r.liveSplit(b, sd)
 			}
 		case p := <-progress:
 			if running[p.id] != nil {
@@ -130,6 +134,7 @@ func (r *run) runStages(ctx context.Context) error {
 			if !virtual {
 				eng.AdvanceProcessingTime(time.Now().UnixMilli())
 			}
+			r.liveSample(eng)
 			if ticks++; ticks%progressEvery == 0 {
 				r.requestProgress(ctx, stages, running, progress)
 			}

@@ -91,9 +91,11 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 		delete(e.runs, j.ID)
 		e.mu.Unlock()
 	}()
+	r.publishStages()
 	if err := r.startWorkers(ctx); err != nil {
 		return err
 	}
+	j.Stats().SetWorkers(len(r.harnesses))
 	j.Running()
 	defer r.reportConcurrency()
 	return r.runStages(ctx)

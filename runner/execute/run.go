@@ -32,6 +32,7 @@ type run struct {
 	split   *splitter
 	// concurrency records how many bundles of each stage ran at once.
 	concurrency concurrency
+	bundleStart map[int]time.Time // by engine bundle id; see live.go
 
 	harnesses map[string]*workerSet // environment id -> its harnesses
 	handles   []worker.Handle

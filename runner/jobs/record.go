@@ -42,6 +42,7 @@ func newRecord(j *Job, cancel context.CancelFunc) *record {
 	r.mu.state = jobpb.JobState_STOPPED
 	r.appendLocked(stateEvent(jobpb.JobState_STOPPED))
 	j.sink = r
+	j.Stats() // created now, before Execute can race to create it
 	return r
 }
 
