@@ -13,6 +13,7 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/plan"
+	"github.com/beam-runner/beam-runner/worker"
 )
 
 // Options configure the executor.
@@ -68,13 +69,13 @@ func (e *Executor) Validate(p *pipepb.Pipeline) error {
 	if p == nil {
 		return fmt.Errorf("no pipeline given")
 	}
-	_, err := plan.Build(p)
+	_, err := plan.BuildWith(p, plan.Options{Startable: worker.Supported})
 	return err
 }
 
 // Execute implements jobs.Executor.
 func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
-	pl, err := plan.Build(j.Pipeline)
+	pl, err := plan.BuildWith(j.Pipeline, plan.Options{Startable: worker.Supported})
 	if err != nil {
 		return err
 	}
