@@ -46,6 +46,11 @@ func Execute(ctx context.Context, p *beam.Pipeline) (beam.PipelineResult, error)
 	return universal.Execute(ctx, p)
 }
 
+// startInProcess starts a job server that lives only as long as this
+// pipeline's Execute. It keeps no durable store: its jobs' workers run in
+// this process (LOOPBACK), so nothing of them could outlive it, and
+// pipelines run in parallel in one process must not contend for a state
+// directory.
 func startInProcess() (*server.Server, string, error) {
 	srv, err := server.New(server.Config{Executor: execute.New(execute.Options{}), Logger: slog.Default()})
 	if err != nil {

@@ -51,6 +51,17 @@ type Result struct {
 	Err              string
 }
 
+// serverFlags gives beam-runner a fresh store per run, so runs neither
+// share a directory nor leave records in the user's cache dir.
+func serverFlags(c *Config, r Runner, tag string) []string {
+	if r.Name != "beam-runner" {
+		return nil
+	}
+	dir := filepath.Join(c.WorkDir, "state", tag)
+	os.RemoveAll(dir)
+	return []string{"--state_dir=" + dir}
+}
+
 // RunOne runs w on r once. A server is started per run so its VmHWM is this
 // run's peak, not the highest of everything the server ran before.
 func RunOne(ctx context.Context, c *Config, w Workload, r Runner, round int) Result {
@@ -62,7 +73,7 @@ func RunOne(ctx context.Context, c *Config, w Workload, r Runner, round int) Res
 	var srv *Server
 	if r.Server {
 		var err error
-		srv, err = StartServer(ctx, filepath.Join(c.WorkDir, "bin", r.Name), c.logPath(tag+"-server"))
+		srv, err = StartServer(ctx, filepath.Join(c.WorkDir, "bin", r.Name), c.logPath(tag+"-server"), serverFlags(c, r, tag)...)
 		if err != nil {
 			res.Err = err.Error()
 			return res

@@ -17,6 +17,7 @@ import (
 
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/server"
+	"github.com/beam-runner/beam-runner/runner/store"
 )
 
 var (
@@ -31,6 +32,7 @@ var (
 	pprofAddr   = flag.String("pprof_addr", "", "serve net/http/pprof on this address")
 	artifactDir = flag.String("artifact_root", "", "directory for staged artifacts (default: $TMPDIR/beam-runner-artifacts)")
 	workerStart = flag.Duration("worker_start_timeout", 2*time.Minute, "how long an environment's SDK harness may take to connect before its job fails")
+	stateDir    = flag.String("state_dir", "", "directory of the durable store (job records survive restarts); default: one per --job_port in the user's cache dir; \"none\": keep nothing")
 )
 
 func main() {
@@ -61,6 +63,13 @@ func run(logger *slog.Logger) error {
 	}
 	defer stopProfile()
 	warnIgnoredFlags(logger)
+	st, err := openStore(logger)
+	if err != nil {
+		return err
+	}
+	if st != nil {
+		defer st.Close() // after the server stopped and its jobs ended
+	}
 
 	srv, err := server.New(server.Config{
 		JobPort:      *jobPort,
@@ -68,6 +77,7 @@ func run(logger *slog.Logger) error {
 		Logger:       logger,
 		Executor:     execute.New(execute.Options{WorkerStartTimeout: *workerStart}),
 		IdleShutdown: max(*idleTimeout, 0),
+		Store:        st,
 	})
 	if err != nil {
 		return err
@@ -95,6 +105,33 @@ func run(logger *slog.Logger) error {
 		}
 	}()
 	return srv.ListenAndServe()
+}
+
+// openStore opens the durable store --state_dir names. With no
+// --state_dir the store is per job port, so a server restarted on its port
+// finds its jobs and servers on other ports never share a directory; a
+// random port (--job_port=0) has no identity to restart as, so it keeps
+// nothing, as --state_dir=none does.
+func openStore(logger *slog.Logger) (*store.Store, error) {
+	dir := *stateDir
+	switch {
+	case dir == "none":
+		return nil, nil
+	case dir == "" && *jobPort == 0:
+		logger.Info("job records are kept in memory only: --job_port=0 and no --state_dir")
+		return nil, nil
+	case dir == "":
+		var err error
+		if dir, err = store.DefaultDir(*jobPort); err != nil {
+			return nil, err
+		}
+	}
+	st, err := store.Open(dir, logger)
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("durable store open", "state_dir", dir)
+	return st, nil
 }
 
 func warnIgnoredFlags(logger *slog.Logger) {

@@ -15,6 +15,7 @@ import (
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/beam-runner/beam-runner/runner/store"
 	"google.golang.org/grpc"
 )
 
@@ -28,6 +29,9 @@ type Config struct {
 	// IdleShutdown, when > 0, makes Serve return once no job has been
 	// prepared or running for this long.
 	IdleShutdown time.Duration
+	// Store keeps job records across restarts; nil keeps them in memory.
+	// The caller closes it after Stop.
+	Store *store.Store
 }
 
 // Server is a running job server.
@@ -63,6 +67,7 @@ func New(cfg Config) (*Server, error) {
 		StagingEndpoint: s.Endpoint,
 		ArtifactRoot:    cfg.ArtifactRoot,
 		Logger:          cfg.Logger,
+		Store:           cfg.Store,
 	})
 	s.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg))
 	jobpb.RegisterJobServiceServer(s.grpc, s.svc)

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -33,7 +34,15 @@ type Store struct {
 	dir  string
 	db   *pebble.DB
 	lock *pebble.Lock // held until Close, after the database closes
+
+	// mu guards closed: Pebble panics on use after Close, and a job may
+	// still report after the server closed its store; it gets ErrClosed.
+	mu     sync.RWMutex
+	closed bool
 }
+
+// ErrClosed is returned by every operation after Close.
+var ErrClosed = errors.New("store: closed")
 
 // DefaultDir is where a server keeps its store when --state_dir is not
 // given: one directory per job port in the user's cache directory, so a
@@ -99,6 +108,12 @@ func (s *Store) Dir() string { return s.dir }
 
 // Close flushes and closes the store, releasing its directory.
 func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.closed = true
 	err := s.db.Close()
 	if lerr := s.lock.Close(); err == nil {
 		err = lerr
@@ -108,6 +123,11 @@ func (s *Store) Close() error {
 
 // Get returns a copy of key's value; ok is false if the key is absent.
 func (s *Store) Get(key []byte) (value []byte, ok bool, err error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, false, ErrClosed
+	}
 	v, closer, err := s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
@@ -122,6 +142,11 @@ func (s *Store) Get(key []byte) (value []byte, ok bool, err error) {
 // Scan calls fn for every key with the prefix, in key order. The slices
 // are valid only during the call.
 func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
 		return err
@@ -158,10 +183,14 @@ func prefixEnd(prefix []byte) []byte {
 }
 
 // Batch collects writes applied together, atomically, by Commit.
-type Batch struct{ b *pebble.Batch }
+type Batch struct {
+	s *Store
+	b *pebble.Batch
+}
 
-// NewBatch starts an empty batch.
-func (s *Store) NewBatch() *Batch { return &Batch{s.db.NewBatch()} }
+// NewBatch starts an empty batch. Batches are independent of the
+// database until Commit, so one may be built after Close; Commit fails.
+func (s *Store) NewBatch() *Batch { return &Batch{s, new(pebble.Batch)} }
 
 // Set records a write of key; both slices are copied.
 func (b *Batch) Set(key, value []byte) { _ = b.b.Set(key, value, nil) }
@@ -180,12 +209,16 @@ func (b *Batch) DeletePrefix(prefix []byte) {
 // writes are on disk (they survive power loss); without, once they are in
 // the write-ahead log in the OS's hands (they survive the process dying).
 func (b *Batch) Commit(sync bool) error {
-	defer b.b.Close()
+	b.s.mu.RLock()
+	defer b.s.mu.RUnlock()
+	if b.s.closed {
+		return ErrClosed
+	}
 	opts := pebble.NoSync
 	if sync {
 		opts = pebble.Sync
 	}
-	return b.b.Commit(opts)
+	return b.s.db.Apply(b.b, opts)
 }
 
 // pebbleLogger sends Pebble's logs to slog: its chatter at debug level.

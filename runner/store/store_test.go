@@ -107,3 +107,24 @@ func TestPrefixEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestUseAfterClose: a job may report after the server closed the store;
+// it gets ErrClosed, never Pebble's panic.
+func TestUseAfterClose(t *testing.T) {
+	s := open(t, t.TempDir())
+	b := s.NewBatch()
+	b.Set([]byte("k"), []byte("v"))
+	s.Close()
+	if err := b.Commit(true); err != ErrClosed {
+		t.Fatalf("Commit after Close = %v", err)
+	}
+	if _, _, err := s.Get([]byte("k")); err != ErrClosed {
+		t.Fatalf("Get after Close = %v", err)
+	}
+	if err := s.Scan(nil, func(k, v []byte) error { return nil }); err != ErrClosed {
+		t.Fatalf("Scan after Close = %v", err)
+	}
+	if err := s.Close(); err != ErrClosed {
+		t.Fatalf("second Close = %v", err)
+	}
+}
