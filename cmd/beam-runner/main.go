@@ -32,6 +32,7 @@ var (
 	pprofAddr   = flag.String("pprof_addr", "", "serve net/http/pprof on this address")
 	artifactDir = flag.String("artifact_root", "", "directory for staged artifacts (default: $TMPDIR/beam-runner-artifacts)")
 	workerStart = flag.Duration("worker_start_timeout", 2*time.Minute, "how long an environment's SDK harness may take to connect before its job fails")
+	memLimit    = flag.String("memory_limit", "", "bytes a job's GroupByKeys may buffer before spilling to the store, e.g. 512MiB; default a quarter of the machine's memory; \"none\": no limit")
 	stateDir    = flag.String("state_dir", "", "directory of the durable store (job records survive restarts); default: one per --job_port in the user's cache dir; \"none\": keep nothing")
 )
 
@@ -63,6 +64,10 @@ func run(logger *slog.Logger) error {
 	}
 	defer stopProfile()
 	warnIgnoredFlags(logger)
+	limit, err := memoryLimit(*memLimit)
+	if err != nil {
+		return err
+	}
 	st, err := openStore(logger)
 	if err != nil {
 		return err
@@ -75,7 +80,7 @@ func run(logger *slog.Logger) error {
 		JobPort:      *jobPort,
 		ArtifactRoot: *artifactDir,
 		Logger:       logger,
-		Executor:     execute.New(execute.Options{WorkerStartTimeout: *workerStart}),
+		Executor:     execute.New(execute.Options{WorkerStartTimeout: *workerStart, Store: st, MemoryLimit: limit}),
 		IdleShutdown: max(*idleTimeout, 0),
 		Store:        st,
 	})

@@ -13,6 +13,7 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/plan"
+	"github.com/beam-runner/beam-runner/runner/store"
 	"github.com/beam-runner/beam-runner/worker"
 )
 
@@ -26,6 +27,10 @@ type Options struct {
 	// Parallelism is how many bundles of a stage run at once; 0 means twice
 	// the number of cores.
 	Parallelism int
+	// Store, if set, takes what GroupByKeys buffer past MemoryLimit bytes
+	// (per job, split evenly over its GroupByKeys); 0 means no limit.
+	Store       *store.Store
+	MemoryLimit int64
 }
 
 // Executor implements jobs.Executor and jobs.Drainer.
@@ -46,6 +51,12 @@ func New(opts Options) *Executor {
 	}
 	if opts.Parallelism == 0 {
 		opts.Parallelism = 2 * runtime.NumCPU()
+	}
+	if opts.Store != nil {
+		// Spill of jobs that died with an earlier server is garbage.
+		if err := opts.Store.Space(spillPrefix).DeletePrefix(nil); err != nil {
+			opts.Logger.Warn("dropping old spilled data", "err", err)
+		}
 	}
 	return &Executor{opts: opts, runs: map[string]*run{}}
 }

@@ -48,6 +48,12 @@ func keyByLen(s string) (int, string) { return len(s), s }
 // runPipeline executes p in-process against a loopback worker pool.
 func runPipeline(t *testing.T, p *beam.Pipeline) error {
 	t.Helper()
+	return runPipelineWith(t, p, Options{})
+}
+
+// runPipelineWith is runPipeline with executor options.
+func runPipelineWith(t *testing.T, p *beam.Pipeline, eopts Options) error {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	pool, err := extworker.StartLoopback(ctx, 0)
@@ -67,7 +73,7 @@ func runPipeline(t *testing.T, p *beam.Pipeline) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := New(Options{})
+	e := New(eopts)
 	if err := e.Validate(pb); err != nil {
 		return err
 	}

@@ -238,3 +238,14 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 	l.log.Error("store: fatal: " + fmt.Sprintf(format, args...))
 	os.Exit(1)
 }
+
+// WrittenBytes is how many bytes were written to the store since it was
+// opened, for tests and measurements.
+func (s *Store) WrittenBytes() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return 0
+	}
+	return s.db.Metrics().WAL.BytesIn
+}
