@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -75,6 +76,18 @@ func (e *Executor) Drain(jobID string) error {
 	return nil
 }
 
+// releaseMemory returns the heap a finished job used to the OS once no job
+// is running, so an idle server's RSS falls back to its idle size instead
+// of keeping a large job's peak. Not while jobs run: it stops the world.
+func (e *Executor) releaseMemory() {
+	e.mu.Lock()
+	idle := len(e.runs) == 0
+	e.mu.Unlock()
+	if idle {
+		debug.FreeOSMemory()
+	}
+}
+
 // Validate implements jobs.Executor: a pipeline is valid if it plans.
 func (e *Executor) Validate(p *pipepb.Pipeline) error {
 	if p == nil {
@@ -94,6 +107,7 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 	if err != nil {
 		return err
 	}
+	defer e.releaseMemory() // last: after the run has let go of everything
 	defer r.close()
 	e.mu.Lock()
 	e.runs[j.ID] = r
