@@ -33,7 +33,10 @@ func main() {
 	}
 	fmt.Printf("\n%d records × %d B (key %d B), wordcount %d MiB, %d round(s); times are medians of wall time\n\n",
 		c.Sizes.Records, c.Sizes.KeySize+c.Sizes.ValueSize, c.Sizes.KeySize, c.Sizes.WordcountMB, c.Rounds)
-	bench.WriteReport(os.Stdout, bench.Summarize(results, c.Workloads, c.Runners))
+	rep := bench.Summarize(results, c.Workloads, c.Runners)
+	bench.WriteReport(os.Stdout, rep)
+	fmt.Println()
+	bench.WritePayloadMemory(os.Stdout, rep, c.Sizes)
 }
 
 func parseFlags() (*bench.Config, error) {
@@ -45,9 +48,10 @@ func parseFlags() (*bench.Config, error) {
 	wcMB := flag.Int64("wordcount_mb", s.WordcountMB, "wordcount input size in MiB")
 	rounds := flag.Int("rounds", 3, "rounds; each runs every workload on every runner")
 	workloads := flag.String("workloads", bench.DefaultWorkloads, "comma-separated: gbk,combine,pardo,sideinput,cogbk,wordcount")
-	runners := flag.String("runners", "beam-runner,prism,direct", "comma-separated runners")
+	runners := flag.String("runners", "beam-runner,prism,direct", "comma-separated runners: beam-runner, beam-runner-limited (with --memory_limit), prism, direct")
 	workDir := flag.String("work_dir", ".work/bench", "binaries, input, outputs and logs")
 	timeout := flag.Duration("timeout", 20*time.Minute, "limit per run")
+	memLimit := flag.String("memory_limit", "64MiB", "--memory_limit of the beam-runner-limited runner")
 	skipBuild := flag.Bool("skip_build", false, "reuse binaries already in work_dir/bin")
 	flag.Parse()
 
@@ -56,7 +60,7 @@ func parseFlags() (*bench.Config, error) {
 	}
 	c := &bench.Config{
 		Sizes:  bench.Sizes{Records: *records, KeySize: *keySize, ValueSize: *valueSize, WordcountMB: *wcMB},
-		Rounds: *rounds, Timeout: *timeout, SkipBuild: *skipBuild,
+		Rounds: *rounds, Timeout: *timeout, SkipBuild: *skipBuild, MemoryLimit: *memLimit,
 	}
 	var err error
 	if c.Workloads, err = bench.SelectWorkloads(*workloads); err != nil {
