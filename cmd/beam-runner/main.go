@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -126,10 +127,22 @@ func openStore(logger *slog.Logger) (*store.Store, error) {
 		logger.Info("job records are kept in memory only: --job_port=0 and no --state_dir")
 		return nil, nil
 	case dir == "":
-		var err error
-		if dir, err = store.DefaultDir(*jobPort); err != nil {
-			return nil, err
+		// The default must not stop a server from starting where there is
+		// no usable cache dir (no $HOME, read-only): it then keeps nothing.
+		// A default dir in use by another server is still an error: two
+		// servers on one port are a mistake worth reporting.
+		def, err := store.DefaultDir(*jobPort)
+		if err == nil {
+			var st *store.Store
+			if st, err = store.Open(def, logger); err == nil || errors.Is(err, store.ErrInUse) {
+				if err == nil {
+					logger.Info("durable store open", "state_dir", def)
+				}
+				return st, err
+			}
 		}
+		logger.Warn("job records are kept in memory only: the default --state_dir cannot be used", "error", err)
+		return nil, nil
 	}
 	st, err := store.Open(dir, logger)
 	if err != nil {

@@ -41,6 +41,10 @@ type Store struct {
 	closed bool
 }
 
+// ErrInUse is wrapped by Open's error when another process holds the
+// directory.
+var ErrInUse = errors.New("is in use by another beam-runner server")
+
 // ErrClosed is returned by every operation after Close.
 var ErrClosed = errors.New("store: closed")
 
@@ -68,7 +72,7 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 	}
 	lock, err := pebble.LockDirectory(dir, vfs.Default)
 	if err != nil {
-		return nil, fmt.Errorf("state dir %s is in use by another beam-runner server (or cannot be locked: %v); stop that server or pass a different --state_dir", dir, err)
+		return nil, fmt.Errorf("state dir %s %w (or cannot be locked: %v); stop that server or pass a different --state_dir", dir, ErrInUse, err)
 	}
 	db, err := pebble.Open(dir, &pebble.Options{Lock: lock, Logger: pebbleLogger{log}})
 	if err != nil {
