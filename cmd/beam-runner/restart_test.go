@@ -91,6 +91,7 @@ func TestKillAndRestart(t *testing.T) {
 	srv.Wait()
 	srv = startBinary(t, bin, port, dir)
 	defer srv.Process.Kill()
+	cli = jobClient(t, endpoint) // serving: it holds the state dir now
 
 	octx, ocancel := context.WithTimeout(ctx, 30*time.Second) // if not refused, it would serve
 	defer ocancel()
@@ -99,7 +100,6 @@ func TestKillAndRestart(t *testing.T) {
 		t.Errorf("second server on the same state dir: err %v, output %s; want a clear refusal", err, out)
 	}
 
-	cli = jobClient(t, endpoint)
 	jobs, err := cli.GetJobs(ctx, &jobpb.GetJobsRequest{})
 	if err != nil {
 		t.Fatal(err)
