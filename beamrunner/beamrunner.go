@@ -75,6 +75,11 @@ func serverLogger(level string, w io.Writer) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})), nil
 }
 
+// startInProcess starts a job server that lives only as long as this
+// pipeline's Execute. It keeps no durable store: its jobs' workers run in
+// this process (LOOPBACK), so nothing of them could outlive it, and
+// pipelines run in parallel in one process must not contend for a state
+// directory.
 func startInProcess(logger *slog.Logger) (*server.Server, string, error) {
 	srv, err := server.New(server.Config{Executor: execute.New(execute.Options{Logger: logger}), Logger: logger})
 	if err != nil {

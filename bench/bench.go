@@ -40,7 +40,7 @@ func checkBinaries(c *Config) error {
 	var paths []string
 	for _, r := range c.Runners {
 		if r.Server {
-			paths = append(paths, filepath.Join(c.WorkDir, "bin", r.Name))
+			paths = append(paths, filepath.Join(c.WorkDir, "bin", r.BinaryName()))
 		}
 	}
 	for _, w := range c.Workloads {

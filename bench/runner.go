@@ -17,7 +17,19 @@ type Runner struct {
 
 // Runners lists the runners in table order; beam-runner first because every
 // ratio is relative to it.
-var Runners = []Runner{{"beam-runner", true}, {"prism", true}, {"direct", false}}
+var Runners = []Runner{{"beam-runner", true}, {LimitedRunner, true}, {"prism", true}, {"direct", false}}
+
+// LimitedRunner is beam-runner run with Config.MemoryLimit: beside
+// beam-runner, its rows are the time and memory a memory limit costs.
+const LimitedRunner = "beam-runner-limited"
+
+// BinaryName is the server binary the runner uses in bin/.
+func (r Runner) BinaryName() string {
+	if r.Name == LimitedRunner {
+		return "beam-runner"
+	}
+	return r.Name
+}
 
 // SelectRunners resolves a comma-separated list against Runners.
 func SelectRunners(list string) ([]Runner, error) {
@@ -51,6 +63,21 @@ type Result struct {
 	Err              string
 }
 
+// serverFlags gives beam-runner a fresh store per run, so runs neither
+// share a directory nor leave records in the user's cache dir.
+func serverFlags(c *Config, r Runner, tag string) []string {
+	if r.BinaryName() != "beam-runner" {
+		return nil
+	}
+	dir := filepath.Join(c.WorkDir, "state", tag)
+	os.RemoveAll(dir)
+	flags := []string{"--state_dir=" + dir}
+	if r.Name == LimitedRunner {
+		flags = append(flags, "--memory_limit="+c.MemoryLimit)
+	}
+	return flags
+}
+
 // RunOne runs w on r once. A server is started per run so its VmHWM is this
 // run's peak, not the highest of everything the server ran before.
 func RunOne(ctx context.Context, c *Config, w Workload, r Runner, round int) Result {
@@ -62,7 +89,7 @@ func RunOne(ctx context.Context, c *Config, w Workload, r Runner, round int) Res
 	endpoint, pool := "", ""
 	if r.Server {
 		var err error
-		srv, err = StartServer(ctx, filepath.Join(c.WorkDir, "bin", r.Name), c.logPath(tag+"-server"))
+		srv, err = StartServer(ctx, filepath.Join(c.WorkDir, "bin", r.BinaryName()), c.logPath(tag+"-server"), serverFlags(c, r, tag)...)
 		if err != nil {
 			res.Err = err.Error()
 			return res

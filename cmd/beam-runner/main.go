@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/server"
+	"github.com/beam-runner/beam-runner/runner/store"
 )
 
 var (
@@ -34,6 +36,8 @@ var (
 	pprofAddr   = flag.String("pprof_addr", "", "also serve /debug/pprof on this address of its own (older form of --pprof)")
 	artifactDir = flag.String("artifact_root", "", "directory for staged artifacts (default: $TMPDIR/beam-runner-artifacts)")
 	workerStart = flag.Duration("worker_start_timeout", 2*time.Minute, "how long an environment's SDK harness may take to connect before its job fails")
+	memLimit    = flag.String("memory_limit", "", "bytes a job's GroupByKeys may buffer before spilling to the store, e.g. 512MiB; default a quarter of the machine's memory; \"none\": no limit")
+	stateDir    = flag.String("state_dir", "", "directory of the durable store (job records survive restarts); default: one per --job_port in the user's cache dir; \"none\": keep nothing")
 )
 
 func main() {
@@ -76,15 +80,27 @@ func run(logger *slog.Logger) error {
 	}
 	defer stopProfile()
 	warnIgnoredFlags(logger)
+	limit, err := memoryLimit(*memLimit)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(logger)
+	if err != nil {
+		return err
+	}
+	if st != nil {
+		defer st.Close() // after the server stopped and its jobs ended
+	}
 
 	srv, err := server.New(server.Config{
 		JobPort:      *jobPort,
 		ArtifactRoot: *artifactDir,
 		Logger:       logger,
-		Executor:     execute.New(execute.Options{WorkerStartTimeout: *workerStart}),
+		Executor:     execute.New(execute.Options{WorkerStartTimeout: *workerStart, Store: st, MemoryLimit: limit}),
 		IdleShutdown: max(*idleTimeout, 0),
 		WebAddr:      webAddr(),
 		Pprof:        *pprofOn || *pprofAddr != "",
+		Store:        st,
 	})
 	if err != nil {
 		return err
@@ -112,6 +128,45 @@ func run(logger *slog.Logger) error {
 		}
 	}()
 	return srv.ListenAndServe()
+}
+
+// openStore opens the durable store --state_dir names. With no
+// --state_dir the store is per job port, so a server restarted on its port
+// finds its jobs and servers on other ports never share a directory; a
+// random port (--job_port=0) has no identity to restart as, so it keeps
+// nothing, as --state_dir=none does.
+func openStore(logger *slog.Logger) (*store.Store, error) {
+	dir := *stateDir
+	switch {
+	case dir == "none":
+		return nil, nil
+	case dir == "" && *jobPort == 0:
+		logger.Info("job records are kept in memory only: --job_port=0 and no --state_dir")
+		return nil, nil
+	case dir == "":
+		// The default must not stop a server from starting where there is
+		// no usable cache dir (no $HOME, read-only): it then keeps nothing.
+		// A default dir in use by another server is still an error: two
+		// servers on one port are a mistake worth reporting.
+		def, err := store.DefaultDir(*jobPort)
+		if err == nil {
+			var st *store.Store
+			if st, err = store.Open(def, logger); err == nil || errors.Is(err, store.ErrInUse) {
+				if err == nil {
+					logger.Info("durable store open", "state_dir", def)
+				}
+				return st, err
+			}
+		}
+		logger.Warn("job records are kept in memory only: the default --state_dir cannot be used", "error", err)
+		return nil, nil
+	}
+	st, err := store.Open(dir, logger)
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("durable store open", "state_dir", dir)
+	return st, nil
 }
 
 func usage() {

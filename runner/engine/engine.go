@@ -24,6 +24,8 @@ type Engine struct {
 	err    error
 	// expired are stateful windows whose state may be dropped.
 	expired []StateWindow
+	// draining stops dynamic splits (splitpolicy.go).
+	draining bool
 }
 
 // Bundle is work for an SDK harness.

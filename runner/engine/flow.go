@@ -86,6 +86,9 @@ func (e *Engine) emitPanes(st *stage) {
 	for _, c := range st.gbk.FireEncoded(paneChunkBytes) {
 		e.deliver(st.spec.Outputs[0], c)
 	}
+	if err := st.gbk.Err(); err != nil {
+		e.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
+	}
 }
 
 // recompute brings every watermark up to date, in topological order, so

@@ -20,7 +20,7 @@ type sdkStage struct {
 	desc    string
 	io      plan.StageIO
 	sinks   []string
-	side    *engine.SideHandler // built on the first bundle: sides are complete then
+	side    *sideHandler // built on the first bundle: sides are complete then
 	input   *coders.WindowedValueCodec
 
 	// The truncation descriptor of a splittable stage, used while draining.
@@ -138,22 +138,11 @@ func (r *run) runStages(ctx context.Context) error {
 			if ticks++; ticks%progressEvery == 0 {
 				r.requestProgress(ctx, stages, running, progress)
 			}
-			// No splits while draining: every residual would be truncated
-			// again, and a truncation may grow a small restriction.
-			if r.split.draining.Load() {
-				continue
-			}
-			for _, id := range eng.SplitCandidates() {
-				r.requestSplit(ctx, stages[running[id].Stage], running[id], 0.5, splits)
-			}
+			r.requestSplits(ctx, eng.SplitRequests(), stages, running, splits)
 		case <-drainCh:
 			drainCh = nil
 			r.log.Info("draining: checkpointing running splittable bundles")
-			for _, b := range running {
-				if ss := stages[b.Stage]; ss.truncDesc != "" {
-					r.requestSplit(ctx, ss, b, 0, splits)
-				}
-			}
+			r.requestSplits(ctx, eng.Drain(), stages, running, splits)
 		case <-wait:
 		case <-ctx.Done():
 			return ctx.Err()
@@ -314,7 +303,7 @@ func (r *run) ensureSideHandler(ss *sdkStage, eng *engine.Engine) error {
 	if ss.side != nil || len(ss.stage.SideInputs) == 0 {
 		return nil
 	}
-	build := map[engine.SideRef]func() (*engine.SideIndex, error){}
+	build := map[sideRef]func() (*engine.SideIndex, error){}
 	for _, si := range ss.stage.SideInputs {
 		wv, err := r.codec(si.PColl)
 		if err != nil {
@@ -331,11 +320,11 @@ func (r *run) ensureSideHandler(ss *sdkStage, eng *engine.Engine) error {
 			return fmt.Errorf("side input %q of %q: access pattern %q is not supported", si.Tag, si.Transform, si.URN)
 		}
 		data := eng.SideData(si.PColl)
-		build[engine.SideRef{Transform: si.Transform, SideInput: si.Tag}] = func() (*engine.SideIndex, error) {
+		build[sideRef{Transform: si.Transform, SideInput: si.Tag}] = func() (*engine.SideIndex, error) {
 			return engine.IndexSide(data, wv, key)
 		}
 	}
-	ss.side = engine.NewSideHandler(build)
+	ss.side = newSideHandler(build)
 	return nil
 }
 

@@ -48,11 +48,11 @@ func keyByLen(s string) (int, string) { return len(s), s }
 // runPipeline executes p in-process against a loopback worker pool.
 func runPipeline(t *testing.T, p *beam.Pipeline) error {
 	t.Helper()
-	return runPipelineWith(t, p, map[string]any{})
+	return runPipelineWith(t, p, Options{}, map[string]any{})
 }
 
-// runPipelineWith is runPipeline with job options.
-func runPipelineWith(t *testing.T, p *beam.Pipeline, options map[string]any) error {
+// runPipelineWith is runPipeline with executor and job options.
+func runPipelineWith(t *testing.T, p *beam.Pipeline, eopts Options, options map[string]any) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -73,7 +73,7 @@ func runPipelineWith(t *testing.T, p *beam.Pipeline, options map[string]any) err
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := New(Options{})
+	e := New(eopts)
 	if err := e.Validate(pb); err != nil {
 		return err
 	}

@@ -64,6 +64,7 @@ func (r *run) close() {
 		}
 	}
 	r.srv.Stop()
+	r.dropSpill()
 }
 
 // envs lists the environments SDK stages run in, sorted.

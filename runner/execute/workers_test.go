@@ -88,13 +88,13 @@ func TestWorkersOptionRunsJobs(t *testing.T) {
 		p, s := beam.NewPipelineWithRoot()
 		words := beam.Create(s, "a", "b", "a", "c", "a")
 		passert.Equals(s, beam.ParDo(s, formatCount, stats.Count(s, words)), "a:3", "b:1", "c:1")
-		if err := runPipelineWith(t, p, map[string]any{"beam:option:workers_per_environment:v1": n}); err != nil {
+		if err := runPipelineWith(t, p, Options{}, map[string]any{"beam:option:workers_per_environment:v1": n}); err != nil {
 			t.Fatalf("%s workers: %v", n, err)
 		}
 	}
 	p, s := beam.NewPipelineWithRoot()
 	beam.Create(s, "a")
-	err := runPipelineWith(t, p, map[string]any{"beam:option:workers_per_environment:v1": "0"})
+	err := runPipelineWith(t, p, Options{}, map[string]any{"beam:option:workers_per_environment:v1": "0"})
 	if err == nil || !strings.Contains(err.Error(), "workers_per_environment") {
 		t.Fatalf("error = %v, want one naming the option", err)
 	}

@@ -17,6 +17,7 @@ import (
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/web"
+	"github.com/beam-runner/beam-runner/runner/store"
 	"google.golang.org/grpc"
 )
 
@@ -34,6 +35,9 @@ type Config struct {
 	// /debug/pprof are served, e.g. "localhost:8074"; port 0 picks one.
 	WebAddr string
 	Pprof   bool
+	// Store keeps job records across restarts; nil keeps them in memory.
+	// The caller closes it after Stop.
+	Store *store.Store
 }
 
 // Server is a running job server.
@@ -71,6 +75,7 @@ func New(cfg Config) (*Server, error) {
 		StagingEndpoint: s.Endpoint,
 		ArtifactRoot:    cfg.ArtifactRoot,
 		Logger:          cfg.Logger,
+		Store:           cfg.Store,
 	})
 	s.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg))
 	jobpb.RegisterJobServiceServer(s.grpc, s.svc)

@@ -34,7 +34,10 @@ func main() {
 	}
 	fmt.Printf("\n%d records × %d B (key %d B), wordcount %d MiB, %d round(s); times are medians of wall time\n\n",
 		c.Sizes.Records, c.Sizes.KeySize+c.Sizes.ValueSize, c.Sizes.KeySize, c.Sizes.WordcountMB, c.Rounds)
-	bench.WriteReport(os.Stdout, bench.Summarize(results, c.Workloads, c.Runners))
+	rep := bench.Summarize(results, c.Workloads, c.Runners)
+	bench.WriteReport(os.Stdout, rep)
+	fmt.Println()
+	bench.WritePayloadMemory(os.Stdout, rep, c.Sizes)
 }
 
 func parseFlags() (*bench.Config, error) {
@@ -49,9 +52,10 @@ func parseFlags() (*bench.Config, error) {
 		"comma-separated: gbk,combine,pardo,sideinput,cogbk,wordcount (Go), py-gbk,py-wordcount,py-cpu,py-cpu-1w (Python)")
 	cpuElements := flag.Int64("cpu_elements", s.CPUElements, "elements of the CPU-bound Python ParDo (py-cpu)")
 	python := flag.String("python", "python3", "Python interpreter with apache-beam installed")
-	runners := flag.String("runners", "beam-runner,prism,direct", "comma-separated runners")
+	runners := flag.String("runners", "beam-runner,prism,direct", "comma-separated runners: beam-runner, beam-runner-limited (with --memory_limit), prism, direct")
 	workDir := flag.String("work_dir", ".work/bench", "binaries, input, outputs and logs")
 	timeout := flag.Duration("timeout", 20*time.Minute, "limit per run")
+	memLimit := flag.String("memory_limit", "64MiB", "--memory_limit of the beam-runner-limited runner")
 	skipBuild := flag.Bool("skip_build", false, "reuse binaries already in work_dir/bin")
 	flag.Parse()
 
@@ -62,6 +66,7 @@ func parseFlags() (*bench.Config, error) {
 		Sizes: bench.Sizes{Records: *records, KeySize: *keySize, ValueSize: *valueSize,
 			WordcountMB: *wcMB, CPUElements: *cpuElements},
 		Rounds: *rounds, Timeout: *timeout, SkipBuild: *skipBuild, Python: *python,
+		MemoryLimit: *memLimit,
 	}
 	var err error
 	if c.Workloads, err = bench.SelectWorkloads(*workloads); err != nil {

@@ -72,6 +72,9 @@ func New(cfg Config) (*GBK, error) {
 	}
 	if batchEligible(&g.s, cfg) && !cfg.noFastPath {
 		g.fast = newBatch(&g.s)
+		if cfg.Spill != nil {
+			g.fast.spill = &spiller{sp: cfg.Spill, budget: max(cfg.SpillBudget, 0)}
+		}
 	}
 	return g, nil
 }
@@ -109,7 +112,7 @@ func (g *GBK) AddShared(key, window, value []byte, ts, processingTime int64) err
 	if g.fast != nil {
 		g.holdValid = false
 		g.fast.add(key, window, value, ts, g.wm, maxTS)
-		return nil
+		return g.Err()
 	}
 	var w *winState
 	if g.s.merging {
@@ -215,6 +218,15 @@ func (g *GBK) AdvanceProcessingTime(now int64) {
 		}
 		g.schedule(w)
 	}
+}
+
+// Err reports a failure of the GBK's Spill: the panes it returned since
+// are incomplete, and the job must fail.
+func (g *GBK) Err() error {
+	if g.fast != nil && g.fast.spill != nil {
+		return g.fast.spill.err
+	}
+	return nil
 }
 
 // Fire returns the panes produced since the last call, in the order

@@ -35,7 +35,14 @@ func run(ctx context.Context, cfg config) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	srv, err := startServer(ctx, bins.runner, filepath.Join(work, "server.log"), serverArgs(cfg))
+	// A fresh store per run: records of earlier runs must not show up in
+	// this one's job lists, nor two runs share a directory.
+	state, err := os.MkdirTemp(work, "state-")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(state)
+	srv, err := startServer(ctx, bins.runner, filepath.Join(work, "server.log"), "--state_dir="+state+" "+serverArgs(cfg))
 	if err != nil {
 		return false, err
 	}
