@@ -34,8 +34,14 @@ func (e *Engine) Snapshot() ([]byte, error) {
 		return nil, fmt.Errorf("snapshot of a failed engine: %w", e.err)
 	}
 	if len(e.flight) > 0 {
-		return nil, fmt.Errorf("snapshot needs a consistent point, but bundles %v are in flight", sortedIDs(e.flight))
+		return nil, fmt.Errorf("snapshot needs a consistent point, but bundles %v are in flight (see SnapshotRequeuingFlight)", sortedIDs(e.flight))
 	}
+	return e.snapshot()
+}
+
+// snapshot writes the state, leaving bundles in flight out: their keys
+// are not busy and their input is in no queue in the snapshot.
+func (e *Engine) snapshot() ([]byte, error) {
 	var w wire.Writer
 	w.String(snapshotMagic)
 	w.Uint(SnapshotVersion)

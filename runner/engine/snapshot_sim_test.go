@@ -160,6 +160,8 @@ type sim struct {
 	e      *Engine
 	spec   Spec
 	flight []*Bundle // by id
+	// handed records every bundle handed out, when not nil.
+	handed *[]*Bundle
 }
 
 func (s *sim) step(op simOp) []string {
@@ -176,6 +178,9 @@ func (s *sim) step(op simOp) []string {
 				}
 			}
 			s.flight = append(s.flight, b)
+			if s.handed != nil {
+				*s.handed = append(*s.handed, b)
+			}
 		}
 	case "commit":
 		if len(s.flight) > 0 {
@@ -277,11 +282,11 @@ func (s *sim) stateful(b *Bundle, op simOp) (Result, error) {
 			res.Data["out2"] = append(res.Data["out2"], coders.AppendWindowedValue(nil, 0, 1, coders.AppendIntervalWindow(nil, coders.IntervalWindow{Start: 0, End: 10}), coders.NoFiringPane,
 				append([]byte(k), coders.AppendLengthPrefixed(nil, []byte(fmt.Sprint("t", fired)))...)))
 		}
-		if (op.q+i)%3 == 0 && fired > 0 {
+		if fired > 0 && ((op.q+i)%3 == 0 || op.p >= 900) {
 			continue // the timer loop of this key ends
 		}
 		fire := s.e.Watermark("grouped") + int64((op.p+i)%30)
-		fire = max(fire, 0)
+		fire = min(max(fire, 0), coders.EndOfGlobalWindow) // as SDKs clamp
 		ev := &coders.Timer{Key: []byte(k), NumWindows: 1, Fire: fire, Hold: fire, Pane: coders.NoFiringPane, Clear: (op.p+i)%7 == 0}
 		pt := &coders.Timer{Key: []byte(k), Tag: []byte("p"), NumWindows: 1, Fire: s.e.Now() + int64((op.q+i)%15), Hold: fire, Pane: coders.NoFiringPane}
 		res.Timers[evStream] = append(res.Timers[evStream], coders.AppendTimer(nil, ev))
