@@ -38,7 +38,7 @@ var (
 // windows, sessions, and the default trigger's fast path); a stateful
 // stage with event- and processing-time timers after the triggered GBK; a
 // flatten; and sinks, one reading the side input.
-func simPipeline(t *testing.T, r *rand.Rand) Spec {
+func simPipeline(t testing.TB, r *rand.Rand) Spec {
 	t.Helper()
 	c := func(id string) *coders.WindowedValueCodec {
 		w, err := coders.CompileWindowedValue(simCoders, id)
@@ -156,7 +156,7 @@ func simScript(r *rand.Rand) []simOp {
 // pure function of the bundle and the op's parameters, and logs what the
 // engine does.
 type sim struct {
-	t      *testing.T
+	t      testing.TB
 	e      *Engine
 	spec   Spec
 	flight []*Bundle // by id

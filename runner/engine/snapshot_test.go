@@ -58,7 +58,7 @@ func TestSnapshotMetamorphic(t *testing.T) {
 	t.Logf("%d restores, %d later snapshots compared", restored, compared)
 }
 
-func newSim(t *testing.T, spec Spec) *sim {
+func newSim(t testing.TB, spec Spec) *sim {
 	e, err := New(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func newSim(t *testing.T, spec Spec) *sim {
 	return &sim{t: t, spec: spec, e: e}
 }
 
-func mustSnapshot(t *testing.T, e *Engine) []byte {
+func mustSnapshot(t testing.TB, e *Engine) []byte {
 	t.Helper()
 	b, err := e.Snapshot()
 	if err != nil {
@@ -120,4 +120,29 @@ func TestSnapshotRefusals(t *testing.T) {
 			t.Fatalf("snapshot truncated to %d of %d bytes restored", n, len(snap))
 		}
 	}
+}
+
+// FuzzRestore: Restore never panics on damaged snapshots; it either
+// errs or gives an engine whose own snapshot restores again.
+func FuzzRestore(f *testing.F) {
+	r := rand.New(rand.NewSource(3))
+	spec := simPipeline(f, r)
+	s := newSim(f, spec)
+	for _, op := range simScript(r) {
+		s.step(op)
+		if s.e.InFlight() == 0 && s.e.Err() == nil {
+			f.Add(mustSnapshot(f, s.e))
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		e, err := Restore(spec, b)
+		if err != nil {
+			return
+		}
+		if snap, err := e.Snapshot(); err == nil {
+			if _, err := Restore(spec, snap); err != nil {
+				t.Fatalf("snapshot of a restored engine does not restore: %v", err)
+			}
+		}
+	})
 }
