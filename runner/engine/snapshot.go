@@ -184,6 +184,8 @@ func sortedIDs(m map[int]*Bundle) []int {
 // spec must describe the same pipeline (stages, kinds, PCollections and
 // windowing) the snapshot was taken of; a snapshot of a newer format, of
 // another pipeline, or damaged bytes give an error that says which.
+// Processing time is the snapshot's; a driver resuming after a crash
+// moves it on to its clock with AdvanceProcessingTime.
 func Restore(spec Spec, snap []byte) (*Engine, error) {
 	r := wire.NewReader(snap)
 	if m := r.String(); r.Err() != nil || m != snapshotMagic {
