@@ -18,6 +18,8 @@ type graph struct {
 	breakBefore map[string]bool
 	// truncates maps an SDF's processing transform to its truncation.
 	truncates map[string]truncateInfo
+	// sdkFlattens are flattens the SDK runs: ones that transcode.
+	sdkFlattens map[string]bool
 }
 
 type truncateInfo struct{ transform, out string }
@@ -27,6 +29,7 @@ func newGraph(p *pipepb.Pipeline) (*graph, error) {
 		comps:       proto.Clone(p.GetComponents()).(*pipepb.Components),
 		breakBefore: map[string]bool{},
 		truncates:   map[string]truncateInfo{},
+		sdkFlattens: map[string]bool{},
 	}
 	if g.comps == nil || len(g.comps.GetTransforms()) == 0 {
 		return nil, fmt.Errorf("pipeline has no transforms")
@@ -42,6 +45,7 @@ func newGraph(p *pipepb.Pipeline) (*graph, error) {
 		return nil, err
 	}
 	g.leaves = sorted
+	g.transcodeFlattenInputs()
 	return g, nil
 }
 

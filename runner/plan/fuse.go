@@ -125,6 +125,9 @@ func (f *fuser) place(id string) error {
 		}
 		f.newStage(id, GBK, "", []string{in})
 	case URNFlatten:
+		if f.g.sdkFlattens[id] {
+			return f.placeSDK(id, t)
+		}
 		f.newStage(id, Flatten, "", sortedValues(t.GetInputs()))
 	case URNTestStream, URNTestStreamGo:
 		f.newStage(id, TestStream, "", nil)
