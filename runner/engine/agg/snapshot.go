@@ -12,7 +12,8 @@ import (
 const snapshotVersion = 1
 
 // Snapshot appends the GBK's whole state: times, drop counters, buffered
-// values, trigger state, pane indices, merged sessions and armed timers.
+// values, trigger state, pane indices, merged sessions, armed timers and
+// the windows a deferred batch of input (BeginInput) reached.
 // It must be taken when every produced pane has been taken by Fire or
 // FireEncoded (the engine drains panes after every call), so panes in
 // flight are never part of a snapshot. The configuration is not written:
@@ -27,6 +28,7 @@ func (g *GBK) Snapshot(w *wire.Writer) error {
 	w.Int(g.now)
 	w.Int(g.droppedLate)
 	w.Int(g.droppedClose)
+	w.Bool(g.deferring)
 	if g.fast != nil {
 		g.fast.snapshot(w)
 		return nil
@@ -53,6 +55,18 @@ func (g *GBK) Snapshot(w *wire.Writer) error {
 	}
 	snapshotTimers(w, g.eventTimers, index)
 	snapshotTimers(w, g.procTimers, index)
+	// The windows a deferred batch of input reached, in order; dead ones
+	// are skipped by EndInput, so they are left out.
+	var dirty []int
+	for _, ws := range g.dirty {
+		if !ws.dead {
+			dirty = append(dirty, index[ws])
+		}
+	}
+	w.Len(len(dirty))
+	for _, i := range dirty {
+		w.Num(i)
+	}
 	return nil
 }
 
@@ -168,6 +182,7 @@ func Restore(cfg Config, r *wire.Reader) (*GBK, error) {
 	}
 	g.wm, g.now = r.Int(), r.Int()
 	g.droppedLate, g.droppedClose = r.Int(), r.Int()
+	g.deferring = r.Bool()
 	if g.fast != nil {
 		g.fast.restore(r)
 	} else {
@@ -222,6 +237,15 @@ func (g *GBK) restoreMachine(r *wire.Reader) {
 			if ws != nil {
 				h.add(at, ws, uint32(gen))
 			}
+		}
+	}
+	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+		if ws := win(); ws != nil {
+			if ws.dirty {
+				r.Failf("window %x of key %x is twice in the deferred batch", ws.win, ws.key)
+			}
+			ws.dirty = true
+			g.dirty = append(g.dirty, ws)
 		}
 	}
 }

@@ -32,14 +32,16 @@ func snapshotConfigs() []Config {
 	}
 }
 
-// snapshotScript is a random script of adds (with arrival times), watermark
-// and processing-time advances and probes, for interval windows (sessions
+// snapshotScript is a random script of adds (with arrival times), deferred
+// batches of input, watermark and processing-time advances and probes, for interval windows (sessions
 // of random length when merging) or the global window.
 func snapshotScript(r *rand.Rand, cfg Config) []string {
 	var lines []string
 	wm, pt := int64(0), int64(0)
 	for n := 5 + r.Intn(50); n > 0; n-- {
-		switch r.Intn(8) {
+		switch r.Intn(9) {
+		case 8:
+			lines = append(lines, []string{"begin", "end"}[r.Intn(2)])
 		case 0:
 			wm += int64(r.Intn(15))
 			lines = append(lines, fmt.Sprintf("wm %d", wm))
@@ -62,7 +64,7 @@ func snapshotScript(r *rand.Rand, cfg Config) []string {
 			lines = append(lines, fmt.Sprintf("add %s %s v%d %d %d", key, win, r.Intn(100), ts, pt+int64(r.Intn(3))))
 		}
 	}
-	return append(lines, "hold", "wake", "wm inf", "dropped", "done")
+	return append(lines, "hold", "wake", "end", "wm inf", "dropped", "done")
 }
 
 func snapshotGBK(t *testing.T, g *GBK) []byte {

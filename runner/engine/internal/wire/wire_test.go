@@ -61,7 +61,7 @@ func TestMalformed(t *testing.T) {
 		"bool past end":    {nil, func(r *Reader) { r.Bool() }},
 		"count past end":   {[]byte{5, 1}, func(r *Reader) { r.Len() }},
 		"blob past end":    {[]byte{3, 'a'}, func(r *Reader) { r.Blob() }},
-		"string past end":  {[]byte{9}, func(r *Reader) { r.String() }},
+		"string past end":  {[]byte{9}, func(r *Reader) { _ = r.String() }},
 		"huge number":      {[]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, func(r *Reader) { r.Num() }},
 		"trailing bytes":   {[]byte{1, 2}, func(r *Reader) { r.Uint() }},
 	} {
