@@ -15,14 +15,15 @@ type Config struct {
 	Runners   []Runner
 	Timeout   time.Duration // per run, so one hung job cannot stall the rest
 	SkipBuild bool
+	Python    string // interpreter for Python workloads; "" is python3
 }
 
 // DefaultSizes are the issue's: 1M records of 100 bytes (10-byte keys) and
 // 60 MB of wordcount text.
-var DefaultSizes = Sizes{Records: 1_000_000, KeySize: 10, ValueSize: 90, WordcountMB: 60}
+var DefaultSizes = Sizes{Records: 1_000_000, KeySize: 10, ValueSize: 90, WordcountMB: 60, CPUElements: 400}
 
 // QuickSizes are for smoke runs that finish in a few minutes.
-var QuickSizes = Sizes{Records: 100_000, KeySize: 10, ValueSize: 90, WordcountMB: 10}
+var QuickSizes = Sizes{Records: 100_000, KeySize: 10, ValueSize: 90, WordcountMB: 10, CPUElements: 200}
 
 func (c *Config) logPath(name string) string {
 	return filepath.Join(c.WorkDir, "logs", name+".log")

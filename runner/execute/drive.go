@@ -16,7 +16,7 @@ import (
 // sdkStage is what the driver needs to run bundles of one SDK stage.
 type sdkStage struct {
 	stage   *plan.Stage
-	harness *harness.Harness
+	harness *workerSet
 	desc    string
 	io      plan.StageIO
 	sinks   []string

@@ -48,6 +48,12 @@ func keyByLen(s string) (int, string) { return len(s), s }
 // runPipeline executes p in-process against a loopback worker pool.
 func runPipeline(t *testing.T, p *beam.Pipeline) error {
 	t.Helper()
+	return runPipelineWith(t, p, map[string]any{})
+}
+
+// runPipelineWith is runPipeline with job options.
+func runPipelineWith(t *testing.T, p *beam.Pipeline, options map[string]any) error {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	pool, err := extworker.StartLoopback(ctx, 0)
@@ -71,7 +77,10 @@ func runPipeline(t *testing.T, p *beam.Pipeline) error {
 	if err := e.Validate(pb); err != nil {
 		return err
 	}
-	opts, _ := structpb.NewStruct(map[string]any{})
+	opts, err := structpb.NewStruct(options)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return e.Execute(ctx, &jobs.Job{ID: "test", Name: t.Name(), Pipeline: pb, Options: opts})
 }
 

@@ -34,14 +34,14 @@ type run struct {
 	concurrency concurrency
 	bundleStart map[int]time.Time // by engine bundle id; see live.go
 
-	harnesses map[string]*harness.Harness // environment id -> harness
+	harnesses map[string]*workerSet // environment id -> its harnesses
 	handles   []worker.Handle
 }
 
 func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run, error) {
 	r := &run{
 		opts: opts, log: opts.Logger.With("job", j.ID), job: j, plan: pl,
-		metrics: metrics.NewStore(), state: userstate.NewStore(), split: newSplitter(), harnesses: map[string]*harness.Harness{},
+		metrics: metrics.NewStore(), state: userstate.NewStore(), split: newSplitter(), harnesses: map[string]*workerSet{},
 	}
 	srv, err := fnapi.Start(fnapi.Config{
 		Provision: r.provision,
@@ -82,26 +82,56 @@ func (r *run) envs() []string {
 	return out
 }
 
-// startWorkers starts one harness per environment and waits until each has
-// connected, failing with the environment's name if one does not in time.
+// startWorkers starts each environment's harnesses (see WorkersOption) and
+// waits until each has connected, failing with the environment's name if
+// one does not in time.
 func (r *run) startWorkers(ctx context.Context) error {
-	ep := r.srv.Endpoint()
-	eps := worker.Endpoints{Control: ep, Logging: ep, Artifact: ep, Provision: ep}
+	n, err := workersPerEnv(r.job.Options)
+	if err != nil {
+		return err
+	}
 	for i, envID := range r.envs() {
-		env := r.plan.Components.GetEnvironments()[envID]
-		id := fmt.Sprintf("%s-w%d", r.job.ID, i)
-		w := r.srv.AddWorker(id)
-		h, err := worker.Start(ctx, env, id, eps)
-		if err != nil {
-			return fmt.Errorf("starting environment %q: %w", envID, err)
+		// Start all, then wait: SDK processes boot in parallel.
+		var started []*fnapi.Worker
+		for k := 0; k < n; k++ {
+			w, err := r.startWorker(ctx, envID, workerID(r.job.ID, i, k))
+			if err != nil {
+				return err
+			}
+			started = append(started, w)
 		}
-		r.handles = append(r.handles, h)
-		if err := r.awaitWorker(ctx, envID, w, h); err != nil {
-			return err
+		var hs []*harness.Harness
+		for k, w := range started {
+			if err := r.awaitWorker(ctx, envID, w, r.handles[len(r.handles)-n+k]); err != nil {
+				return err
+			}
+			hs = append(hs, harness.New(w))
 		}
-		r.harnesses[envID] = harness.New(w)
+		r.harnesses[envID] = newWorkerSet(hs)
 	}
 	return nil
+}
+
+// workerID names environment i's k-th worker; the first keeps the name a
+// lone worker always had.
+func workerID(job string, i, k int) string {
+	if k == 0 {
+		return fmt.Sprintf("%s-w%d", job, i)
+	}
+	return fmt.Sprintf("%s-w%d.%d", job, i, k)
+}
+
+func (r *run) startWorker(ctx context.Context, envID, id string) (*fnapi.Worker, error) {
+	ep := r.srv.Endpoint()
+	eps := worker.Endpoints{Control: ep, Logging: ep, Artifact: ep, Provision: ep}
+	env := r.plan.Components.GetEnvironments()[envID]
+	w := r.srv.AddWorker(id)
+	h, err := worker.Start(ctx, env, id, eps)
+	if err != nil {
+		return nil, fmt.Errorf("starting environment %q: %w", envID, err)
+	}
+	r.handles = append(r.handles, h)
+	return w, nil
 }
 
 func (r *run) awaitWorker(ctx context.Context, envID string, w *fnapi.Worker, h worker.Handle) error {

@@ -77,7 +77,9 @@ func parseFlags() config {
 	flag.DurationVar(&c.checkTimeout, "check_timeout", 5*time.Minute, "limit for each lifecycle check and each wordcount run")
 	flag.DurationVar(&c.workerStartTimeout, "worker_start_timeout", 10*time.Second,
 		"passed to the server as --worker_start_timeout (short, so the PROCESS check is quick); 0 passes nothing and assumes the server's 2m default")
-	flag.IntVar(&c.wordcountMB, "wordcount_mb", 55, "size of the wordcount input in MiB (generated once, cached in the work dir)")
+	// Go's textio starts one restriction per 64 MiB: 150 MiB makes three,
+	// which are then split dynamically too.
+	flag.IntVar(&c.wordcountMB, "wordcount_mb", 150, "size of the wordcount input in MiB (generated once, cached in the work dir)")
 	flag.Int64Var(&c.wordcountSeed, "wordcount_seed", 1, "seed of the generated wordcount input")
 	flag.Parse()
 	off, err := parseDisable(*disable)

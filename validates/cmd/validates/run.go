@@ -161,15 +161,17 @@ func runSuites(ctx context.Context, cfg config, work string, bins binaries, srv 
 	return rep
 }
 
-// runExtraChecks runs the lifecycle checks, then wordcount (the longest).
+// runExtraChecks runs the lifecycle checks, the differential checks, then
+// wordcount (the longest).
 func runExtraChecks(ctx context.Context, cfg config, work string, srv *server, rep *report) {
 	from, expFrom := len(rep.results), len(rep.expected)
-	defer func() { rep.summarize("lifecycle and wordcount checks", from, expFrom) }()
+	defer func() { rep.summarize("lifecycle, differential and wordcount checks", from, expFrom) }()
 	timed("lifecycle checks", func() error {
 		res, names, err := runLifecycle(ctx, cfg, work, srv)
 		rep.addChecks("lifecycle", res, names, err)
 		return err
 	})
+	runDifferential(ctx, cfg, work, srv.endpoint, rep)
 	if cfg.disabled[wordcountCheck] {
 		return
 	}
