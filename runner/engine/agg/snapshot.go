@@ -53,8 +53,8 @@ func (g *GBK) Snapshot(w *wire.Writer) error {
 			w.Num(index[ws])
 		}
 	}
-	snapshotTimers(w, g.eventTimers, index)
-	snapshotTimers(w, g.procTimers, index)
+	snapshotTimers(w, g.eventTimers, liveEvent, index)
+	snapshotTimers(w, g.procTimers, liveProc, index)
 	// The windows a deferred batch of input reached, in order; dead ones
 	// are skipped by EndInput, so they are left out.
 	var dirty []int
@@ -112,14 +112,16 @@ func (ws *winState) snapshot(w *wire.Writer) {
 	}
 }
 
-// snapshotTimers writes the timers of live windows in a canonical order
-// (the heap's order, then generation, then window). Timers of dead windows
-// can never fire again and are left out; a sorted array is a valid heap,
-// so restoring pushes them back without reordering.
-func snapshotTimers(w *wire.Writer, h timerHeap, index map[*winState]int) {
+// snapshotTimers writes the live timers in a canonical order (the heap's
+// order, then generation, then window). A stale timer (its window dead or
+// rescheduled) never becomes live again and is skipped when popped, so it
+// is left out: which stale entries a heap still holds depends on its
+// history, and equal states must encode equally. A sorted array is a valid
+// heap, so restoring pushes the timers back without reordering.
+func snapshotTimers(w *wire.Writer, h timerHeap, live func(timer) bool, index map[*winState]int) {
 	var ts []timer
 	for _, t := range h {
-		if !t.w.dead {
+		if live(t) {
 			ts = append(ts, t)
 		}
 	}
