@@ -73,6 +73,16 @@ type chunk struct {
 // New builds an engine; the error names a stage whose configuration is
 // unusable.
 func New(spec Spec) (*Engine, error) {
+	e, err := build(spec)
+	if err != nil {
+		return nil, err
+	}
+	e.recompute()
+	return e, e.err
+}
+
+// build makes an engine's structure for spec, before any watermark moves.
+func build(spec Spec) (*Engine, error) {
 	e := &Engine{spec: spec, pcolls: map[string]*pcoll{}, flight: map[int]*Bundle{}, now: spec.StartTime}
 	for id, ps := range spec.PColls {
 		e.pcolls[id] = &pcoll{id: id, spec: ps, wm: coders.MinTimestamp}
@@ -87,8 +97,7 @@ func New(spec Spec) (*Engine, error) {
 	if e.spec.MaxBundles <= 0 {
 		e.spec.MaxBundles = 1
 	}
-	e.recompute()
-	return e, e.err
+	return e, nil
 }
 
 func (e *Engine) newStage(ss StageSpec) (*stage, error) {

@@ -1,198 +1,321 @@
 package agg
 
 import (
-	"bytes"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
+	"sort"
+
+	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
 )
 
-// Snapshot format of a GroupByKey on the default-trigger fast path, for
-// checkpoints. Equal states give equal bytes; RestoreGBK accepts exactly
-// what Snapshot writes.
-//
-//	snapshot = magic version:uvarint wm:varint now:varint
-//	           droppedLate:varint droppedClosed:varint count:uvarint window*
-//	window   = win:bytes maxTS:varint hold:varint next:uvarint
-//	           count:uvarint elem*              (windows sorted by win)
-//	elem     = key:bytes value:bytes seq:uvarint held:byte [out:varint]
-//	                                            (in arrival order)
-//
-// bytes is a uvarint length and the bytes; varint is zig-zag. The general
-// state machine (other triggers, lateness, merging windows) and spilled
-// windows are not snapshottable yet: Snapshot says so.
-const (
-	gbkSnapshotMagic   = "beam-runner/gbk"
-	GBKSnapshotVersion = 1
-)
+// snapshotVersion is the format of a GBK's snapshot section. Bump it when
+// the fields below change, and keep reading the old versions.
+const snapshotVersion = 1
 
-// Snapshot returns the GroupByKey's state. Call it at a consistent point:
-// after Fire has taken every pane.
-func (g *GBK) Snapshot() ([]byte, error) {
-	b := g.fast
-	switch {
-	case b == nil:
-		return nil, errors.New("agg: snapshot of a GroupByKey with a non-default trigger, lateness or merging windows is not supported yet")
-	case len(b.due) > 0:
-		return nil, errors.New("agg: snapshot with fired panes not yet taken by Fire")
+// Snapshot appends the GBK's whole state: times, drop counters, buffered
+// values, trigger state, pane indices, merged sessions, armed timers and
+// the windows a deferred batch of input (BeginInput) reached.
+// It must be taken when every produced pane has been taken by Fire or
+// FireEncoded (the engine drains panes after every call), so panes in
+// flight are never part of a snapshot. The configuration is not written:
+// the restoring side passes the same Config to Restore.
+func (g *GBK) Snapshot(w *wire.Writer) error {
+	if len(g.out) > 0 || (g.fast != nil && len(g.fast.due) > 0) {
+		return fmt.Errorf("agg: snapshot with panes not yet taken by Fire")
 	}
-	out := binary.AppendUvarint([]byte(gbkSnapshotMagic), GBKSnapshotVersion)
-	out = binary.AppendVarint(binary.AppendVarint(out, g.wm), g.now)
-	out = binary.AppendVarint(binary.AppendVarint(out, g.droppedLate), g.droppedClose)
-	out = binary.AppendUvarint(out, uint64(len(b.wins)))
-	for _, k := range slices.Sorted(maps.Keys(b.wins)) {
-		w := b.wins[k]
-		if w.spilled {
-			return nil, errors.New("agg: snapshot of a GroupByKey with spilled windows is not supported yet")
-		}
-		out = appendBytes(out, w.win)
-		out = binary.AppendVarint(binary.AppendVarint(out, w.maxTS), w.hold)
-		out = binary.AppendUvarint(binary.AppendUvarint(out, uint64(w.next)), uint64(len(w.elems)))
-		for _, e := range w.elems {
-			out = binary.AppendUvarint(appendBytes(appendBytes(out, e.key), e.value), uint64(e.seq))
-			if e.held {
-				out = binary.AppendVarint(append(out, 1), e.out)
-			} else {
-				out = append(out, 0)
-			}
+	if g.fast != nil && g.fast.hasSpilled() {
+		// Spilled values live in the store, not in the snapshot: a
+		// checkpoint must reference them there, which is not built yet.
+		return fmt.Errorf("agg: snapshot of a GroupByKey with values spilled to the store is not supported")
+	}
+	w.Uint(snapshotVersion)
+	w.Bool(g.fast != nil)
+	w.Int(g.wm)
+	w.Int(g.now)
+	w.Int(g.droppedLate)
+	w.Int(g.droppedClose)
+	w.Bool(g.deferring)
+	if g.fast != nil {
+		g.fast.snapshot(w)
+		return nil
+	}
+	wins := g.sortedWins()
+	index := make(map[*winState]int, len(wins))
+	w.Len(len(wins))
+	for i, ws := range wins {
+		index[ws] = i
+		ws.snapshot(w)
+	}
+	keys := make([]string, 0, len(g.sessions))
+	for k := range g.sessions {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	w.Len(len(keys))
+	for _, k := range keys {
+		w.String(k)
+		w.Len(len(g.sessions[k]))
+		for _, ws := range g.sessions[k] {
+			w.Num(index[ws])
 		}
 	}
-	return out, nil
+	snapshotTimers(w, g.eventTimers, liveEvent, index)
+	snapshotTimers(w, g.procTimers, liveProc, index)
+	// The windows a deferred batch of input reached, in order; dead ones
+	// are skipped by EndInput, so they are left out.
+	var dirty []int
+	for _, ws := range g.dirty {
+		if !ws.dead {
+			dirty = append(dirty, index[ws])
+		}
+	}
+	w.Len(len(dirty))
+	for _, i := range dirty {
+		w.Num(i)
+	}
+	return nil
 }
 
-func appendBytes(b, v []byte) []byte { return append(binary.AppendUvarint(b, uint64(len(v))), v...) }
+// sortedWins lists the live windows by id, for a deterministic encoding.
+func (g *GBK) sortedWins() []*winState {
+	out := make([]*winState, 0, len(g.wins))
+	for _, ws := range g.wins {
+		out = append(out, ws)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
 
-// RestoreGBK builds the GroupByKey cfg describes in the state a snapshot
-// holds. A newer version, a configuration off the fast path, or bytes that
-// are not exactly what Snapshot writes are refused with an error.
-func RestoreGBK(cfg Config, snap []byte) (*GBK, error) {
+func (ws *winState) snapshot(w *wire.Writer) {
+	w.Blob(ws.key)
+	w.Blob(ws.win)
+	w.Int(ws.start)
+	w.Int(ws.maxTS)
+	w.Uint(uint64(ws.gen))
+	w.Blob(ws.data)
+	w.Len(len(ws.ends))
+	for _, e := range ws.ends {
+		w.Num(e)
+	}
+	w.Num(ws.newCount)
+	w.Int(ws.hold)
+	w.Bool(ws.hasHold)
+	w.Int(ws.index)
+	w.Int(ws.nonEarly)
+	w.Bool(ws.lateBirth)
+	w.Bool(ws.eowDone)
+	w.Int(ws.ptAt)
+	w.Bool(ws.ptSet)
+	w.Uint(uint64(ws.ptGen))
+	w.Bool(ws.closed)
+	w.Len(len(ws.trig))
+	for _, n := range ws.trig {
+		w.Int(n.count)
+		w.Int(n.at)
+		w.Bool(n.armed)
+		w.Bool(n.finished)
+		w.Bool(n.late)
+	}
+}
+
+// snapshotTimers writes the live timers in a canonical order (the heap's
+// order, then generation, then window). A stale timer (its window dead or
+// rescheduled) never becomes live again and is skipped when popped, so it
+// is left out: which stale entries a heap still holds depends on its
+// history, and equal states must encode equally. A sorted array is a valid
+// heap, so restoring pushes the timers back without reordering.
+func snapshotTimers(w *wire.Writer, h timerHeap, live func(timer) bool, index map[*winState]int) {
+	var ts []timer
+	for _, t := range h {
+		if live(t) {
+			ts = append(ts, t)
+		}
+	}
+	sortTimers(ts, index)
+	w.Len(len(ts))
+	for _, t := range ts {
+		w.Int(t.at)
+		w.Num(index[t.w])
+		w.Uint(uint64(t.gen))
+	}
+}
+
+func sortTimers(ts []timer, index map[*winState]int) {
+	h := timerHeap(ts)
+	sort.SliceStable(ts, func(i, j int) bool {
+		if h.Less(i, j) || h.Less(j, i) {
+			return h.Less(i, j)
+		}
+		if ts[i].gen != ts[j].gen {
+			return ts[i].gen < ts[j].gen
+		}
+		return index[ts[i].w] < index[ts[j].w]
+	})
+}
+
+func (b *batch) hasSpilled() bool {
+	for _, bw := range b.wins {
+		if bw.spilled {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *batch) snapshot(w *wire.Writer) {
+	keys := make([]string, 0, len(b.wins))
+	for k := range b.wins {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	w.Len(len(keys))
+	for _, k := range keys {
+		bw := b.wins[k]
+		w.Blob(bw.win)
+		w.Int(bw.maxTS)
+		w.Int(bw.hold)
+		w.Len(len(bw.elems))
+		for _, e := range bw.elems {
+			w.Blob(e.key)
+			w.Blob(e.value)
+			w.Int(e.out)
+			w.Bool(e.held)
+		}
+	}
+}
+
+// Restore rebuilds a GBK for cfg from what Snapshot wrote. The error names
+// what in the snapshot does not fit cfg or is malformed.
+func Restore(cfg Config, r *wire.Reader) (*GBK, error) {
 	g, err := New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if g.fast == nil {
-		return nil, errors.New("agg: restore of a GroupByKey off the default-trigger fast path is not supported yet")
+	if v := r.Uint(); r.Err() == nil && v != snapshotVersion {
+		return nil, fmt.Errorf("agg: snapshot section version %d, this runner reads version %d", v, snapshotVersion)
 	}
-	if !bytes.HasPrefix(snap, []byte(gbkSnapshotMagic)) {
-		return nil, errors.New("agg: not a GroupByKey snapshot")
+	if fast := r.Bool(); r.Err() == nil && fast != (g.fast != nil) {
+		return nil, fmt.Errorf("agg: snapshot was taken with a different windowing configuration (fast path %v, now %v)", fast, g.fast != nil)
 	}
-	d := &decoder{b: snap, off: len(gbkSnapshotMagic)}
-	if v := d.uvarint(); d.err == nil && v != GBKSnapshotVersion {
-		return nil, fmt.Errorf("agg: GroupByKey snapshot version %d, this build reads version %d", v, GBKSnapshotVersion)
+	g.wm, g.now = r.Int(), r.Int()
+	g.droppedLate, g.droppedClose = r.Int(), r.Int()
+	g.deferring = r.Bool()
+	if g.fast != nil {
+		g.fast.restore(r)
+	} else {
+		g.restoreMachine(r)
 	}
-	g.wm, g.now, g.droppedLate, g.droppedClose = d.varint(), d.varint(), d.varint(), d.varint()
-	var prev []byte
-	for n := d.count(); n > 0 && d.err == nil; n-- {
-		w := &batchWin{win: d.bytes()}
-		if prev != nil && bytes.Compare(prev, w.win) >= 0 {
-			d.fail("windows out of order")
-		}
-		prev = w.win
-		w.maxTS, w.hold = d.varint(), d.varint()
-		next := d.uvarint()
-		if next > 1<<32-1 {
-			d.fail("arrival number out of range")
-		}
-		w.next = uint32(next)
-		for m := d.count(); m > 0 && d.err == nil; m-- {
-			e := batchElem{key: d.bytes(), value: d.bytes()}
-			e.prefix = keyPrefix(e.key)
-			seq := d.uvarint()
-			if seq >= next || (len(w.elems) > 0 && uint32(seq) <= w.elems[len(w.elems)-1].seq) {
-				d.fail("arrival numbers out of order")
-			}
-			e.seq = uint32(seq)
-			switch d.byte() {
-			case 0:
-			case 1:
-				e.held, e.out = true, d.varint()
-			default:
-				d.fail("bad held flag")
-			}
-			w.elems = append(w.elems, e)
-		}
-		g.fast.wins[string(w.win)] = w
-		g.fast.pending += len(w.elems)
-	}
-	if d.err == nil && d.off != len(snap) {
-		d.fail("trailing bytes")
-	}
-	if d.err != nil {
-		return nil, d.err
+	if r.Err() != nil {
+		return nil, fmt.Errorf("agg: restoring: %w", r.Err())
 	}
 	return g, nil
 }
 
-// decoder reads a snapshot, keeping the first error; it accepts only
-// minimal varints, so each state has one encoding.
-type decoder struct {
-	b   []byte
-	off int
-	err error
-}
-
-func (d *decoder) fail(what string) {
-	if d.err == nil {
-		d.err = fmt.Errorf("agg: bad GroupByKey snapshot at byte %d: %s", d.off, what)
+func (g *GBK) restoreMachine(r *wire.Reader) {
+	wins := make([]*winState, r.Len())
+	for i := range wins {
+		ws := g.restoreWin(r)
+		if r.Err() != nil {
+			return
+		}
+		if g.wins[ws.id] != nil {
+			r.Failf("window %x of key %x twice", ws.win, ws.key)
+			return
+		}
+		wins[i] = ws
+		g.wins[ws.id] = ws
+		if !ws.closed {
+			g.open++
+		}
+	}
+	win := func() *winState {
+		i := r.Num()
+		if r.Err() == nil && i >= len(wins) {
+			r.Failf("window index %d of %d", i, len(wins))
+		}
+		if r.Err() != nil {
+			return nil
+		}
+		return wins[i]
+	}
+	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+		k := r.String()
+		for m := r.Len(); m > 0 && r.Err() == nil; m-- {
+			if ws := win(); ws != nil {
+				g.sessions[k] = append(g.sessions[k], ws)
+			}
+		}
+	}
+	for _, h := range []*timerHeap{&g.eventTimers, &g.procTimers} {
+		for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+			at := r.Int()
+			ws := win()
+			gen := r.Uint()
+			if ws != nil {
+				h.add(at, ws, uint32(gen))
+			}
+		}
+	}
+	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+		if ws := win(); ws != nil {
+			if ws.dirty {
+				r.Failf("window %x of key %x is twice in the deferred batch", ws.win, ws.key)
+			}
+			ws.dirty = true
+			g.dirty = append(g.dirty, ws)
+		}
 	}
 }
 
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
+func (g *GBK) restoreWin(r *wire.Reader) *winState {
+	ws := &winState{key: r.Blob(), win: r.Blob(), start: r.Int(), maxTS: r.Int(), gen: uint32(r.Uint())}
+	ws.id = string(appendID(nil, ws.win, ws.key))
+	ws.data = r.Blob()
+	ws.ends = make([]int, r.Len())
+	prev := 0
+	for i := range ws.ends {
+		ws.ends[i] = r.Num()
+		if r.Err() == nil && (ws.ends[i] < prev || ws.ends[i] > len(ws.data)) {
+			r.Failf("value end %d outside [%d, %d]", ws.ends[i], prev, len(ws.data))
+		}
+		prev = ws.ends[i]
 	}
-	v, n := binary.Uvarint(d.b[d.off:])
-	if n <= 0 || n != len(binary.AppendUvarint(nil, v)) {
-		d.fail("malformed or non-minimal varint")
-		return 0
+	if len(ws.ends) == 0 {
+		ws.ends = nil
 	}
-	d.off += n
-	return v
+	ws.newCount = r.Num()
+	ws.hold, ws.hasHold = r.Int(), r.Bool()
+	ws.index, ws.nonEarly = r.Int(), r.Int()
+	ws.lateBirth, ws.eowDone = r.Bool(), r.Bool()
+	ws.ptAt, ws.ptSet, ws.ptGen = r.Int(), r.Bool(), uint32(r.Uint())
+	ws.closed = r.Bool()
+	n := r.Len()
+	if r.Err() == nil && n != g.s.trig.size && !(ws.closed && n == 0) {
+		r.Failf("window has %d trigger states, the trigger has %d", n, g.s.trig.size)
+		return ws
+	}
+	if n > 0 {
+		ws.trig = make([]nstate, n)
+	}
+	for i := range ws.trig {
+		ws.trig[i] = nstate{count: r.Int(), at: r.Int(), armed: r.Bool(), finished: r.Bool(), late: r.Bool()}
+	}
+	return ws
 }
 
-func (d *decoder) varint() int64 {
-	if d.err != nil {
-		return 0
+func (b *batch) restore(r *wire.Reader) {
+	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+		bw := &batchWin{win: r.Blob(), maxTS: r.Int(), hold: r.Int()}
+		m := r.Len()
+		for i := 0; i < m && r.Err() == nil; i++ {
+			e := batchElem{key: r.Blob(), value: r.Blob(), out: r.Int(), held: r.Bool(), seq: uint32(i)}
+			e.prefix = keyPrefix(e.key)
+			bw.elems = append(bw.elems, e)
+		}
+		bw.next = uint32(len(bw.elems)) // arrival numbers go on after the restored ones
+		if b.wins[string(bw.win)] != nil {
+			r.Failf("fast-path window %x twice", bw.win)
+		}
+		b.wins[string(bw.win)] = bw
+		b.pending += len(bw.elems)
 	}
-	v, n := binary.Varint(d.b[d.off:])
-	if n <= 0 || n != len(binary.AppendVarint(nil, v)) {
-		d.fail("malformed or non-minimal varint")
-		return 0
-	}
-	d.off += n
-	return v
-}
-
-// count reads a collection size no larger than the bytes left, so corrupt
-// input cannot make restore allocate or loop without bound.
-func (d *decoder) count() int {
-	v := d.uvarint()
-	if d.err == nil && v > uint64(len(d.b)-d.off) {
-		d.fail("count larger than the snapshot")
-		return 0
-	}
-	return int(v)
-}
-
-func (d *decoder) bytes() []byte {
-	n := d.count()
-	if d.err != nil {
-		return nil
-	}
-	v := bytes.Clone(d.b[d.off : d.off+n])
-	d.off += n
-	return v
-}
-
-func (d *decoder) byte() byte {
-	if d.err == nil && d.off >= len(d.b) {
-		d.fail("truncated")
-	}
-	if d.err != nil {
-		return 0
-	}
-	d.off++
-	return d.b[d.off-1]
 }

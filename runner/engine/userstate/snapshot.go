@@ -1,224 +1,162 @@
 package userstate
 
 import (
-	"bytes"
-	"cmp"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
+	"sort"
+
+	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
 )
 
-// Snapshot format. A snapshot is the committed state of a Store as plain
-// bytes, for checkpoints: equal states give equal bytes, and Restore
-// accepts exactly what Snapshot writes (a canonical form), so a restored
-// store snapshots to the same bytes.
-//
-//	snapshot = magic version:uvarint count:uvarint scope*
-//	scope    = transform:str key:bytes window:bytes
-//	           count:uvarint bag*  count:uvarint map*  count:uvarint list*
-//	bag      = id:str count:uvarint piece:bytes*
-//	map      = id:str count:uvarint (mapKey:bytes count:uvarint value:bytes*)*
-//	list     = id:str count:uvarint (sortKey:varint data:bytes)*
-//
-// str and bytes are a uvarint length and the bytes; varint is zig-zag.
-// Scopes are sorted by (transform, key, window), ids and map keys by their
-// bytes, list entries by sort key (stable, as stored); nothing is empty:
-// the store holds live state only.
+// Snapshot format: the magic bytes, SnapshotVersion, then every scope with
+// committed state, sorted, and its cells sorted by state id (see
+// internal/wire for the encoding). Bump SnapshotVersion when the layout
+// changes, and keep reading the versions still found in stores.
 const (
-	snapshotMagic   = "beam-runner/userstate"
+	snapshotMagic   = "BRUSTATE"
 	SnapshotVersion = 1
 )
 
-// Snapshot returns the store's committed state in the snapshot format.
-// Uncommitted Txns are not part of it.
+// Snapshot returns the committed state as bytes. Transactions not yet
+// committed are not part of it: a checkpoint pairs this with the engine's
+// snapshot taken at the same point, so a bundle's state writes and its
+// outputs are either both in the checkpoint or both not.
 func (s *Store) Snapshot() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := binary.AppendUvarint([]byte(snapshotMagic), SnapshotVersion)
-	scopes := slices.SortedFunc(maps.Keys(s.mu.scopes), func(a, b Scope) int {
-		return cmp.Or(cmp.Compare(a.Transform, b.Transform), cmp.Compare(a.Key, b.Key), cmp.Compare(a.Window, b.Window))
-	})
-	b = binary.AppendUvarint(b, uint64(len(scopes)))
+	var w wire.Writer
+	w.String(snapshotMagic)
+	w.Uint(SnapshotVersion)
+	scopes := make([]Scope, 0, len(s.mu.scopes))
+	for sc := range s.mu.scopes {
+		scopes = append(scopes, sc)
+	}
+	sortScopes(scopes)
+	w.Len(len(scopes))
 	for _, sc := range scopes {
-		c := s.mu.scopes[sc]
-		b = appendStr(appendStr(appendStr(b, sc.Transform), sc.Key), sc.Window)
-		b = binary.AppendUvarint(b, uint64(len(c.bags)))
-		for _, id := range slices.Sorted(maps.Keys(c.bags)) {
-			b = appendPieces(appendStr(b, id), c.bags[id])
+		w.String(sc.Transform)
+		w.String(sc.Key)
+		w.String(sc.Window)
+		s.mu.scopes[sc].snapshot(&w)
+	}
+	return w.Bytes()
+}
+
+func sortScopes(ss []Scope) {
+	sort.Slice(ss, func(i, j int) bool {
+		a, b := ss[i], ss[j]
+		if a.Transform != b.Transform {
+			return a.Transform < b.Transform
 		}
-		b = binary.AppendUvarint(b, uint64(len(c.maps)))
-		for _, id := range slices.Sorted(maps.Keys(c.maps)) {
-			m := c.maps[id]
-			b = binary.AppendUvarint(appendStr(b, id), uint64(len(m)))
-			for _, k := range slices.Sorted(maps.Keys(m)) {
-				b = appendPieces(appendStr(b, k), m[k])
-			}
+		if a.Key != b.Key {
+			return a.Key < b.Key
 		}
-		b = binary.AppendUvarint(b, uint64(len(c.lists)))
-		for _, id := range slices.Sorted(maps.Keys(c.lists)) {
-			l := c.lists[id]
-			b = binary.AppendUvarint(appendStr(b, id), uint64(len(l)))
-			for _, e := range l {
-				b = appendStr(binary.AppendVarint(b, e.key), string(e.data))
-			}
+		return a.Window < b.Window
+	})
+}
+
+func (c *cells) snapshot(w *wire.Writer) {
+	w.Len(len(c.bags))
+	for _, id := range sortedIDs(c.bags) {
+		w.String(id)
+		writePieces(w, c.bags[id])
+	}
+	w.Len(len(c.maps))
+	for _, id := range sortedIDs(c.maps) {
+		w.String(id)
+		m := c.maps[id]
+		w.Len(len(m))
+		for _, mk := range sortedIDs(m) {
+			w.String(mk)
+			writePieces(w, m[mk])
 		}
 	}
-	return b
+	w.Len(len(c.lists))
+	for _, id := range sortedIDs(c.lists) {
+		w.String(id)
+		es := c.lists[id]
+		w.Len(len(es))
+		for _, e := range es {
+			w.Int(e.key)
+			w.Blob(e.data)
+		}
+	}
 }
 
-func appendStr(b []byte, s string) []byte {
-	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
-}
-
-func appendPieces(b []byte, ps [][]byte) []byte {
-	b = binary.AppendUvarint(b, uint64(len(ps)))
+func writePieces(w *wire.Writer, ps [][]byte) {
+	w.Len(len(ps))
 	for _, p := range ps {
-		b = appendStr(b, string(p))
+		w.Blob(p)
 	}
-	return b
 }
 
-// Restore builds a store from a snapshot. A snapshot of a newer version,
-// or bytes that are not exactly what Snapshot writes, are refused with an
-// error that says where.
-func Restore(snap []byte) (*Store, error) {
-	r := &reader{b: snap}
-	if !bytes.HasPrefix(snap, []byte(snapshotMagic)) {
-		return nil, errors.New("userstate: not a user state snapshot")
+func sortedIDs[V any](m map[string]V) []string {
+	ids := make([]string, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
 	}
-	r.off = len(snapshotMagic)
-	if v := r.uvarint(); r.err == nil && v != SnapshotVersion {
-		return nil, fmt.Errorf("userstate: snapshot version %d, this build reads version %d", v, SnapshotVersion)
+	sort.Strings(ids)
+	return ids
+}
+
+// RestoreStore rebuilds a store from Snapshot's bytes. A newer format or
+// damaged bytes give an error that says which.
+func RestoreStore(snap []byte) (*Store, error) {
+	r := wire.NewReader(snap)
+	if m := r.String(); r.Err() != nil || m != snapshotMagic {
+		return nil, fmt.Errorf("userstate: not a user state snapshot")
+	}
+	if v := r.Uint(); r.Err() == nil && v != SnapshotVersion {
+		if v > SnapshotVersion {
+			return nil, fmt.Errorf("userstate: snapshot format version %d is newer than this runner's (%d); use a newer runner", v, SnapshotVersion)
+		}
+		return nil, fmt.Errorf("userstate: snapshot format version %d is not supported (this runner reads %d)", v, SnapshotVersion)
 	}
 	s := NewStore()
-	var prev *Scope
-	for n := r.count(); n > 0 && r.err == nil; n-- {
-		sc := Scope{Transform: r.str(), Key: r.str(), Window: r.str()}
-		if prev != nil && cmp.Or(cmp.Compare(prev.Transform, sc.Transform), cmp.Compare(prev.Key, sc.Key), cmp.Compare(prev.Window, sc.Window)) >= 0 {
-			r.fail("scopes out of order")
-		}
-		prev = &sc
+	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+		sc := Scope{Transform: r.String(), Key: r.String(), Window: r.String()}
 		c := s.cellsLocked(sc, true)
-		readSorted(r, func(id string) { c.bags[id] = r.pieces() })
-		readSorted(r, func(id string) {
-			m := map[string][][]byte{}
-			readSorted(r, func(k string) { m[k] = r.pieces() })
-			if r.err == nil && len(m) == 0 {
-				r.fail("empty map")
-			}
-			c.maps[id] = m
-		})
-		readSorted(r, func(id string) { c.lists[id] = r.entries() })
-		if r.err == nil && c.empty() {
-			r.fail("empty scope")
+		restoreCells(r, c)
+		if r.Err() == nil && c.empty() {
+			r.Failf("scope %q/%x/%x holds no state", sc.Transform, sc.Key, sc.Window)
 		}
 	}
-	if r.err == nil && r.off != len(snap) {
-		r.fail("trailing bytes")
-	}
-	if r.err != nil {
-		return nil, r.err
+	if err := r.Done(); err != nil {
+		return nil, fmt.Errorf("userstate: restoring: %w", err)
 	}
 	return s, nil
 }
 
-// readSorted reads a count, then that many ids in increasing order, each
-// followed by what f reads; an empty collection is refused.
-func readSorted(r *reader, f func(id string)) {
-	prev, first := "", true
-	for n := r.count(); n > 0 && r.err == nil; n-- {
-		id := r.str()
-		if !first && id <= prev {
-			r.fail(fmt.Sprintf("id %q out of order", id))
-			return
+func restoreCells(r *wire.Reader, c *cells) {
+	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+		id := r.String()
+		c.bags[id] = readPieces(r)
+	}
+	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+		id := r.String()
+		m := map[string][][]byte{}
+		for k := r.Len(); k > 0 && r.Err() == nil; k-- {
+			mk := r.String()
+			m[mk] = readPieces(r)
 		}
-		prev, first = id, false
-		f(id)
+		c.maps[id] = m
+	}
+	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+		id := r.String()
+		var es []entry
+		for k := r.Len(); k > 0 && r.Err() == nil; k-- {
+			es = append(es, entry{key: r.Int(), data: r.Blob()})
+			if len(es) > 1 && es[len(es)-2].key > es[len(es)-1].key {
+				r.Failf("ordered list %q is not sorted", id)
+			}
+		}
+		c.lists[id] = es
 	}
 }
 
-// reader decodes a snapshot, keeping the first error.
-type reader struct {
-	b   []byte
-	off int
-	err error
-}
-
-func (r *reader) fail(what string) {
-	if r.err == nil {
-		r.err = fmt.Errorf("userstate: bad snapshot at byte %d: %s", r.off, what)
-	}
-}
-
-func (r *reader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b[r.off:])
-	if n <= 0 || n != len(binary.AppendUvarint(nil, v)) {
-		r.fail("malformed or non-minimal varint")
-		return 0
-	}
-	r.off += n
-	return v
-}
-
-// count reads a collection size: at least one byte must follow per item,
-// so a corrupt count cannot make Restore allocate or loop without bound.
-func (r *reader) count() int {
-	v := r.uvarint()
-	if r.err == nil && v > uint64(len(r.b)-r.off) {
-		r.fail("count larger than the snapshot")
-		return 0
-	}
-	return int(v)
-}
-
-func (r *reader) str() string {
-	n := r.count()
-	if r.err != nil {
-		return ""
-	}
-	s := string(r.b[r.off : r.off+n])
-	r.off += n
-	return s
-}
-
-func (r *reader) pieces() [][]byte {
-	n := r.count()
-	if r.err == nil && n == 0 {
-		r.fail("empty cell")
-	}
-	ps := make([][]byte, 0, n)
-	for ; n > 0 && r.err == nil; n-- {
-		ps = append(ps, []byte(r.str()))
+func readPieces(r *wire.Reader) [][]byte {
+	var ps [][]byte
+	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+		ps = append(ps, r.Blob())
 	}
 	return ps
-}
-
-func (r *reader) entries() []entry {
-	n := r.count()
-	if r.err == nil && n == 0 {
-		r.fail("empty ordered list")
-	}
-	es := make([]entry, 0, n)
-	for ; n > 0 && r.err == nil; n-- {
-		var k int64
-		if r.err == nil {
-			var m int
-			if k, m = binary.Varint(r.b[r.off:]); m <= 0 || m != len(binary.AppendVarint(nil, k)) {
-				r.fail("malformed or non-minimal sort key")
-				break
-			}
-			r.off += m
-		}
-		if len(es) > 0 && k < es[len(es)-1].key {
-			r.fail("ordered list entries out of order")
-			break
-		}
-		es = append(es, entry{key: k, data: []byte(r.str())})
-	}
-	return es
 }

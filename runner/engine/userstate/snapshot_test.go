@@ -7,124 +7,112 @@ import (
 	"testing"
 )
 
-// randomOps applies n random bundles to s: appends and clears of every
-// kind over a small key space, committed or dropped, and window drops.
-func randomOps(t testing.TB, s *Store, r *rand.Rand, n int) {
+// TestSnapshotMetamorphic drives a store with random requests (as
+// FuzzRequests does), snapshots it at a random point between commits,
+// restores the snapshot and plays the rest on both stores: every read must
+// agree, and so must their snapshots after every commit.
+func TestSnapshotMetamorphic(t *testing.T) {
 	lookup := varintLookup(t)
-	for ; n > 0; n-- {
-		tx := s.Begin(lookup)
-		for ops := r.Intn(6); ops > 0; ops-- {
-			id, key, win := string(rune('a'+r.Intn(2))), string([]byte{byte(r.Intn(3))}), string([]byte{byte(r.Intn(2))})
-			var k Key
-			switch r.Intn(4) {
-			case 0:
-				k = bag(id, key, win)
-			case 1:
-				k = mm(id, key, win, string([]byte{byte(r.Intn(3))}))
+	r := rand.New(rand.NewSource(9))
+	restores := 0
+	for i := 0; i < 400; i++ {
+		ops := make([]byte, 30+r.Intn(400))
+		r.Read(ops)
+		at := r.Intn(len(ops) / 2)
+		a := NewStore()
+		var b *Store
+		txA, txB := a.Begin(lookup), (*Txn)(nil)
+		for k := 0; len(ops) >= 3; k++ {
+			op, sel := ops[0], ops[2]
+			ops = ops[3:]
+			key := fuzzKey(sel, &ops)
+			switch op % 6 {
+			case 0, 1:
+				data := take(&ops, int(sel%16))
+				writeBoth(t, txA, txB, appendReq(key, data))
 			case 2:
-				k = mmKeys(id, key, win)
-			default:
-				k = list(id, key, win, rng(int64(r.Intn(20)-10), int64(r.Intn(20)-5)))
-			}
-			var err error
-			switch {
-			case r.Intn(4) == 0:
-				err = tx.Clear(k)
-			case k.Kind == OrderedList:
-				err = tx.Append(k, ol(int64(r.Intn(20)-10), int64(r.Intn(100))))
-			default:
-				err = tx.Append(k, []byte{byte(r.Intn(256)), 0})
-			}
-			if err != nil && k.Kind != MultimapKeys {
-				t.Fatalf("%+v: %v", k, err)
+				writeBoth(t, txA, txB, clearReq(key))
+			case 3:
+				ga, ea := txA.Get(key)
+				if txB != nil {
+					gb, eb := txB.Get(key)
+					if show(ga) != show(gb) || (ea == nil) != (eb == nil) {
+						t.Fatalf("run %d op %d: Get(%v) = %q, %v; restored %q, %v", i, k, key, show(ga), ea, show(gb), eb)
+					}
+				}
+			case 4:
+				a.Commit(txA)
+				txA = a.Begin(lookup)
+				if b != nil {
+					b.Commit(txB)
+					txB = b.Begin(lookup)
+					if !bytes.Equal(a.Snapshot(), b.Snapshot()) {
+						t.Fatalf("run %d op %d: snapshots differ after the same commits", i, k)
+					}
+				} else if k*3 >= at {
+					snap := a.Snapshot()
+					var err error
+					if b, err = RestoreStore(snap); err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(b.Snapshot(), snap) {
+						t.Fatalf("run %d: snapshot of the restored store differs", i)
+					}
+					txB = b.Begin(lookup) // txA was begun after the commit too
+					restores++
+				}
+			case 5:
+				a.DropWindow(tr, []byte{sel % 2}, []byte{sel % 3})
+				if b != nil {
+					b.DropWindow(tr, []byte{sel % 2}, []byte{sel % 3})
+				}
 			}
 		}
-		switch r.Intn(5) {
-		case 0: // a failed bundle: dropped
-		case 1:
-			s.DropWindow(tr, []byte{byte(r.Intn(3))}, []byte{byte(r.Intn(2))})
-		default:
-			s.Commit(tx)
+	}
+	if restores < 300 {
+		t.Errorf("only %d restores", restores)
+	}
+}
+
+func writeBoth(t *testing.T, a, b *Txn, r req) {
+	ea := write(a, r)
+	if b != nil {
+		eb := write(b, r)
+		if (ea == nil) != (eb == nil) {
+			t.Fatalf("write %v: %v, restored: %v", r, ea, eb)
 		}
 	}
 }
 
-// TestSnapshotRoundTrip: a restored store snapshots to the same bytes, and
-// behaves like the original: the same further bundles on both leave equal
-// state.
-func TestSnapshotRoundTrip(t *testing.T) {
-	r := rand.New(rand.NewSource(5))
-	nonEmpty := 0
-	for i := 0; i < 200; i++ {
-		s := NewStore()
-		randomOps(t, s, r, r.Intn(30))
-		snap := s.Snapshot()
-		back, err := Restore(snap)
-		if err != nil {
-			t.Fatalf("script %d: Restore: %v", i, err)
-		}
-		if got := back.Snapshot(); !bytes.Equal(got, snap) {
-			t.Fatalf("script %d: restored store snapshots differently", i)
-		}
-		if back.Stats() != s.Stats() {
-			t.Fatalf("script %d: stats %+v, original %+v", i, back.Stats(), s.Stats())
-		}
-		if len(s.Scopes()) > 0 {
-			nonEmpty++
-		}
-		seed := r.Int63()
-		randomOps(t, s, rand.New(rand.NewSource(seed)), 20)
-		randomOps(t, back, rand.New(rand.NewSource(seed)), 20)
-		if !bytes.Equal(s.Snapshot(), back.Snapshot()) {
-			t.Fatalf("script %d: the restored store diverged from the original under the same bundles", i)
-		}
-	}
-	if nonEmpty < 100 {
-		t.Fatalf("only %d of 200 scripts left state: the test exercises too little", nonEmpty)
-	}
-}
-
+// A newer format, a foreign or damaged snapshot is refused with an error.
 func TestSnapshotRefusals(t *testing.T) {
+	lookup := varintLookup(t)
 	s := NewStore()
-	randomOps(t, s, rand.New(rand.NewSource(6)), 30)
+	tx := s.Begin(lookup)
+	mustWrite(t, tx, appendReq(bag("a", "k", "w"), []byte("x")))
+	mustWrite(t, tx, appendReq(mm("m", "k", "w", "mk"), []byte("y")))
+	mustWrite(t, tx, appendReq(list("l", "k", "w", nil), ol(3, 1, 1, 2)))
+	s.Commit(tx)
 	snap := s.Snapshot()
-	newer := append([]byte(snapshotMagic), SnapshotVersion+1)
-	newer = append(newer, snap[len(snapshotMagic)+1:]...)
-	for name, tc := range map[string]struct {
-		in   []byte
-		want string
-	}{
-		"newer version":  {newer, "snapshot version 2"},
-		"not a snapshot": {[]byte("hello"), "not a user state snapshot"},
-		"truncated":      {snap[:len(snap)-1], "bad snapshot"},
-		"trailing":       {append(bytes.Clone(snap), 0), "trailing bytes"},
-		"huge count":     {append([]byte(snapshotMagic), 1, 0xff, 0xff, 0xff, 0xff, 0x0f), "count larger"},
-	} {
-		if _, err := Restore(tc.in); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: Restore err = %v, want %q", name, err, tc.want)
+	newer := append([]byte(nil), snap...)
+	newer[1+len(snapshotMagic)]++ // the version varint after the magic
+	if _, err := RestoreStore(newer); err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Errorf("newer version: err = %v", err)
+	}
+	if _, err := RestoreStore([]byte("BRENGINE")); err == nil {
+		t.Error("foreign snapshot restored")
+	}
+	for n := 0; n < len(snap); n++ {
+		if _, err := RestoreStore(snap[:n]); err == nil {
+			t.Fatalf("snapshot truncated to %d of %d bytes restored", n, len(snap))
 		}
 	}
-	if empty, err := Restore(NewStore().Snapshot()); err != nil || len(empty.Scopes()) != 0 {
-		t.Errorf("empty snapshot: %v, %v", empty, err)
+	got, err := RestoreStore(snap)
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-// FuzzRestore: Restore never panics, and accepts only canonical snapshots
-// (what it accepts snapshots back to the same bytes).
-func FuzzRestore(f *testing.F) {
-	r := rand.New(rand.NewSource(7))
-	for i := 0; i < 8; i++ {
-		s := NewStore()
-		randomOps(f, s, r, 10)
-		f.Add(s.Snapshot())
+	rt := got.Begin(lookup)
+	if v := show(mustGet(t, rt, list("l", "k", "w", rng(0, 10)))); v != show([][]byte{olEntry(1, 2), olEntry(3, 1)}) {
+		t.Errorf("restored ordered list = %q", v)
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := Restore(b)
-		if err != nil {
-			return
-		}
-		if got := s.Snapshot(); !bytes.Equal(got, b) {
-			t.Fatalf("accepted a non-canonical snapshot %x (re-snapshots to %x)", b, got)
-		}
-	})
 }
