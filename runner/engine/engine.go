@@ -26,6 +26,8 @@ type Engine struct {
 	expired []StateWindow
 	// draining stops dynamic splits (splitpolicy.go).
 	draining bool
+	// pend bounds pending input in memory; nil without a limit.
+	pend *pendingSpill
 }
 
 // Bundle is work for an SDK harness.
@@ -41,6 +43,7 @@ type Bundle struct {
 	// started and splitAt are processing times, for the split policy.
 	started, splitAt int64
 	split            splitBook
+	mem              int // bytes of the pending budget its input holds
 }
 
 type pcoll struct {
@@ -68,6 +71,11 @@ type stage struct {
 type chunk struct {
 	data  []byte
 	minTS int64
+	// mem is what the chunk counts in the pending budget (pendspill.go);
+	// spillKey and size locate a chunk whose data was spilled (data nil).
+	mem      int
+	spillKey []byte
+	size     int
 }
 
 // New builds an engine; the error names a stage whose configuration is
@@ -83,7 +91,7 @@ func New(spec Spec) (*Engine, error) {
 
 // build makes an engine's structure for spec, before any watermark moves.
 func build(spec Spec) (*Engine, error) {
-	e := &Engine{spec: spec, pcolls: map[string]*pcoll{}, flight: map[int]*Bundle{}, now: spec.StartTime}
+	e := &Engine{spec: spec, pcolls: map[string]*pcoll{}, flight: map[int]*Bundle{}, now: spec.StartTime, pend: newPendingSpill(spec)}
 	for id, ps := range spec.PColls {
 		e.pcolls[id] = &pcoll{id: id, spec: ps, wm: coders.MinTimestamp}
 	}
@@ -210,6 +218,7 @@ func (e *Engine) Commit(id int, res Result) error {
 	delete(e.flight, id)
 	st := e.stage(b.Stage)
 	delete(st.flight, id)
+	e.pend.release(b)
 	if st.keyed != nil {
 		for _, k := range b.Keys {
 			delete(st.keyed.busy, k)
@@ -237,6 +246,7 @@ func (e *Engine) Fail(id int) {
 	if b := e.flight[id]; b != nil {
 		delete(e.flight, id)
 		delete(e.stage(b.Stage).flight, id)
+		e.pend.release(b)
 	}
 }
 

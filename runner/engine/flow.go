@@ -47,7 +47,14 @@ func (e *Engine) enqueue(st *stage, p *pcoll, c []byte) {
 		e.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, p.id, err))
 		return
 	}
-	st.pending = append(st.pending, chunk{data: c, minTS: min})
+	ch := chunk{data: c, minTS: min}
+	if e.pend != nil {
+		if ch, err = e.pend.admit(st, ch); err != nil {
+			e.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
+			return
+		}
+	}
+	st.pending = append(st.pending, ch)
 }
 
 // group feeds elements to a GBK, one value per window, and emits what fires.
@@ -83,9 +90,8 @@ func (e *Engine) group(st *stage, p *pcoll, c []byte) {
 func (e *Engine) emitPanes(st *stage) {
 	// Chunks of at most a data-plane frame: bundles are then cut into
 	// frames without parsing them.
-	for _, c := range st.gbk.FireEncoded(paneChunkBytes) {
-		e.deliver(st.spec.Outputs[0], c)
-	}
+	out := st.spec.Outputs[0]
+	st.gbk.FireEncodedTo(paneChunkBytes, func(c []byte) { e.deliver(out, c) })
 	if err := st.gbk.Err(); err != nil {
 		e.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
 	}

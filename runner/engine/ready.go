@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/beam-runner/beam-runner/runner/coders"
+import (
+	"fmt"
+
+	"github.com/beam-runner/beam-runner/runner/coders"
+)
 
 // Ready returns the bundles that may start now. When nothing else can run
 // and no bundle is in flight, it applies the next TestStream event, so a
@@ -35,10 +39,29 @@ func (e *Engine) readyBundles() []*Bundle {
 		if len(st.pending) == 0 || !e.canRun(st) {
 			continue
 		}
-		for _, in := range e.cut(st, free) {
-			out = append(out, e.start(st, in))
+		taken, bytes, rest, err := e.pend.take(st, st.pending)
+		if err != nil {
+			e.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
+			return out
 		}
-		st.pending = nil
+		if len(taken) == 0 {
+			continue // the budget is held by bundles in flight
+		}
+		st.pending = taken
+		sets := e.cut(st, free)
+		if len(sets) == 0 {
+			return out // cut failed the job
+		}
+		for i, in := range sets {
+			b := e.start(st, in)
+			// The bundles share the bytes they took from the budget.
+			b.mem = bytes / len(sets)
+			if i == 0 {
+				b.mem += bytes % len(sets)
+			}
+			out = append(out, b)
+		}
+		st.pending = rest
 	}
 	return out
 }

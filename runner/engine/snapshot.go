@@ -59,7 +59,7 @@ func (e *Engine) snapshot() ([]byte, error) {
 		}
 	}
 	for _, st := range e.stages {
-		if err := st.snapshot(&w); err != nil {
+		if err := st.snapshot(&w, e.pend); err != nil {
 			return nil, fmt.Errorf("stage %s: %w", st.spec.ID, err)
 		}
 	}
@@ -115,14 +115,22 @@ func snapshotChunks(w *wire.Writer, cs [][]byte) {
 	}
 }
 
-func (st *stage) snapshot(w *wire.Writer) error {
+func (st *stage) snapshot(w *wire.Writer, pend *pendingSpill) error {
 	w.Int(st.outWM)
 	w.Int(st.inWM)
 	w.Bool(st.emitted)
 	w.Num(len(st.spec.Events) - len(st.events))
 	w.Len(len(st.pending))
 	for _, c := range st.pending {
-		w.Blob(c.data)
+		data := c.data
+		if c.spillKey != nil {
+			// A snapshot holds its input itself: the spill is scratch.
+			var err error
+			if data, err = pend.load(c, false); err != nil {
+				return err
+			}
+		}
+		w.Blob(data)
 		w.Int(c.minTS)
 	}
 	w.Len(len(st.delayed))

@@ -11,14 +11,17 @@ import (
 // consistent point. A field added to one of these types fails this test
 // until snapshot.go handles it (and SnapshotVersion is bumped if the
 // format changes), so new state is never silently left out of checkpoints.
+// Engine.pend is scratch made from the spec (a restored engine starts with
+// its pending input in memory); a chunk's spill fields are resolved by
+// Snapshot, which writes spilled data itself, so the format is unchanged.
 var snapshotFields = map[reflect.Type]string{
-	reflect.TypeOf(Engine{}):      "spec stages pcolls now nextID draining flight err expired",
+	reflect.TypeOf(Engine{}):      "spec stages pcolls now nextID draining flight err expired pend",
 	reflect.TypeOf(stage{}):       "spec outWM inWM pending flight gbk events emitted keyed delayed",
 	reflect.TypeOf(pcoll{}):       "id spec wm consumers sides data",
 	reflect.TypeOf(keyed{}):       "pending busy timers windows scannedAt rescan",
 	reflect.TypeOf(timer{}):       "id stream key fire hold processing enc",
 	reflect.TypeOf(keyWork{}):     "data minTS",
-	reflect.TypeOf(chunk{}):       "data minTS",
+	reflect.TypeOf(chunk{}):       "data minTS mem spillKey size",
 	reflect.TypeOf(delayed{}):     "data readyAt hold",
 	reflect.TypeOf(StateWindow{}): "Stage Key Window maxTS",
 }

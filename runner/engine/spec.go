@@ -86,6 +86,11 @@ type Spec struct {
 	MaxBundles int
 	// MinBundleBytes keeps small inputs in one bundle.
 	MinBundleBytes int
+	// PendingSpill, if set, takes SDK stages' pending input past
+	// PendingBudget bytes (pendspill.go); bundles are then cut to at most
+	// the budget at a time.
+	PendingSpill  agg.Spill
+	PendingBudget int
 	// StartTime is the initial processing time: the wall clock for real
 	// jobs, a fixed origin for TestStream's virtual time.
 	StartTime int64

@@ -23,6 +23,7 @@ func (r *run) buildSpec(startTime int64) (engine.Spec, error) {
 		MinBundleBytes: minBundleBytes,
 		StartTime:      startTime,
 	}
+	spec.PendingSpill, spec.PendingBudget = r.pendingSpill()
 	for _, s := range r.plan.Stages {
 		ss, err := r.stageSpec(s)
 		if err != nil {

@@ -8,9 +8,22 @@ import (
 // spillPrefix is where GroupByKeys spill in the store, per job and stage.
 const spillPrefix = "spill/"
 
-// gbkSpill gives a GroupByKey stage its spill space and byte budget: the
-// job's --memory_limit split evenly over its GroupByKeys. No store or no
-// limit: the GroupByKey keeps everything in memory.
+// The job's --memory_limit is shared: half for SDK stages' pending and
+// in-flight bundle input, half split evenly over its GroupByKeys.
+const pendingShare = 2
+
+// pendingSpill gives the engine the space and byte budget for SDK stages'
+// pending input. No store or no limit: pending input stays in memory.
+func (r *run) pendingSpill() (agg.Spill, int) {
+	if r.opts.Store == nil || r.opts.MemoryLimit <= 0 {
+		return nil, 0
+	}
+	return r.opts.Store.Space(spillPrefix + r.job.ID + "/\x00pending/"), int(r.opts.MemoryLimit / pendingShare)
+}
+
+// gbkSpill gives a GroupByKey stage its spill space and byte budget: its
+// share of the job's --memory_limit. No store or no limit: the GroupByKey
+// keeps everything in memory.
 func (r *run) gbkSpill(stageID string) (agg.Spill, int) {
 	if r.opts.Store == nil || r.opts.MemoryLimit <= 0 {
 		return nil, 0
@@ -21,7 +34,8 @@ func (r *run) gbkSpill(stageID string) (agg.Spill, int) {
 			n++
 		}
 	}
-	return r.opts.Store.Space(spillPrefix + r.job.ID + "/" + stageID + "/"), int(r.opts.MemoryLimit / int64(max(n, 1)))
+	gbks := r.opts.MemoryLimit - r.opts.MemoryLimit/pendingShare
+	return r.opts.Store.Space(spillPrefix + r.job.ID + "/" + stageID + "/"), int(gbks / int64(max(n, 1)))
 }
 
 // dropSpill removes what the job's GroupByKeys left in the store (a failed

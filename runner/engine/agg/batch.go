@@ -208,6 +208,13 @@ var onTimePane = coders.PaneInfo{IsFirst: true, IsLast: true, Timing: coders.Tim
 // chunk of its own).
 func (b *batch) appendPanes(max int) [][]byte {
 	var out [][]byte
+	b.emitPanes(max, func(c []byte) { out = append(out, c) })
+	return out
+}
+
+// emitPanes is appendPanes handing each chunk to emit as soon as it is
+// full, so a window read back from the spill never sits in memory whole.
+func (b *batch) emitPanes(max int, emit func([]byte)) {
 	var cur []byte
 	b.eachPane(func(key, win []byte, vals []batchElem, ts int64) {
 		size := 8 + 4 + len(win) + 1 + len(key) + 4
@@ -215,7 +222,7 @@ func (b *batch) appendPanes(max int) [][]byte {
 			size += len(v.value)
 		}
 		if len(cur) > 0 && len(cur)+size > max {
-			out = append(out, cur)
+			emit(cur)
 			cur = nil
 		}
 		if cur == nil {
@@ -229,9 +236,8 @@ func (b *batch) appendPanes(max int) [][]byte {
 		}
 	})
 	if len(cur) > 0 {
-		out = append(out, cur)
+		emit(cur)
 	}
-	return out
 }
 
 func maxInt(a, b int) int {

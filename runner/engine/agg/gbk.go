@@ -244,22 +244,30 @@ func (g *GBK) Fire() []Pane {
 // (see AppendPane), in chunks of whole elements of about max bytes (a
 // larger pane gets a chunk of its own).
 func (g *GBK) FireEncoded(max int) [][]byte {
-	if g.fast != nil {
-		return g.fast.appendPanes(max)
-	}
 	var out [][]byte
+	g.FireEncodedTo(max, func(c []byte) { out = append(out, c) })
+	return out
+}
+
+// FireEncodedTo is FireEncoded handing each chunk to emit as it is made:
+// the default-trigger path then reads spilled windows back a piece at a
+// time instead of materialising a window's whole output.
+func (g *GBK) FireEncodedTo(max int, emit func([]byte)) {
+	if g.fast != nil {
+		g.fast.emitPanes(max, emit)
+		return
+	}
 	var cur []byte
 	for _, p := range g.Fire() {
 		if len(cur) > 0 && len(cur) >= max {
-			out = append(out, cur)
+			emit(cur)
 			cur = nil
 		}
 		cur = AppendPane(cur, p)
 	}
 	if len(cur) > 0 {
-		out = append(out, cur)
+		emit(cur)
 	}
-	return out
 }
 
 // NextProcessingTimeWakeup is the earliest processing time at which a

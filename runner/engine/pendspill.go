@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/beam-runner/beam-runner/runner/engine/agg"
+)
+
+// pendingSpill keeps SDK stages' pending input within a byte budget: a
+// chunk enqueued past it goes to the spill (the store, through the same
+// small interface GroupByKeys spill to) and is read back when a bundle is
+// cut. Bundles are then cut to at most the budget in all, so what a stage
+// holds in memory, pending and in flight, stays near the budget however
+// much a GroupByKey fires at once.
+//
+// The policy: the oldest chunks stay in memory (they are cut first), the
+// newest spill; nothing spilled is read back before a bundle needs it.
+type pendingSpill struct {
+	sp     agg.Spill
+	budget int    // bytes of pending input held in memory
+	mem    int    // bytes of pending input now in memory (counted chunks)
+	flight int    // bytes of input of bundles in flight
+	next   uint64 // number of the next spilled chunk
+}
+
+// newPendingSpill is nil (no limit) unless the spec gives a spill.
+func newPendingSpill(spec Spec) *pendingSpill {
+	if spec.PendingSpill == nil {
+		return nil
+	}
+	return &pendingSpill{sp: spec.PendingSpill, budget: max(spec.PendingBudget, 1)}
+}
+
+// admit counts a chunk about to be added to a stage's pending input and,
+// past the budget, moves its data to the spill.
+func (p *pendingSpill) admit(st *stage, c chunk) (chunk, error) {
+	if p.mem+p.flight+len(c.data) <= p.budget {
+		c.mem = len(c.data)
+		p.mem += c.mem
+		return c, nil
+	}
+	key := binary.BigEndian.AppendUint64([]byte(st.spec.ID+"\x00"), p.next)
+	p.next++
+	if err := p.sp.WriteRun([][]byte{key}, [][]byte{c.data}); err != nil {
+		return c, fmt.Errorf("spilling pending input: %w", err)
+	}
+	c.spillKey, c.size, c.data = key, len(c.data), nil
+	return c, nil
+}
+
+// load returns a chunk's data, reading a spilled one back and dropping it
+// from the spill when drop is set.
+func (p *pendingSpill) load(c chunk, drop bool) ([]byte, error) {
+	if c.spillKey == nil {
+		return c.data, nil
+	}
+	var data []byte
+	err := p.sp.Scan(c.spillKey, func(k, v []byte) error {
+		if len(k) == len(c.spillKey) {
+			data = append([]byte(nil), v...)
+		}
+		return nil
+	})
+	if err == nil && data == nil {
+		err = fmt.Errorf("missing from the spill")
+	}
+	if err == nil && drop {
+		err = p.sp.DeletePrefix(c.spillKey)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading back pending input %x: %w", c.spillKey, err)
+	}
+	return data, nil
+}
+
+// take removes from pending the chunks of the next bundles: all of them
+// without a spill, else chunks up to what the budget leaves beside the
+// bundles in flight (at least one when the stage has none, so it always
+// progresses), read back into memory. It returns the taken chunks, their
+// bytes (held until the bundles end: release) and those left pending.
+func (p *pendingSpill) take(st *stage, pending []chunk) (taken []chunk, bytes int, rest []chunk, err error) {
+	if p == nil {
+		return pending, 0, nil, nil
+	}
+	n := 0
+	for n < len(pending) && ((n == 0 && len(st.flight) == 0) || p.flight+bytes+pending[n].bytes() <= p.budget) {
+		bytes += pending[n].bytes()
+		n++
+	}
+	taken = make([]chunk, n)
+	for i, c := range pending[:n] {
+		data, err := p.load(c, true)
+		if err != nil {
+			return nil, 0, pending, err
+		}
+		p.mem = max(p.mem-c.mem, 0)
+		taken[i] = chunk{data: data, minTS: c.minTS}
+	}
+	p.flight += bytes
+	return taken, bytes, pending[n:], nil
+}
+
+// release returns the bytes a finished bundle's input held.
+func (p *pendingSpill) release(b *Bundle) {
+	if p != nil {
+		p.flight = max(p.flight-b.mem, 0)
+		b.mem = 0
+	}
+}
+
+// bytes is the size of a chunk's data, spilled or not.
+func (c chunk) bytes() int {
+	if c.spillKey != nil {
+		return c.size
+	}
+	return len(c.data)
+}

@@ -1,0 +1,223 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/engine/agg"
+	"github.com/beam-runner/beam-runner/runner/store"
+)
+
+// pendCoders add GroupByKey output in the global window to simCoders.
+var pendCoders = func() map[string]*pipepb.Coder {
+	m := map[string]*pipepb.Coder{
+		"wv-gkvi": {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:windowed_value:v1"}, ComponentCoderIds: []string{"kvi", "gw"}},
+	}
+	for k, v := range simCoders {
+		m[k] = v
+	}
+	return m
+}()
+
+// pendPipeline is a batch job: impulse, a stage generating keyed values,
+// a default-trigger GroupByKey, and a sink reading the groups (several
+// MiB of them, so the GroupByKey fires many output chunks at once).
+func pendPipeline(t *testing.T) Spec {
+	t.Helper()
+	c := func(id string) *coders.WindowedValueCodec {
+		w, err := coders.CompileWindowedValue(pendCoders, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	key, err := coders.Compile(pendCoders, "bytes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Spec{
+		MaxBundles: 3, MinBundleBytes: 1 << 10,
+		PColls: map[string]PCollSpec{
+			"imp": {Codec: c("wv-b")}, "kv": {Codec: c("wv-kv"), Key: key}, "grouped": {Codec: c("wv-gkvi")},
+		},
+		Stages: []StageSpec{
+			{ID: "imp", Kind: ImpulseStage, Outputs: []string{"imp"}},
+			{ID: "gen", Kind: SDKStage, Inputs: []string{"imp"}, Outputs: []string{"kv"}},
+			{ID: "gbk", Kind: GBKStage, Inputs: []string{"kv"}, Outputs: []string{"grouped"}, Agg: agg.Config{Window: coders.GlobalWindow}},
+			{ID: "sink", Kind: SDKStage, Inputs: []string{"grouped"}},
+		},
+	}
+}
+
+// genOutput is what "gen" writes: 100 chunks of 1,000 values of 40 B over
+// 23 keys (4 MB).
+func genOutput() [][]byte {
+	var out [][]byte
+	for c := 0; c < 100; c++ {
+		var kvs []string
+		for i := 0; i < 1000; i++ {
+			n := c*1000 + i
+			kvs = append(kvs, fmt.Sprintf("k%02d", n%23), fmt.Sprintf("%040d", n))
+		}
+		out = append(out, globalKV(int64(c%5), kvs...))
+	}
+	return out
+}
+
+// pendRun runs spec to completion, playing the SDK stages, and returns
+// what the sink received (each group's key and sorted values, sorted) and
+// the most input bytes the sink had in flight at once. With snap, it
+// snapshots the engine once the sink has spilled pending input and goes
+// on with an engine restored from it under restoreSpec.
+func pendRun(t *testing.T, spec, restoreSpec Spec, snap bool) (groups []string, maxFlight int, snapped bool) {
+	t.Helper()
+	e, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc := spec.PColls["grouped"].Codec
+	for !e.Done() {
+		bs := e.Ready()
+		if e.Err() != nil {
+			t.Fatal(e.Err())
+		}
+		if len(bs) == 0 && e.InFlight() == 0 {
+			t.Fatal("stuck: nothing ready and nothing in flight")
+		}
+		flight := 0
+		for _, b := range bs {
+			if b.Stage == "sink" {
+				for _, c := range b.Input {
+					flight += len(c)
+				}
+			}
+		}
+		maxFlight = max(maxFlight, flight)
+		for _, b := range bs {
+			res := Result{Data: map[string][][]byte{}}
+			switch b.Stage {
+			case "gen":
+				res.Data["kv"] = genOutput()
+			case "sink":
+				err := Each(&Data{Chunks: b.Input}, gc, func(v *coders.WindowedValue) error {
+					g, err := decodeGroup(v.Elem)
+					groups = append(groups, g)
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := e.Commit(b.ID, res); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if snap && !snapped && hasSpilled(e) {
+			data, err := e.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e, err = Restore(restoreSpec, data); err != nil {
+				t.Fatal(err)
+			}
+			snapped = true
+		}
+	}
+	slices.Sort(groups)
+	return groups, maxFlight, snapped
+}
+
+func hasSpilled(e *Engine) bool {
+	for _, st := range e.stages {
+		for _, c := range st.pending {
+			if c.spillKey != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// decodeGroup reads KV(bytes key, iterable(bytes)) as "key:v1,v2,..."
+// with the values sorted.
+func decodeGroup(b []byte) (string, error) {
+	k, n, err := coders.LengthPrefixed(b)
+	if err != nil {
+		return "", err
+	}
+	b = b[n:]
+	count, n, err := coders.IterableHeader(b)
+	if err != nil {
+		return "", err
+	}
+	b = b[n:]
+	vals := make([]string, 0, max(count, 0))
+	for i := int32(0); i < count; i++ {
+		v, n, err := coders.LengthPrefixed(b)
+		if err != nil {
+			return "", err
+		}
+		vals, b = append(vals, string(v)), b[n:]
+	}
+	slices.Sort(vals)
+	return string(k) + ":" + strings.Join(vals, ","), nil
+}
+
+// TestPendingSpillIsInvisible is metamorphic: the job's sink receives the
+// same groups with pending input spilled past a budget far below the
+// GroupByKey's output (and the GroupByKey itself spilling) as with
+// everything in memory, never holds much more than the budget in flight,
+// and leaves nothing in the store. A snapshot taken with input spilled
+// restores, without a spill, to the same result.
+func TestPendingSpillIsInvisible(t *testing.T) {
+	plain := pendPipeline(t)
+	want, wantFlight, _ := pendRun(t, plain, plain, false)
+	if len(want) != 23 {
+		t.Fatalf("the sink got %d groups, want 23", len(want))
+	}
+	st, err := store.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const budget = 1 << 20
+	limited := pendPipeline(t)
+	limited.PendingSpill, limited.PendingBudget = st.Space("p/"), budget
+	limited.Stages[2].Agg.Spill, limited.Stages[2].Agg.SpillBudget = st.Space("g/"), 64<<10
+	before := st.WrittenBytes()
+	got, gotFlight, _ := pendRun(t, limited, limited, false)
+	if !slices.Equal(got, want) {
+		t.Fatalf("with a spill the sink got %d groups, differing from the %d in memory", len(got), len(want))
+	}
+	if w := st.WrittenBytes() - before; w < 4<<20 {
+		t.Errorf("the limited run wrote %d bytes to the store; want its values and pending input spilled", w)
+	}
+	// A bundle takes at least one chunk, of at most a pane (here < 300 KB)
+	// or a 1 MiB chunk of panes.
+	if gotFlight > budget+paneChunkBytes {
+		t.Errorf("the sink had %d bytes in flight at once; budget %d", gotFlight, budget)
+	}
+	t.Logf("sink input in flight at once: %d bytes without a limit, %d with", wantFlight, gotFlight)
+	if wantFlight <= gotFlight {
+		t.Errorf("without a limit the sink had %d bytes in flight, with one %d: the budget did not bound it", wantFlight, gotFlight)
+	}
+	for _, prefix := range []string{"p/", "g/"} {
+		if err := st.Scan([]byte(prefix), func(k, v []byte) error {
+			t.Errorf("spill left key %q behind", k)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restored, _, snapped := pendRun(t, limited, plain, true)
+	if !snapped {
+		t.Fatal("the limited run never had spilled pending input to snapshot")
+	}
+	if !slices.Equal(restored, want) {
+		t.Fatalf("restored from a snapshot with spilled input, the sink got %d groups, differing from the %d in memory", len(restored), len(want))
+	}
+}
