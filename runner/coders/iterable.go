@@ -43,7 +43,8 @@ func iterableLen(b []byte, elem *Codec) (int, error) {
 }
 
 // chunkedLen measures the chunks of an iterable whose size was unknown when
-// it was written (Java writes large iterables this way).
+// it was written (Java writes large iterables this way), possibly ending in
+// a state token for the rest (the runner's own hot keys).
 func chunkedLen(b []byte, off int, elem *Codec) (int, error) {
 	for {
 		chunk, n, err := Varint(b[off:])
@@ -53,6 +54,14 @@ func chunkedLen(b []byte, off int, elem *Codec) (int, error) {
 		off += n
 		if chunk == 0 {
 			return off, nil
+		}
+		if chunk == -1 {
+			// The rest is state-backed: a length-prefixed token ends it.
+			_, n, err := LengthPrefixed(b[off:])
+			if err != nil {
+				return 0, err
+			}
+			return off + n, nil
 		}
 		if chunk < 0 {
 			return 0, ErrBadValue

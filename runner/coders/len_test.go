@@ -153,6 +153,23 @@ func TestChunkedIterable(t *testing.T) {
 	}
 }
 
+// TestStateBackedIterableLen: a chunked iterable may end with -1 and a
+// length-prefixed state token instead of 0 (the form Beam's SDKs read as a
+// state-backed iterable); its length ends after the token.
+func TestStateBackedIterableLen(t *testing.T) {
+	coders, id := marshal(t, coder.NewI(coder.NewVarInt()))
+	c := mustCompile(t, coders, id)
+	b := AppendIterableHeader(nil, -1)
+	b = AppendVarint(AppendVarint(b, 1), 7)
+	b = AppendLengthPrefixed(AppendVarint(b, -1), []byte("token"))
+	if n, err := c.Len(append(b, 0xff, 0xff)); err != nil || n != len(b) {
+		t.Fatalf("Len = %d, %v; want %d", n, err, len(b))
+	}
+	if _, err := c.Len(b[:len(b)-1]); err == nil {
+		t.Error("Len of a truncated token: no error")
+	}
+}
+
 // TestBuildGBKOutput builds KV<string, iterable<varint>> from encoded parts
 // the way the runner assembles GBK results, and checks the SDK decodes it.
 func TestBuildGBKOutput(t *testing.T) {

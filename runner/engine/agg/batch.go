@@ -150,11 +150,21 @@ func (b *batch) hold() int64 {
 func (b *batch) done() bool { return len(b.wins) == 0 && len(b.due) == 0 }
 
 // eachPane calls f for every pane of the due windows, in order, and
-// forgets them. vals are the pane's values in arrival order.
-func (b *batch) eachPane(f func(key, win []byte, vals []batchElem, ts int64)) {
+// forgets them. vals are the pane's values in arrival order. With
+// allowHot, a key read back from the spill whose values pass the hot
+// budget gets only its first values in vals, the rest in pages named by
+// hot (hot.go); otherwise hot is always nil.
+func (b *batch) eachPane(allowHot bool, f func(key, win []byte, vals []batchElem, ts int64, hot []byte)) {
 	for i, w := range b.due {
 		if w.spilled {
-			b.spill.readWin(w, func(es []batchElem) { f(es[0].key, w.win, es, paneTime(w, es)) })
+			b.spill.readWin(w, allowHot, func(es []batchElem, hot *hotRun) {
+				ts := paneTime(w, es)
+				var token []byte
+				if hot != nil {
+					ts, token = min(ts, hot.ts), hot.token
+				}
+				f(es[0].key, w.win, es, ts, token)
+			})
 			b.due[i] = nil
 			continue
 		}
@@ -165,7 +175,7 @@ func (b *batch) eachPane(f func(key, win []byte, vals []batchElem, ts int64)) {
 			for n < len(es) && es[n].prefix == es[0].prefix && bytes.Equal(es[n].key, es[0].key) {
 				n++
 			}
-			f(es[0].key, w.win, es[:n], paneTime(w, es[:n]))
+			f(es[0].key, w.win, es[:n], paneTime(w, es[:n]), nil)
 			es = es[n:]
 		}
 		b.due[i] = nil // release the input it references
@@ -216,8 +226,8 @@ func (b *batch) appendPanes(max int) [][]byte {
 // full, so a window read back from the spill never sits in memory whole.
 func (b *batch) emitPanes(max int, emit func([]byte)) {
 	var cur []byte
-	b.eachPane(func(key, win []byte, vals []batchElem, ts int64) {
-		size := 8 + 4 + len(win) + 1 + len(key) + 4
+	b.eachPane(true, func(key, win []byte, vals []batchElem, ts int64, hot []byte) {
+		size := 8 + 4 + len(win) + 1 + len(key) + 4 + 2*binaryMaxVarint + len(hot)
 		for _, v := range vals {
 			size += len(v.value)
 		}
@@ -230,15 +240,27 @@ func (b *batch) emitPanes(max int, emit func([]byte)) {
 		}
 		cur = coders.AppendWindowedValueHeader(cur, ts, 1, win, onTimePane)
 		cur = append(cur, key...)
-		cur = coders.AppendIterableHeader(cur, int32(len(vals)))
+		if hot == nil {
+			cur = coders.AppendIterableHeader(cur, int32(len(vals)))
+		} else {
+			// Beam's state-backed form: one chunk of values, then -1 and
+			// the token the SDK reads the rest with (StateKey.Runner).
+			cur = coders.AppendVarint(coders.AppendIterableHeader(cur, -1), int64(len(vals)))
+		}
 		for _, v := range vals {
 			cur = append(cur, v.value...)
+		}
+		if hot != nil {
+			cur = coders.AppendLengthPrefixed(coders.AppendVarint(cur, -1), hot)
 		}
 	})
 	if len(cur) > 0 {
 		emit(cur)
 	}
 }
+
+// binaryMaxVarint is the most bytes a varint takes.
+const binaryMaxVarint = 10
 
 func maxInt(a, b int) int {
 	if a > b {
@@ -250,7 +272,7 @@ func maxInt(a, b int) int {
 // panes returns the due panes as Pane values (copying value lists).
 func (b *batch) panes() []Pane {
 	var out []Pane
-	b.eachPane(func(key, win []byte, vals []batchElem, ts int64) {
+	b.eachPane(false, func(key, win []byte, vals []batchElem, ts int64, _ []byte) {
 		vs := make([][]byte, len(vals))
 		for i, v := range vals {
 			vs[i] = v.value

@@ -34,6 +34,13 @@ type Config struct {
 	// keep everything in memory.
 	Spill       Spill
 	SpillBudget int
+	// Hot, if set, takes the values of a spilled key past HotBytes as
+	// pages, and its pane carries a state token for them (hot.go); only
+	// for output read by SDKs that accept state-backed iterables.
+	// HotPrefix starts the GBK's tokens, unique within Hot.
+	Hot       Spill
+	HotPrefix []byte
+	HotBytes  int
 
 	noFastPath bool // tests: always use the general state machine
 }

@@ -73,7 +73,8 @@ func New(cfg Config) (*GBK, error) {
 	if batchEligible(&g.s, cfg) && !cfg.noFastPath {
 		g.fast = newBatch(&g.s)
 		if cfg.Spill != nil {
-			g.fast.spill = &spiller{sp: cfg.Spill, budget: max(cfg.SpillBudget, 0)}
+			g.fast.spill = &spiller{sp: cfg.Spill, budget: max(cfg.SpillBudget, 0),
+				hot: cfg.Hot, hotPrefix: cfg.HotPrefix, hotBytes: max(cfg.HotBytes, 0)}
 		}
 	}
 	return g, nil

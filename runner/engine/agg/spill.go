@@ -31,8 +31,14 @@ type Spill interface {
 type spiller struct {
 	sp     Spill
 	budget int // bytes of buffered keys and values before a spill
-	bytes  int
-	err    error // first Spill error; the GBK fails with it
+	// hot, if set, takes a fired key's values past hotBytes as pages
+	// (hot.go); hotPrefix starts this GBK's tokens there.
+	hot       Spill
+	hotPrefix []byte
+	hotBytes  int
+	hotNext   uint64
+	bytes     int
+	err       error // first Spill error; the GBK fails with it
 
 	// A piece of a run being written: entries in buf, each a key and a
 	// value; ends holds each entry's start and key end.
@@ -109,8 +115,10 @@ func (s *spiller) writePiece() {
 }
 
 // readWin returns a window's spilled values by key, in order, calling f
-// once per key, then drops them from the Spill.
-func (s *spiller) readWin(w *batchWin, f func(es []batchElem)) {
+// once per key, then drops them from the Spill. With allowHot and a hot
+// space, a key's values past the hot budget go to pages there instead of
+// memory, and f gets the first values and the pages' run.
+func (s *spiller) readWin(w *batchWin, allowHot bool, f func(es []batchElem, hot *hotRun)) {
 	s.spillWin(w) // the rest too, so one scan sees everything in order
 	if s.err != nil {
 		return
@@ -118,14 +126,30 @@ func (s *spiller) readWin(w *batchWin, f func(es []batchElem)) {
 	prefix := spillPrefix(w.win)
 	var cur []batchElem
 	var curKey []byte
-	err := s.sp.Scan(prefix, func(k, v []byte) error {
+	var curBytes int
+	var hot *hotWriter
+	flush := func() error {
+		if hot == nil {
+			f(cur, nil)
+			return nil
+		}
+		run, err := hot.finish()
+		if err != nil {
+			return err
+		}
+		f(cur, run)
+		return nil
+	}
+	err := s.Scan(prefix, func(k, v []byte) error {
 		key, seq, err := parseSpillKey(k[len(prefix):])
 		if err != nil {
 			return err
 		}
 		if len(cur) > 0 && !bytes.Equal(key, curKey) {
-			f(cur)
-			cur = nil
+			if err := flush(); err != nil {
+				return err
+			}
+			cur, curBytes, hot = nil, 0, nil
 		}
 		e, err := parseSpillValue(v)
 		if err != nil {
@@ -135,11 +159,18 @@ func (s *spiller) readWin(w *batchWin, f func(es []batchElem)) {
 		if len(cur) == 0 {
 			curKey = key
 		}
+		if hot != nil {
+			return hot.add(e, w.maxTS)
+		}
 		cur = append(cur, e)
+		curBytes += len(e.value)
+		if allowHot && s.hot != nil && curBytes > s.hotBytes {
+			hot = s.newHotWriter(w.maxTS)
+		}
 		return nil
 	})
 	if err == nil && len(cur) > 0 {
-		f(cur)
+		err = flush()
 	}
 	if err == nil {
 		err = s.sp.DeletePrefix(prefix)
@@ -147,6 +178,11 @@ func (s *spiller) readWin(w *batchWin, f func(es []batchElem)) {
 	if err != nil {
 		s.err = fmt.Errorf("agg: reading spilled window %x: %w", w.win, err)
 	}
+}
+
+// Scan scans the spill (a method so hot.go's pages share its errors).
+func (s *spiller) Scan(prefix []byte, fn func(key, value []byte) error) error {
+	return s.sp.Scan(prefix, fn)
 }
 
 func spillPrefix(win []byte) []byte { return appendEscaped(nil, win) }
