@@ -91,6 +91,16 @@ func (r *Router) answerErr(req *fnpb.StateRequest) (*fnpb.StateResponse, error) 
 	}
 	switch req.GetRequest().(type) {
 	case *fnpb.StateRequest_Get:
+		if pg, ok := h.(Pager); ok {
+			page, token, handled, err := pg.GetPage(req.GetStateKey(), req.GetGet().GetContinuationToken())
+			if err != nil {
+				return nil, err
+			}
+			if handled {
+				return &fnpb.StateResponse{Response: &fnpb.StateResponse_Get{
+					Get: &fnpb.StateGetResponse{Data: page, ContinuationToken: token}}}, nil
+			}
+		}
 		data, err := h.Get(req.GetStateKey())
 		if err != nil {
 			return nil, err
@@ -107,6 +117,13 @@ func (r *Router) answerErr(req *fnpb.StateRequest) (*fnpb.StateResponse, error) 
 		}
 		return nil, fmt.Errorf("state request %q: %T is not supported for state key %v", req.GetId(), req.GetRequest(), keyKind(req.GetStateKey()))
 	}
+}
+
+// Pager is the optional capability of handlers that page some keys
+// themselves, from a store, with their own continuation tokens, rather
+// than returning all the pieces at once; handled is false for other keys.
+type Pager interface {
+	GetPage(key *fnpb.StateKey, token []byte) (page, next []byte, handled bool, err error)
 }
 
 // Writer is the optional capability of handlers that accept state writes.

@@ -229,7 +229,7 @@ func (r *run) runBundle(ctx context.Context, ss *sdkStage, b *engine.Bundle, txn
 	}
 	hb := harness.Bundle{
 		Descriptor: ss.desc, InputTransform: ss.io.Source, Input: input,
-		Outputs: ss.sinks, State: bundleState(ss.side, txn),
+		Outputs: ss.sinks, State: r.withHot(bundleState(ss.side, txn)),
 		Started: func(inst string) { r.split.started(b.ID, inst) },
 	}
 	for _, tf := range ss.stage.Timers {

@@ -112,6 +112,9 @@ func (r *run) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 			return ss, err
 		}
 		cfg.Spill, cfg.SpillBudget = r.gbkSpill(s.ID)
+		if cfg.Spill != nil {
+			cfg.Hot, cfg.HotPrefix, cfg.HotBytes = r.gbkHot(s, cfg.SpillBudget)
+		}
 		ss.Agg = cfg
 	case plan.TestStream:
 		ss.Kind = engine.TestStreamStage

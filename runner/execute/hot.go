@@ -1,0 +1,137 @@
+package execute
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
+	"github.com/beam-runner/beam-runner/runner/engine/agg"
+	"github.com/beam-runner/beam-runner/runner/plan"
+	"github.com/beam-runner/beam-runner/stateplane"
+)
+
+// hotPrefix is where GroupByKeys put the pages of hot keys, per job.
+const hotPrefix = "/\x00hot/"
+
+// hotShare: a key's values read back from the spill stay in memory up to
+// a quarter of its GroupByKey's budget; past it they are paged (agg/hot.go).
+const hotShare = 4
+
+// gbkHot gives a spilling GroupByKey its hot-key pages, if every reader of
+// its output can take a state-backed iterable: SDK stages of the Go SDK,
+// which read one from the plain iterable coder the GroupByKey's output
+// has. (Python reads them only through beam:coder:state_backed_iterable:v1,
+// which the runner does not substitute yet.)
+func (r *run) gbkHot(s *plan.Stage, budget int) (agg.Spill, []byte, int) {
+	if r.opts.Store == nil || len(s.Outputs) == 0 || !r.goReaders(s.Outputs[0]) {
+		return nil, nil, 0
+	}
+	return r.hotSpace(), []byte(s.ID + "\x00"), max(budget/hotShare, 1)
+}
+
+func (r *run) hotSpace() agg.Spill {
+	return r.opts.Store.Space(spillPrefix + r.job.ID + hotPrefix)
+}
+
+// goReaders: pc has readers, all SDK stages in Go SDK environments reading
+// it as their main input.
+func (r *run) goReaders(pc string) bool {
+	n := 0
+	for _, s := range r.plan.Stages {
+		for _, side := range s.SideInputs {
+			if side.PColl == pc {
+				return false
+			}
+		}
+		if !contains(s.Inputs, pc) && !contains(s.CopyInputs, pc) {
+			continue
+		}
+		if s.Kind != plan.SDK || !r.goEnv(s.Env) {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+func (r *run) goEnv(id string) bool {
+	for _, c := range r.plan.Components.GetEnvironments()[id].GetCapabilities() {
+		if strings.HasPrefix(c, "beam:version:sdk_base:go:") {
+			return true
+		}
+	}
+	return false
+}
+
+// withHot adds the serving of hot-key pages to a bundle's state handler
+// when the job may have them.
+func (r *run) withHot(h stateplane.Handler) stateplane.Handler {
+	if r.opts.Store == nil || r.opts.MemoryLimit <= 0 {
+		return h
+	}
+	return &hotState{next: h, pages: r.hotSpace()}
+}
+
+// hotPagesServed counts the hot-key pages served, for tests and logs.
+var hotPagesServed atomic.Int64
+
+// hotState serves StateKey.Runner requests, the pages of hot keys, from
+// the store one page at a time; other keys go to next.
+type hotState struct {
+	next  stateplane.Handler
+	pages agg.Spill
+}
+
+// GetPage implements stateplane.Pager. The continuation token is the next
+// page's number.
+func (h *hotState) GetPage(key *fnpb.StateKey, token []byte) ([]byte, []byte, bool, error) {
+	rk, ok := key.GetType().(*fnpb.StateKey_Runner_)
+	if !ok {
+		return nil, nil, false, nil
+	}
+	page := 0
+	if len(token) > 0 {
+		if len(token) != 4 {
+			return nil, nil, true, fmt.Errorf("malformed continuation token of %d bytes for a runner state key", len(token))
+		}
+		page = int(binary.BigEndian.Uint32(token))
+	}
+	pk := agg.HotPageKey(rk.Runner.GetKey(), page)
+	var data []byte
+	err := h.pages.Scan(pk, func(k, v []byte) error {
+		if len(k) == len(pk) {
+			data = bytes.Clone(v)
+		}
+		return nil
+	})
+	if err == nil && len(data) == 0 {
+		err = fmt.Errorf("no page %d for runner state key %x", page, rk.Runner.GetKey())
+	}
+	if err != nil {
+		return nil, nil, true, err
+	}
+	hotPagesServed.Add(1)
+	if data[0] == agg.HotLastPage {
+		return data[1:], nil, true, nil
+	}
+	return data[1:], binary.BigEndian.AppendUint32(nil, uint32(page+1)), true, nil
+}
+
+// Get implements stateplane.Handler for the other keys.
+func (h *hotState) Get(key *fnpb.StateKey) ([][]byte, error) {
+	if h.next == nil {
+		return nil, fmt.Errorf("state key %T: the stage reads no state", key.GetType())
+	}
+	return h.next.Get(key)
+}
+
+// Write implements stateplane.Writer for the other keys.
+func (h *hotState) Write(req *fnpb.StateRequest) (*fnpb.StateResponse, error) {
+	if w, ok := h.next.(stateplane.Writer); ok {
+		return w.Write(req)
+	}
+	return nil, fmt.Errorf("state request %q: the stage writes no state", req.GetId())
+}
