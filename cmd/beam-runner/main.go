@@ -36,7 +36,7 @@ var (
 	pprofAddr   = flag.String("pprof_addr", "", "also serve /debug/pprof on this address of its own (older form of --pprof)")
 	artifactDir = flag.String("artifact_root", "", "directory for staged artifacts (default: $TMPDIR/beam-runner-artifacts)")
 	workerStart = flag.Duration("worker_start_timeout", 2*time.Minute, "how long an environment's SDK harness may take to connect before its job fails")
-	memLimit    = flag.String("memory_limit", "", "bytes a job's GroupByKeys may buffer before spilling to the store, e.g. 512MiB; default a quarter of the machine's memory; \"none\": no limit")
+	memLimit    = flag.String("memory_limit", "", "bytes a job's GroupByKeys and pending bundle input may buffer before spilling to the store, e.g. 512MiB; default a quarter of the machine's memory; \"none\": no limit")
 	stateDir    = flag.String("state_dir", "", "directory of the durable store (job records survive restarts); default: one per --job_port in the user's cache dir; \"none\": keep nothing")
 )
 
