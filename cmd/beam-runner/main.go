@@ -31,6 +31,7 @@ var (
 	pprofAddr   = flag.String("pprof_addr", "", "serve net/http/pprof on this address")
 	artifactDir = flag.String("artifact_root", "", "directory for staged artifacts (default: $TMPDIR/beam-runner-artifacts)")
 	workerStart = flag.Duration("worker_start_timeout", 2*time.Minute, "how long an environment's SDK harness may take to connect before its job fails")
+	maxAttempts = flag.Int("max_bundle_attempts", 4, "how many times a bundle whose worker died or whose user code failed may run before its job fails")
 )
 
 func main() {
@@ -66,7 +67,7 @@ func run(logger *slog.Logger) error {
 		JobPort:      *jobPort,
 		ArtifactRoot: *artifactDir,
 		Logger:       logger,
-		Executor:     execute.New(execute.Options{WorkerStartTimeout: *workerStart}),
+		Executor:     execute.New(execute.Options{WorkerStartTimeout: *workerStart, MaxBundleAttempts: *maxAttempts}),
 		IdleShutdown: max(*idleTimeout, 0),
 	})
 	if err != nil {

@@ -24,6 +24,8 @@ type Engine struct {
 	err    error
 	// expired are stateful windows whose state may be dropped.
 	expired []StateWindow
+	// retries are in-flight bundles whose failed attempt is to run again.
+	retries []*Bundle
 }
 
 // Bundle is work for an SDK harness.
@@ -38,6 +40,10 @@ type Bundle struct {
 	minTS  int64
 	// started and splitAt are processing times, for the split policy.
 	started, splitAt int64
+	// Attempt counts the runs of this bundle, from 1 (see Retry).
+	Attempt int
+	// split is set once the bundle gave up work by a split.
+	split bool
 }
 
 type pcoll struct {

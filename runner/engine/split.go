@@ -61,6 +61,7 @@ func (e *Engine) AddResiduals(id int, rs []Residual) error {
 	if b == nil {
 		return fmt.Errorf("split of unknown bundle %d", id)
 	}
+	b.split = true
 	if err := e.deferResiduals(e.stage(b.Stage), rs); err != nil {
 		e.fail(err)
 		return err

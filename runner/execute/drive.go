@@ -108,8 +108,10 @@ func (r *run) runStages(ctx context.Context) error {
 			delete(inflightMetrics, d.b.ID)
 			r.concurrency.end(d.b.Stage)
 			if d.err != nil {
-				eng.Fail(d.b.ID)
-				return d.err
+				if err := r.bundleFailed(ctx, eng, stages[d.b.Stage], d); err != nil {
+					return err
+				}
+				continue
 			}
 			if err := r.commit(ctx, eng, stages[d.b.Stage], d); err != nil {
 				return err

@@ -35,12 +35,14 @@ type run struct {
 
 	harnesses map[string]*harness.Harness // environment id -> harness
 	handles   []worker.Handle
+	workers   map[string]*envWorker // environment id -> its worker
+	logTail   logTails
 }
 
 func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run, error) {
 	r := &run{
 		opts: opts, log: opts.Logger.With("job", j.ID), job: j, plan: pl,
-		metrics: metrics.NewStore(), state: userstate.NewStore(), split: newSplitter(), harnesses: map[string]*harness.Harness{},
+		metrics: metrics.NewStore(), state: userstate.NewStore(), split: newSplitter(), harnesses: map[string]*harness.Harness{}, workers: map[string]*envWorker{},
 	}
 	srv, err := fnapi.Start(fnapi.Config{
 		Provision: r.provision,
@@ -84,21 +86,15 @@ func (r *run) envs() []string {
 // startWorkers starts one harness per environment and waits until each has
 // connected, failing with the environment's name if one does not in time.
 func (r *run) startWorkers(ctx context.Context) error {
-	ep := r.srv.Endpoint()
-	eps := worker.Endpoints{Control: ep, Logging: ep, Artifact: ep, Provision: ep}
 	for i, envID := range r.envs() {
-		env := r.plan.Components.GetEnvironments()[envID]
 		id := fmt.Sprintf("%s-w%d", r.job.ID, i)
-		w := r.srv.AddWorker(id)
-		h, err := worker.Start(ctx, env, id, eps)
+		w, h, err := r.launch(ctx, envID, id)
 		if err != nil {
-			return fmt.Errorf("starting environment %q: %w", envID, err)
-		}
-		r.handles = append(r.handles, h)
-		if err := r.awaitWorker(ctx, envID, w, h); err != nil {
 			return err
 		}
-		r.harnesses[envID] = harness.New(w)
+		ew := &envWorker{envID: envID, base: id, fw: w, handle: h, h: harness.New(w)}
+		r.workers[envID] = ew
+		r.harnesses[envID] = ew.h
 	}
 	return nil
 }
@@ -111,7 +107,7 @@ func (r *run) awaitWorker(ctx context.Context, envID string, w *fnapi.Worker, h 
 		r.log.Info("worker connected", "env", envID, "worker", w.ID)
 		return nil
 	case <-h.Exited():
-		return fmt.Errorf("environment %q: the worker process exited before connecting", envID)
+		return fmt.Errorf("environment %q: worker %q %s before connecting%s", envID, w.ID, exitOf(h), outputOf(h))
 	case <-timer.C:
 		return fmt.Errorf("environment %q: worker %q did not connect within %v", envID, w.ID, r.opts.WorkerStartTimeout)
 	case <-ctx.Done():
@@ -153,6 +149,7 @@ func (r *run) sdkLog(workerID string, e *fnpb.LogEntry) {
 		lvl = slog.LevelDebug
 	}
 	r.log.Log(context.Background(), lvl, e.GetMessage(), "worker", workerID, "transform", e.GetTransformId(), "at", e.GetLogLocation())
+	r.logTail.add(workerID, fmt.Sprintf("%s %s", e.GetSeverity(), truncate(e.GetMessage(), 4000)))
 	if lvl > slog.LevelDebug && !echoedJobMessage(e.GetMessage(), workerID) {
 		r.job.Message(jobpb.JobMessage_JOB_MESSAGE_DETAILED, fmt.Sprintf("[%s] %s: %s", workerID, lvl, e.GetMessage()))
 	}

@@ -1,0 +1,157 @@
+package execute
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/beam-runner/beam-runner/fnapi"
+	"github.com/beam-runner/beam-runner/harness"
+	"github.com/beam-runner/beam-runner/worker"
+)
+
+// envWorker is the harness of one environment, across restarts.
+type envWorker struct {
+	envID    string
+	base     string // worker id of the first start; restarts add -rN
+	restarts int
+	fw       *fnapi.Worker // the current worker
+	handle   worker.Handle
+	h        *harness.Harness // stable: Rebind moves it to a restarted worker
+}
+
+// launch starts a harness for the environment as worker id and waits for
+// it to connect.
+func (r *run) launch(ctx context.Context, envID, id string) (*fnapi.Worker, worker.Handle, error) {
+	ep := r.srv.Endpoint()
+	eps := worker.Endpoints{Control: ep, Logging: ep, Artifact: ep, Provision: ep}
+	env := r.plan.Components.GetEnvironments()[envID]
+	w := r.srv.AddWorker(id)
+	h, err := worker.Start(ctx, env, id, eps)
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting environment %q: %w", envID, err)
+	}
+	r.handles = append(r.handles, h)
+	if err := r.awaitWorker(ctx, envID, w, h); err != nil {
+		return nil, nil, err
+	}
+	watchExit(w, h)
+	return w, h, nil
+}
+
+// watchExit turns a harness process's exit into its worker's failure, so
+// the driver hears of it even when no stream breaks.
+func watchExit(w *fnapi.Worker, h worker.Handle) {
+	go func() {
+		select {
+		case <-h.Exited():
+			w.Fail(fmt.Errorf("worker %q %s", w.ID, exitOf(h)))
+		case <-w.Failed():
+		}
+	}()
+}
+
+func exitOf(h worker.Handle) string {
+	if rep, ok := h.(worker.Reporter); ok && rep.Exit() != "" {
+		return rep.Exit()
+	}
+	return "exited"
+}
+
+// restart replaces the environment's failed worker with a new one and
+// moves its harness there. Failures of an already replaced worker (other
+// bundles it ran) do not restart again.
+func (r *run) restart(ctx context.Context, ew *envWorker, failed string) error {
+	if ew.fw.ID != failed {
+		return nil
+	}
+	stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ew.handle.Stop(stopCtx)
+	cancel()
+	ew.restarts++
+	id := fmt.Sprintf("%s-r%d", ew.base, ew.restarts)
+	r.log.Warn("restarting worker", "env", ew.envID, "failed", failed, "new", id)
+	w, h, err := r.launch(ctx, ew.envID, id)
+	if err != nil {
+		return fmt.Errorf("restarting the worker of environment %q: %w", ew.envID, err)
+	}
+	ew.fw, ew.handle = w, h
+	return ew.h.Rebind(ctx, w)
+}
+
+// describeLoss says how a lost worker ended: its exit status when the
+// runner started its process (waiting a moment for the exit to be seen),
+// else why its streams ended.
+func describeLoss(ctx context.Context, ew *envWorker, lost *harness.WorkerLost) string {
+	if ew != nil && ew.fw.ID == lost.Worker {
+		if _, ok := ew.handle.(worker.Reporter); ok {
+			select {
+			case <-ew.handle.Exited():
+				return fmt.Sprintf("worker %s %s", lost.Worker, exitOf(ew.handle))
+			case <-time.After(2 * time.Second):
+			case <-ctx.Done():
+			}
+		}
+	}
+	return lost.Cause.Error()
+}
+
+// workerOutput is the last output and log lines of a worker, for errors.
+func (r *run) workerOutput(ew *envWorker, workerID string) string {
+	var lines []string
+	if ew != nil && ew.fw.ID == workerID {
+		if rep, ok := ew.handle.(worker.Reporter); ok {
+			lines = append(lines, rep.Output()...)
+		}
+	}
+	lines = append(lines, r.logTail.lines(workerID)...)
+	if len(lines) == 0 {
+		return ""
+	}
+	return "\nlast output and log lines of worker " + workerID + ":\n  " + strings.Join(lines, "\n  ")
+}
+
+// logTails keeps each worker's last log lines, for errors.
+type logTails struct {
+	mu sync.Mutex
+	m  map[string][]string
+}
+
+const logTailLines = 20
+
+func (t *logTails) add(workerID, line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = map[string][]string{}
+	}
+	ls := append(t.m[workerID], line)
+	if len(ls) > logTailLines {
+		ls = append(ls[:0], ls[len(ls)-logTailLines:]...)
+	}
+	t.m[workerID] = ls
+}
+
+func (t *logTails) lines(workerID string) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]string(nil), t.m[workerID]...)
+}
+
+// outputOf is a handle's last output lines, for errors.
+func outputOf(h worker.Handle) string {
+	rep, ok := h.(worker.Reporter)
+	if !ok || len(rep.Output()) == 0 {
+		return ""
+	}
+	return "; its last output:\n  " + strings.Join(rep.Output(), "\n  ")
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
