@@ -26,6 +26,9 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 	if req.GetPipeline() == nil {
 		return nil, invalidArg("pipeline is required")
 	}
+	if err := checkNames(req.GetJobName(), req.GetPipeline()); err != nil {
+		return nil, invalidArg("%v", err)
+	}
 	if err := s.validate(req.GetPipeline()); err != nil {
 		return nil, invalidArg("%v", err)
 	}
