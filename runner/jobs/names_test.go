@@ -49,3 +49,37 @@ func TestPrepareRefusesBadNamesAndCoderGraphs(t *testing.T) {
 		t.Errorf("Prepare of a valid pipeline: %v", err)
 	}
 }
+
+// Prepared pipelines not yet run are capped in bytes: past the cap Prepare
+// gets RESOURCE_EXHAUSTED, and running a preparation frees its bytes.
+func TestPreparedBytesCap(t *testing.T) {
+	e := newEnv(t, &fakeExec{
+		validate: func(*pipepb.Pipeline) error { return nil },
+		execute:  func(context.Context, *Job) error { return nil },
+	}, func(o *Options) { o.MaxPreparedBytes = 1 << 20 }) // room for two
+	big := func() *pipepb.Pipeline {
+		p := pipeline()
+		p.Components.Transforms = map[string]*pipepb.PTransform{
+			"t": {Spec: &pipepb.FunctionSpec{Urn: "beam:transform:impulse:v1", Payload: make([]byte, 400<<10)}},
+		}
+		return p
+	}
+	var ids []string
+	for i := 0; i < 2; i++ {
+		prep, err := e.cli.Prepare(ctxT(t), &jobpb.PrepareJobRequest{Pipeline: big()})
+		if err != nil {
+			t.Fatalf("Prepare %d under the cap: %v", i, err)
+		}
+		ids = append(ids, prep.GetPreparationId())
+	}
+	_, err := e.cli.Prepare(ctxT(t), &jobpb.PrepareJobRequest{Pipeline: big()})
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("Prepare past the cap = %v, want ResourceExhausted", err)
+	}
+	if _, err := e.cli.Run(ctxT(t), &jobpb.RunJobRequest{PreparationId: ids[0]}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.cli.Prepare(ctxT(t), &jobpb.PrepareJobRequest{Pipeline: big()}); err != nil {
+		t.Errorf("Prepare after a Run freed room: %v", err)
+	}
+}

@@ -22,9 +22,12 @@ import (
 type Config struct {
 	JobPort      int    // used by ListenAndServe; 0 picks a free port
 	Host         string // interface for ListenAndServe; default "localhost"
-	ArtifactRoot string // default os.TempDir()/beam-runner-artifacts
-	Logger       *slog.Logger
-	Executor     jobs.Executor
+	ArtifactRoot string // default: a fresh private directory (see artifacts.NewRoot)
+	// MaxPreparedBytes caps prepared, not yet run, pipelines (see
+	// jobs.Options.MaxPreparedBytes).
+	MaxPreparedBytes int64
+	Logger           *slog.Logger
+	Executor         jobs.Executor
 	// IdleShutdown, when > 0, makes Serve return once no job has been
 	// prepared or running for this long.
 	IdleShutdown time.Duration
@@ -59,10 +62,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger}
 	s.svc = jobs.NewService(jobs.Options{
-		Executor:        cfg.Executor,
-		StagingEndpoint: s.Endpoint,
-		ArtifactRoot:    cfg.ArtifactRoot,
-		Logger:          cfg.Logger,
+		Executor:         cfg.Executor,
+		StagingEndpoint:  s.Endpoint,
+		ArtifactRoot:     cfg.ArtifactRoot,
+		MaxPreparedBytes: cfg.MaxPreparedBytes,
+		Logger:           cfg.Logger,
 	})
 	s.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg))
 	jobpb.RegisterJobServiceServer(s.grpc, s.svc)
