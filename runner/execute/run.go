@@ -35,14 +35,15 @@ type run struct {
 
 	harnesses map[string]*harness.Harness // environment id -> harness
 	handles   []worker.Handle
-	workers   map[string]*envWorker // environment id -> its worker
+	workers   map[string]*envWorker    // environment id -> its worker
+	byWorker  map[string]worker.Handle // worker id -> its handle, restarts too
 	logTail   logTails
 }
 
 func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run, error) {
 	r := &run{
 		opts: opts, log: opts.Logger.With("job", j.ID), job: j, plan: pl,
-		metrics: metrics.NewStore(), state: userstate.NewStore(), split: newSplitter(), harnesses: map[string]*harness.Harness{}, workers: map[string]*envWorker{},
+		metrics: metrics.NewStore(), state: userstate.NewStore(), split: newSplitter(), harnesses: map[string]*harness.Harness{}, workers: map[string]*envWorker{}, byWorker: map[string]worker.Handle{},
 	}
 	srv, err := fnapi.Start(fnapi.Config{
 		Provision: r.provision,

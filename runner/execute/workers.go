@@ -34,6 +34,7 @@ func (r *run) launch(ctx context.Context, envID, id string) (*fnapi.Worker, work
 		return nil, nil, fmt.Errorf("starting environment %q: %w", envID, err)
 	}
 	r.handles = append(r.handles, h)
+	r.byWorker[id] = h
 	if err := r.awaitWorker(ctx, envID, w, h); err != nil {
 		return nil, nil, err
 	}
@@ -84,12 +85,12 @@ func (r *run) restart(ctx context.Context, ew *envWorker, failed string) error {
 // describeLoss says how a lost worker ended: its exit status when the
 // runner started its process (waiting a moment for the exit to be seen),
 // else why its streams ended.
-func describeLoss(ctx context.Context, ew *envWorker, lost *harness.WorkerLost) string {
-	if ew != nil && ew.fw.ID == lost.Worker {
-		if _, ok := ew.handle.(worker.Reporter); ok {
+func (r *run) describeLoss(ctx context.Context, lost *harness.WorkerLost) string {
+	if h := r.byWorker[lost.Worker]; h != nil {
+		if _, ok := h.(worker.Reporter); ok {
 			select {
-			case <-ew.handle.Exited():
-				return fmt.Sprintf("worker %s %s", lost.Worker, exitOf(ew.handle))
+			case <-h.Exited():
+				return fmt.Sprintf("worker %s %s", lost.Worker, exitOf(h))
 			case <-time.After(2 * time.Second):
 			case <-ctx.Done():
 			}
@@ -99,12 +100,10 @@ func describeLoss(ctx context.Context, ew *envWorker, lost *harness.WorkerLost) 
 }
 
 // workerOutput is the last output and log lines of a worker, for errors.
-func (r *run) workerOutput(ew *envWorker, workerID string) string {
+func (r *run) workerOutput(workerID string) string {
 	var lines []string
-	if ew != nil && ew.fw.ID == workerID {
-		if rep, ok := ew.handle.(worker.Reporter); ok {
-			lines = append(lines, rep.Output()...)
-		}
+	if rep, ok := r.byWorker[workerID].(worker.Reporter); ok {
+		lines = append(lines, rep.Output()...)
 	}
 	lines = append(lines, r.logTail.lines(workerID)...)
 	if len(lines) == 0 {
