@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
+	"google.golang.org/protobuf/proto"
 )
 
 type pieces [][]byte
@@ -68,4 +69,35 @@ func TestRequestsForOtherInstructionsAreRefused(t *testing.T) {
 	if resp := r.answer(getReq("b2", []byte{1, 2, 3})); resp.GetError() == "" {
 		t.Fatal("malformed continuation token accepted")
 	}
+}
+
+// FuzzStateRequests answers arbitrary state requests, as a harness could
+// send them, for a registered and an unknown instruction: never a panic,
+// every response carries the request's id, and a Get either errs or pages
+// within the value.
+func FuzzStateRequests(f *testing.F) {
+	seed := func(r *fnpb.StateRequest) []byte { b, _ := proto.Marshal(r); return b }
+	f.Add(seed(getReq("b1", nil)))
+	f.Add(seed(getReq("b1", []byte{0, 0, 0, 0, 0, 0, 0, 9})))
+	f.Add(seed(getReq("b1", []byte{1})))
+	f.Add(seed(&fnpb.StateRequest{Id: "w", InstructionId: "b1", Request: &fnpb.StateRequest_Append{Append: &fnpb.StateAppendRequest{Data: []byte("x")}}}))
+	f.Add(seed(&fnpb.StateRequest{Id: "c", InstructionId: "other", Request: &fnpb.StateRequest_Clear{}}))
+	value := pieces{[]byte("ab"), []byte("cde"), []byte("f")}
+	r := NewRouter()
+	r.Register("b1", value)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var req fnpb.StateRequest
+		if proto.Unmarshal(b, &req) != nil {
+			return
+		}
+		resp := r.answer(&req)
+		if resp.GetId() != req.GetId() {
+			t.Fatalf("response id %q for request %q", resp.GetId(), req.GetId())
+		}
+		if resp.GetError() == "" && req.GetGet() != nil {
+			if !bytes.Contains([]byte("abcdef"), resp.GetGet().GetData()) {
+				t.Fatalf("page %q is not part of the value", resp.GetGet().GetData())
+			}
+		}
+	})
 }
