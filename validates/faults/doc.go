@@ -3,7 +3,9 @@
 // while SDK worker processes are killed with SIGKILL at random moments,
 // and requires the output of a clean run. Workers come from a Python
 // worker pool of its own (EXTERNAL) and from the runner itself (PROCESS);
-// with one attempt per bundle the job must fail naming the signal.
+// with one attempt per bundle the job must fail naming the signal. A job
+// whose DoFn the workers cannot import must fail within 15 s with the
+// worker's ModuleNotFoundError.
 //
 // The check is behind the "faults" build tag so plain `go test ./...`
 // does not start Python; `make test` runs it:

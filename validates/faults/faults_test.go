@@ -59,6 +59,39 @@ func TestKilledWorkersDoNotChangeOutput(t *testing.T) {
 	})
 }
 
+// A DoFn the workers cannot import fails the job within 15 s, with the
+// worker's ModuleNotFoundError in the client's error (it used to hang
+// forever).
+func TestMissingModuleFailsFast(t *testing.T) {
+	py := python(t)
+	s := startServer(t, 4)
+	env := []string{"--environment_type=EXTERNAL", "--environment_config=" + startPool(t, py)}
+	dir := t.TempDir()
+	mod := "import apache_beam as beam\n\nclass Double(beam.DoFn):\n  def process(self, x):\n    yield 2 * x\n"
+	if err := os.WriteFile(filepath.Join(dir, "secretmod.py"), []byte(mod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := append([]string{"missing_module.py", dir, "--runner=PortableRunner", "--job_endpoint=" + s.endpoint}, env...)
+	cmd := exec.CommandContext(ctx, py, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	took := time.Since(start)
+	t.Logf("the job ended in %v", took.Round(time.Millisecond))
+	if err == nil {
+		t.Fatal("the job succeeded without the module")
+	}
+	if !strings.Contains(out.String(), "ModuleNotFoundError") || !strings.Contains(out.String(), "FAILED") {
+		t.Errorf("the client's error lacks FAILED and ModuleNotFoundError:\n%s", tail(out.String(), 30))
+	}
+	if took > 15*time.Second {
+		t.Errorf("the job took %v to fail, want at most 15s", took)
+	}
+}
+
 // srv is an in-process job server and the workers it reported connected.
 type srv struct {
 	endpoint string
@@ -313,6 +346,7 @@ func startPool(t *testing.T, py string) string {
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its workers die with it
+	cmd.Dir = t.TempDir()                                 // nothing of ours on its path
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
