@@ -9,6 +9,7 @@ import (
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/engine"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // bundleFailed handles a failed bundle: when the engine grants another
@@ -54,12 +55,17 @@ func (r *run) bundleFailed(ctx context.Context, eng *engine.Engine, ss *sdkStage
 }
 
 // loopback reports whether the job's workers run inside its client
-// (environment_type LOOPBACK): they cannot be restarted.
-func (r *run) loopback() bool {
-	for k, v := range r.job.Options.GetFields() {
-		if (k == "environment_type" || k == "beam:option:environment_type:v1") && strings.EqualFold(v.GetStringValue(), "LOOPBACK") {
-			return true
-		}
+// (environment_type LOOPBACK): they cannot be restarted. Python sends the
+// option at the top level, Go inside go_options.options.
+func (r *run) loopback() bool { return loopbackOptions(r.job.Options) }
+
+func loopbackOptions(o *structpb.Struct) bool {
+	opts := o.GetFields()
+	if isLoopback(opts["beam:option:environment_type:v1"]) {
+		return true
 	}
-	return false
+	goOpts := opts["beam:option:go_options:v1"].GetStructValue().GetFields()["options"]
+	return isLoopback(goOpts.GetStructValue().GetFields()["environment_type"])
 }
+
+func isLoopback(v *structpb.Value) bool { return strings.EqualFold(v.GetStringValue(), "LOOPBACK") }
