@@ -28,13 +28,6 @@ func (e *Engine) Retry(id int) bool {
 // MaxAttempts is how many times one bundle may run.
 func (e *Engine) MaxAttempts() int { return max(1, e.spec.MaxAttempts) }
 
-// Retryable says whether a failed bundle could run again (it has attempts
-// left and was not split), without recording anything.
-func (e *Engine) Retryable(id int) bool {
-	b := e.flight[id]
-	return b != nil && !b.split && b.Attempt < e.MaxAttempts()
-}
-
 // takeRetries returns the bundles waiting to run again, oldest first.
 func (e *Engine) takeRetries() []*Bundle {
 	out := e.retries
