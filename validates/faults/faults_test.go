@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -166,9 +167,13 @@ func runJobErr(t *testing.T, py string, s *srv, n int, env []string, k *killer) 
 func runJobIn(t *testing.T, dir, py string, s *srv, n int, env []string, k *killer) (string, error) {
 	args := append([]string{"pipeline.py", filepath.Join(dir, "out.txt"), strconv.Itoa(n),
 		"--runner=PortableRunner", "--job_endpoint=" + s.endpoint}, env...)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), jobLimit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, args...)
+	cmd.Cancel = func() error {
+		dumpGoroutines(t) // a hang: show where the runner waits
+		return cmd.Process.Kill()
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
@@ -190,6 +195,17 @@ func runJobIn(t *testing.T, dir, py string, s *srv, n int, env []string, k *kill
 	}
 	t.Logf("job ran %v with %d worker(s) killed", time.Since(start).Round(time.Millisecond), kills)
 	return out.String(), err
+}
+
+// jobLimit bounds one job; a job that takes longer hangs.
+const jobLimit = 5 * time.Minute
+
+// dumpGoroutines logs every goroutine's stack, the runner's included (it
+// runs in this process).
+func dumpGoroutines(t *testing.T) {
+	var b bytes.Buffer
+	pprof.Lookup("goroutine").WriteTo(&b, 2)
+	t.Logf("the job passed %v; goroutines:\n%s", jobLimit, b.String())
 }
 
 // killer SIGKILLs the SDK harness process of the connected worker at
