@@ -48,6 +48,11 @@ func keyByLen(s string) (int, string) { return len(s), s }
 // runPipeline executes p in-process against a loopback worker pool.
 func runPipeline(t *testing.T, p *beam.Pipeline) error {
 	t.Helper()
+	return runPipelineWith(t, p, Options{})
+}
+
+func runPipelineWith(t *testing.T, p *beam.Pipeline, o Options) error {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	pool, err := extworker.StartLoopback(ctx, 0)
@@ -67,7 +72,7 @@ func runPipeline(t *testing.T, p *beam.Pipeline) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := New(Options{})
+	e := New(o)
 	if err := e.Validate(pb); err != nil {
 		return err
 	}

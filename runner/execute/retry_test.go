@@ -2,9 +2,14 @@ package execute
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -41,6 +46,56 @@ func TestLoopbackOptions(t *testing.T) {
 	} {
 		if got := loopbackOptions(tc.opts); got != tc.want {
 			t.Errorf("%s: loopback = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func init() { beam.RegisterFunction(flaky) }
+
+// flakyFailures is how many more times flaky fails on "x"; the harness runs
+// in this process (LOOPBACK), so a global reaches it.
+var flakyFailures atomic.Int32
+
+// flaky passes elements through but fails on "x" while flakyFailures
+// lasts, after having emitted what came before it in the bundle: a failed
+// attempt's partial output must not be committed.
+func flaky(s string, emit func(string)) error {
+	if s == "x" && flakyFailures.Add(-1) >= 0 {
+		return fmt.Errorf("flaky failure on %q", s)
+	}
+	emit(s)
+	return nil
+}
+
+func flakyPipeline() *beam.Pipeline {
+	p, s := beam.NewPipelineWithRoot()
+	out := beam.ParDo(s, flaky, beam.Create(s, "a", "b", "x", "c"))
+	passert.Equals(s, out, "a", "b", "x", "c")
+	return p
+}
+
+// A bundle whose user code fails runs again, and only the attempt that
+// succeeds is committed: the output has no duplicates from failed ones.
+func TestUserFailureRetried(t *testing.T) {
+	flakyFailures.Store(2)
+	if err := runPipelineWith(t, flakyPipeline(), Options{MaxBundleAttempts: 3}); err != nil {
+		t.Fatalf("job failed with 2 failures and 3 attempts: %v", err)
+	}
+	if n := flakyFailures.Load(); n >= 0 {
+		t.Fatalf("the DoFn failed %d times, want 2", 2-n)
+	}
+}
+
+// When attempts run out the job fails with the last cause and the count.
+func TestUserFailureAttemptsRunOut(t *testing.T) {
+	flakyFailures.Store(5)
+	err := runPipelineWith(t, flakyPipeline(), Options{MaxBundleAttempts: 2})
+	if err == nil {
+		t.Fatal("job succeeded with 5 failures and 2 attempts")
+	}
+	for _, want := range []string{`flaky failure on "x"`, "attempt 2 of 2", "giving up after 2 attempt(s)"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
 		}
 	}
 }
