@@ -47,7 +47,7 @@ func TestKilledWorkersDoNotChangeOutput(t *testing.T) {
 	})
 	t.Run("PROCESS one attempt", func(t *testing.T) {
 		once := startServer(t, 1)
-		k := spread(rng, 1, took/2)
+		k := spread(rng, 1, took)
 		out, err := runJobErr(t, py, once, n, process, k)
 		if err == nil {
 			t.Fatalf("job succeeded with a worker killed and one attempt per bundle (kills: %d)", k.done)
@@ -218,13 +218,14 @@ type killer struct {
 
 const minUp = 800 * time.Millisecond
 
-// spread plans n kills over a job expected to take about d: one in each
-// n-th of it, at a random point of its middle half. Spreading them keeps
-// one bundle from taking every kill, which would rightly fail the job once
-// its attempts ran out.
+// spread plans n kills over the first half of a job expected to take
+// about d (the machine's load makes d vary run to run): one in each n-th
+// of that, at a random point of its middle half. Spreading them keeps one
+// bundle from taking every kill, which would rightly fail the job once its
+// attempts ran out.
 func spread(rng *rand.Rand, n int, d time.Duration) *killer {
 	k := &killer{}
-	slot := d / time.Duration(n)
+	slot := d / 2 / time.Duration(n)
 	for i := 0; i < n; i++ {
 		k.at = append(k.at, time.Duration(i)*slot+slot/4+time.Duration(rng.Int63n(int64(slot/2)+1)))
 	}
