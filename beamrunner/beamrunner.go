@@ -6,13 +6,20 @@
 // --endpoint, an in-process job server is started for the pipeline and the
 // SDK harness runs in this process (LOOPBACK), like the Go direct runner.
 // With --endpoint, the pipeline is submitted to that job server.
+//
+// The in-process server logs at WARN unless --beam_runner_log_level says
+// otherwise, and on a terminal it shows one progress line per stage
+// (--beam_runner_progress=false turns that off).
 package beamrunner
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"os"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -20,6 +27,12 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/server"
+	"golang.org/x/term"
+)
+
+var (
+	logLevel     = flag.String("beam_runner_log_level", "warn", "log level of the in-process beam-runner server: debug, info, warn or error")
+	showProgress = flag.Bool("beam_runner_progress", true, "show one progress line per stage on a terminal while the pipeline runs in process")
 )
 
 func init() {
@@ -32,11 +45,18 @@ func Execute(ctx context.Context, p *beam.Pipeline) (beam.PipelineResult, error)
 	if *jobopts.Endpoint != "" {
 		return universal.Execute(ctx, p)
 	}
-	srv, endpoint, err := startInProcess()
+	logger, err := serverLogger(*logLevel, os.Stderr)
 	if err != nil {
 		return nil, err
 	}
-	defer stopInProcess(srv)
+	srv, endpoint, err := startInProcess(logger)
+	if err != nil {
+		return nil, err
+	}
+	defer stopInProcess(srv, logger)
+	if *showProgress && term.IsTerminal(int(os.Stderr.Fd())) {
+		defer startProgress(srv.Service(), os.Stderr, 500*time.Millisecond).Stop()
+	}
 	// The universal runner reads these flags; restore them so a later
 	// pipeline in this process starts its own server again.
 	defer setFlag(jobopts.Endpoint, endpoint)()
@@ -46,8 +66,22 @@ func Execute(ctx context.Context, p *beam.Pipeline) (beam.PipelineResult, error)
 	return universal.Execute(ctx, p)
 }
 
-func startInProcess() (*server.Server, string, error) {
-	srv, err := server.New(server.Config{Executor: execute.New(execute.Options{}), Logger: slog.Default()})
+// serverLogger is the in-process server's logger: text on w from level up.
+func serverLogger(level string, w io.Writer) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("beam-runner: --beam_runner_log_level %q: want debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})), nil
+}
+
+// startInProcess starts a job server that lives only as long as this
+// pipeline's Execute. It keeps no durable store: its jobs' workers run in
+// this process (LOOPBACK), so nothing of them could outlive it, and
+// pipelines run in parallel in one process must not contend for a state
+// directory.
+func startInProcess(logger *slog.Logger) (*server.Server, string, error) {
+	srv, err := server.New(server.Config{Executor: execute.New(execute.Options{Logger: logger}), Logger: logger})
 	if err != nil {
 		return nil, "", err
 	}
@@ -57,7 +91,7 @@ func startInProcess() (*server.Server, string, error) {
 	}
 	go func() {
 		if err := srv.Serve(lis); err != nil {
-			slog.Error("beam-runner: in-process job server", "error", err)
+			logger.Error("beam-runner: in-process job server", "error", err)
 		}
 	}()
 	// Dial the address actually bound, not "localhost", which may resolve
@@ -65,11 +99,11 @@ func startInProcess() (*server.Server, string, error) {
 	return srv, lis.Addr().String(), nil
 }
 
-func stopInProcess(srv *server.Server) {
+func stopInProcess(srv *server.Server, logger *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := srv.Stop(ctx); err != nil {
-		slog.Warn("beam-runner: stopping in-process job server", "error", err)
+		logger.Warn("beam-runner: stopping in-process job server", "error", err)
 	}
 }
 

@@ -26,7 +26,7 @@ func Prepare(c *Config, log io.Writer) error {
 		return err
 	}
 	for _, w := range c.Workloads {
-		if w.IsWordcount() {
+		if w.Text {
 			fmt.Fprintf(log, "generating %d MiB of wordcount text…\n", c.Sizes.WordcountMB)
 			return GenerateText(TextPath(c.WorkDir, c.Sizes.WordcountMB), c.Sizes.WordcountMB)
 		}
@@ -40,11 +40,13 @@ func checkBinaries(c *Config) error {
 	var paths []string
 	for _, r := range c.Runners {
 		if r.Server {
-			paths = append(paths, filepath.Join(c.WorkDir, "bin", r.Name))
+			paths = append(paths, filepath.Join(c.WorkDir, "bin", r.BinaryName()))
 		}
 	}
 	for _, w := range c.Workloads {
-		paths = append(paths, w.Binary(c.WorkDir))
+		if !w.Python {
+			paths = append(paths, w.Binary(c.WorkDir))
+		}
 	}
 	for _, p := range paths {
 		if _, err := os.Stat(p); err != nil {

@@ -20,7 +20,9 @@ func Build(repoRoot, workDir string, ws []Workload) error {
 	bin := filepath.Join(workDir, "bin") + string(filepath.Separator)
 	pkgs := []string{"./cmd/beam-runner"}
 	for _, w := range ws {
-		pkgs = append(pkgs, w.Pkg)
+		if w.Pkg != "" {
+			pkgs = append(pkgs, w.Pkg)
+		}
 	}
 	if err := goBuild(repoRoot, bin, pkgs...); err != nil {
 		return err

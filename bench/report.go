@@ -70,7 +70,7 @@ func Summarize(results []Result, ws []Workload, rs []Runner) Report {
 func noSignature(w Workload, rs []Runner) map[string]bool {
 	none := map[string]bool{}
 	for _, r := range rs {
-		none[r.Name] = !w.IsWordcount() && !r.Server
+		none[r.Name] = !w.WritesOutput() && !r.Server
 	}
 	return none
 }

@@ -17,7 +17,19 @@ type Runner struct {
 
 // Runners lists the runners in table order; beam-runner first because every
 // ratio is relative to it.
-var Runners = []Runner{{"beam-runner", true}, {"prism", true}, {"direct", false}}
+var Runners = []Runner{{"beam-runner", true}, {LimitedRunner, true}, {"prism", true}, {"direct", false}}
+
+// LimitedRunner is beam-runner run with Config.MemoryLimit: beside
+// beam-runner, its rows are the time and memory a memory limit costs.
+const LimitedRunner = "beam-runner-limited"
+
+// BinaryName is the server binary the runner uses in bin/.
+func (r Runner) BinaryName() string {
+	if r.Name == LimitedRunner {
+		return "beam-runner"
+	}
+	return r.Name
+}
 
 // SelectRunners resolves a comma-separated list against Runners.
 func SelectRunners(list string) ([]Runner, error) {
@@ -51,28 +63,51 @@ type Result struct {
 	Err              string
 }
 
+// serverFlags gives beam-runner a fresh store per run, so runs neither
+// share a directory nor leave records in the user's cache dir.
+func serverFlags(c *Config, r Runner, tag string) []string {
+	if r.BinaryName() != "beam-runner" {
+		return nil
+	}
+	dir := filepath.Join(c.WorkDir, "state", tag)
+	os.RemoveAll(dir)
+	flags := []string{"--state_dir=" + dir}
+	if r.Name == LimitedRunner {
+		flags = append(flags, "--memory_limit="+c.MemoryLimit)
+	}
+	return flags
+}
+
 // RunOne runs w on r once. A server is started per run so its VmHWM is this
 // run's peak, not the highest of everything the server ran before.
 func RunOne(ctx context.Context, c *Config, w Workload, r Runner, round int) Result {
 	res := Result{Workload: w.Name, Runner: r.Name, Round: round}
 	tag := fmt.Sprintf("%s-%s-%d", w.Name, r.Name, round)
 	out := filepath.Join(c.WorkDir, "out", tag+".txt")
-	os.Remove(out)
-	args := w.Args(c.Sizes, TextPath(c.WorkDir, c.Sizes.WordcountMB), out)
+	removeOutput(out)
 	var srv *Server
+	endpoint, pool := "", ""
 	if r.Server {
 		var err error
-		srv, err = StartServer(ctx, filepath.Join(c.WorkDir, "bin", r.Name), c.logPath(tag+"-server"))
+		srv, err = StartServer(ctx, filepath.Join(c.WorkDir, "bin", r.BinaryName()), c.logPath(tag+"-server"), serverFlags(c, r, tag)...)
 		if err != nil {
 			res.Err = err.Error()
 			return res
 		}
 		defer srv.Stop()
-		args = append(args, "--runner=universal", "--endpoint="+srv.Endpoint, "--environment_type=LOOPBACK")
-	} else {
-		args = append(args, "--runner="+r.Name)
+		endpoint = srv.Endpoint
+		if w.Pool {
+			p, err := StartWorkerPool(c.python(), c.logPath(tag+"-pool"))
+			if err != nil {
+				res.Err = err.Error()
+				return res
+			}
+			defer p.Stop()
+			pool = p.Endpoint
+		}
 	}
-	cr := RunClient(ctx, w.Binary(c.WorkDir), args, c.logPath(tag+"-client"), c.Timeout)
+	bin, args := command(c, w, r, TextPath(c.WorkDir, c.Sizes.WordcountMB), out, endpoint, pool)
+	cr := RunClient(ctx, bin, args, c.logPath(tag+"-client"), c.Timeout)
 	res.Wall, res.ClientRSSKB = cr.Wall, cr.PeakRSSKB
 	if srv != nil {
 		res.ServerRSSKB = srv.PeakRSSKB()
@@ -86,11 +121,11 @@ func RunOne(ctx context.Context, c *Config, w Workload, r Runner, round int) Res
 	return res
 }
 
-// signature captures the run's output identity: the output file for
-// wordcount, the job's PCollection element counts for load tests (which
+// signature captures the run's output identity: the output files for
+// wordcount and Python workloads, the job's PCollection element counts for load tests (which
 // the direct runner cannot report, so it has none).
 func signature(ctx context.Context, w Workload, srv *Server, out string, res *Result) (string, string) {
-	if w.IsWordcount() {
+	if w.WritesOutput() {
 		sig, err := WordcountSignature(out)
 		return sig, errString(err)
 	}
@@ -110,4 +145,13 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// removeOutput deletes a previous run's output, shards included: a stale
+// shard would be read as part of this run's.
+func removeOutput(out string) {
+	shards, _ := filepath.Glob(out + "-*")
+	for _, f := range append(shards, out) {
+		os.Remove(f)
+	}
 }

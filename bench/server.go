@@ -25,8 +25,9 @@ type Server struct {
 }
 
 // StartServer starts bin on a free port and returns once it answers the Job
-// API. Both servers take Prism's flags, so one launcher serves both.
-func StartServer(ctx context.Context, bin, logPath string) (*Server, error) {
+// API. Both servers take Prism's flags, so one launcher serves both; extra
+// flags are for the one server that knows them.
+func StartServer(ctx context.Context, bin, logPath string, extra ...string) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -35,7 +36,7 @@ func StartServer(ctx context.Context, bin, logPath string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--job_port="+strconv.Itoa(port), "--log_level=warn")
+	cmd := exec.Command(bin, append([]string{"--job_port=" + strconv.Itoa(port), "--log_level=warn"}, extra...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()

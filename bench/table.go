@@ -91,3 +91,38 @@ func writeMemory(w io.Writer, rep Report) {
 	}
 	tw.Flush()
 }
+
+// WritePayloadMemory prints each job server's peak RSS per GB of payload
+// for the shuffles (GroupByKey, CoGroupByKey), whose payload is known from
+// the sizes: how memory grows with data, comparable across sizes.
+func WritePayloadMemory(w io.Writer, rep Report, s Sizes) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{"server RSS per GB of payload"}
+	for _, name := range rep.Runners {
+		if rep.Servers[name] {
+			head = append(head, name)
+		}
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, row := range rep.Rows {
+		payload := s.PayloadBytes(row.Workload)
+		if payload == 0 {
+			continue
+		}
+		cols := []string{row.Workload}
+		for _, name := range rep.Runners {
+			if rep.Servers[name] {
+				cols = append(cols, perGB(row.Cells[name].ServerRSSKB, payload))
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	}
+	tw.Flush()
+}
+
+func perGB(rssKB, payload int64) string {
+	if rssKB == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f GB", float64(rssKB)*1024/float64(payload))
+}

@@ -13,6 +13,7 @@ type Sizes struct {
 	KeySize     int64 // bytes per key
 	ValueSize   int64 // bytes per value
 	WordcountMB int64 // size of the generated wordcount input
+	CPUElements int64 // elements of the CPU-bound Python ParDo
 }
 
 // Workload is one program and how to call it. Args excludes runner flags:
@@ -20,9 +21,14 @@ type Sizes struct {
 // comparable.
 type Workload struct {
 	Name    string // short name used in flags and the table
-	Program string // binary name in the work dir's bin/
+	Program string // binary name in the work dir's bin/ (Go)
 	Pkg     string // Go package it is built from
 	Args    func(s Sizes, in, out string) []string
+
+	Python bool   // run by the Python interpreter; direct is Python's DirectRunner
+	Script string // Python script, relative to the repository root ("" when Args name a module)
+	Text   bool   // reads the generated wordcount text
+	Pool   bool   // job servers run its SDK workers in an EXTERNAL worker pool
 }
 
 const beamGo = "github.com/apache/beam/sdks/v2/go/"
@@ -34,11 +40,13 @@ var Workloads = []Workload{
 	loadTest("pardo", "pardo", "--iterations=1"),
 	loadTest("sideinput", "sideinput", "--access_percentage=100"),
 	cogbkTest(),
-	{Name: "wordcount", Program: "wordcount", Pkg: beamGo + "examples/wordcount",
+	{Name: "wordcount", Program: "wordcount", Pkg: beamGo + "examples/wordcount", Text: true,
 		Args: func(_ Sizes, in, out string) []string {
 			return []string{"--input=" + in, "--output=" + out}
 		}},
 }
+
+func init() { Workloads = append(Workloads, pythonWorkloads...) }
 
 // DefaultWorkloads matches the table (GroupByKey, Combine, ParDo)
 // plus wordcount; SideInput and CoGBK run when asked for.
@@ -69,10 +77,11 @@ func (s Sizes) InputOptions() string {
 		s.Records, s.KeySize, s.ValueSize)
 }
 
-// IsWordcount reports whether outputs are compared by file, not metrics.
-func (w Workload) IsWordcount() bool { return w.Name == "wordcount" }
+// WritesOutput reports whether outputs are compared by file, not metrics:
+// wordcount and every Python workload write theirs.
+func (w Workload) WritesOutput() bool { return w.Text || w.Python }
 
-// Binary is where Build puts the workload's program.
+// Binary is where Build puts the workload's program (Go only).
 func (w Workload) Binary(workDir string) string {
 	return filepath.Join(workDir, "bin", w.Program)
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
@@ -107,6 +108,9 @@ func (c *Conn) Serve(s Stream) error {
 			c.mu.Lock()
 			c.err = fmt.Errorf("data stream ended: %w", err)
 			c.mu.Unlock()
+			if errors.Is(err, io.EOF) {
+				return nil // the harness closed its side: end the RPC with OK
+			}
 			return err
 		}
 		c.route(msg)

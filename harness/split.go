@@ -12,6 +12,8 @@ import (
 // applications (the unprocessed parts of split elements) and the index of
 // the first input element it will not process (-1 when none).
 type SplitResult struct {
+	// Primaries are what the bundle keeps of the elements it split.
+	Primaries     []*fnpb.BundleApplication
 	Residuals     []*fnpb.DelayedBundleApplication
 	FirstResidual int64
 }
@@ -36,7 +38,7 @@ func (h *Harness) Split(ctx context.Context, inst, source string, fraction float
 		return SplitResult{}, fmt.Errorf("splitting bundle %s on worker %q: %s", inst, w.ID, resp.GetError())
 	}
 	sr := resp.GetProcessBundleSplit()
-	out := SplitResult{Residuals: sr.GetResidualRoots(), FirstResidual: -1}
+	out := SplitResult{Primaries: sr.GetPrimaryRoots(), Residuals: sr.GetResidualRoots(), FirstResidual: -1}
 	for _, cs := range sr.GetChannelSplits() {
 		if cs.GetTransformId() == source {
 			out.FirstResidual = cs.GetFirstResidualElement()

@@ -7,6 +7,11 @@ cd "$(dirname "$0")/.."
 
 PYTHON="${PYTHON:-python3}"
 BEAM_VERSION=2.77.0
+# What Beam's own PrismRunnerTest (run by validates/) imports from the
+# wheel's `test` extra, with that extra's version bounds; the rest of the
+# extra (databases, testcontainers, ML libraries) is not needed.
+BEAM_TEST_DEPS=("parameterized>=0.7.1,<0.10.0" "mock>=1.0.1,<6.0.0"
+  "pyhamcrest>=1.9,!=1.10.0,<3.0.0" "tenacity>=8.0.0,<10")
 
 if ! command -v go >/dev/null; then
   echo "setup: no Go toolchain on PATH (go.mod wants $(awk '/^go /{print $2}' go.mod))" >&2
@@ -35,4 +40,34 @@ else
     "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-input \
     "apache-beam==$BEAM_VERSION" pytest pytest-timeout
   python_ok || { echo "setup: Python packages still not importable" >&2; exit 1; }
+fi
+
+beam_tests_ok() {
+  "$PYTHON" -c "import parameterized, mock, hamcrest, tenacity" 2>/dev/null
+}
+
+if beam_tests_ok; then
+  echo "setup: Beam's test dependencies already installed"
+else
+  echo "setup: pip install ${BEAM_TEST_DEPS[*]}"
+  PIP_ROOT_USER_ACTION=ignore PIP_BREAK_SYSTEM_PACKAGES=1 \
+    "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-input \
+    "${BEAM_TEST_DEPS[@]}"
+  beam_tests_ok || { echo "setup: Beam's test dependencies still not importable" >&2; exit 1; }
+fi
+
+# Headless Chromium drives the web UI test (runner/web). Debian's package;
+# the test fails, rather than skips, without it.
+if [ -x /usr/bin/chromium ]; then
+  echo "setup: chromium already installed"
+elif command -v apt-get >/dev/null; then
+  echo "setup: apt-get install chromium"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+  [ -x /usr/bin/chromium ] || { echo "setup: chromium did not install" >&2; exit 1; }
+else
+  echo "setup: no /usr/bin/chromium and no apt-get: install Chromium and set \$CHROMIUM for the web UI test" >&2
+  exit 1
 fi

@@ -5,7 +5,9 @@ package stateplane
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
@@ -61,6 +63,9 @@ func (r *Router) handler(inst string) Handler {
 func (r *Router) Serve(s Stream) error {
 	for {
 		req, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil // the harness closed its side: a clean end, not an error
+		}
 		if err != nil {
 			return err
 		}

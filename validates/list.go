@@ -12,14 +12,29 @@ import (
 	"strings"
 )
 
-// testName matches a Go test name, optionally with subtests, so typos in the
-// list are caught before a long run rather than reported as "did not run".
-var testName = regexp.MustCompile(`^Test[A-Za-z0-9_]*(/\S+)?$`)
+// goTestName matches a Go test name, optionally with subtests, so typos in
+// the list are caught before a long run rather than reported as "did not
+// run".
+var goTestName = regexp.MustCompile(`^Test[A-Za-z0-9_]*(/\S+)?$`)
 
-// ParseList reads a list of test names: one per line, '#' starts a comment,
-// blank lines are ignored. Duplicates and malformed names are errors because
-// they always indicate a mistake in a hand-edited file.
+// pyTestName matches a unittest test method (unittest runs methods whose
+// names start with "test").
+var pyTestName = regexp.MustCompile(`^test[A-Za-z0-9_]*$`)
+
+// ParseList reads a list of Go test names: one per line, '#' starts a
+// comment, blank lines are ignored. Duplicates and malformed names are errors
+// because they always indicate a mistake in a hand-edited file.
 func ParseList(r io.Reader) ([]string, error) {
+	return parseNames(r, goTestName, "a Go test name")
+}
+
+// ParsePythonList reads a list of Python unittest method names in the same
+// format as ParseList.
+func ParsePythonList(r io.Reader) ([]string, error) {
+	return parseNames(r, pyTestName, "a Python test method name")
+}
+
+func parseNames(r io.Reader, valid *regexp.Regexp, what string) ([]string, error) {
 	var names []string
 	seen := map[string]int{}
 	sc := bufio.NewScanner(r)
@@ -32,8 +47,8 @@ func ParseList(r io.Reader) ([]string, error) {
 		if name == "" {
 			continue
 		}
-		if !testName.MatchString(name) {
-			return nil, fmt.Errorf("line %d: %q is not a Go test name", line, name)
+		if !valid.MatchString(name) {
+			return nil, fmt.Errorf("line %d: %q is not %s", line, name, what)
 		}
 		if prev, dup := seen[name]; dup {
 			return nil, fmt.Errorf("line %d: %s already listed on line %d", line, name, prev)

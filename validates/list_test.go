@@ -64,3 +64,40 @@ func TestRunRegex(t *testing.T) {
 		}
 	}
 }
+
+func TestParsePythonList(t *testing.T) {
+	got, err := ParsePythonList(strings.NewReader("# c\ntest_a  # why\n\ntest_b_2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"test_a", "test_b_2"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	for _, in := range []string{
+		"test_a\ntest_a\n",          // duplicate
+		"TestA\n",                   // a Go name
+		"PrismRunnerTest::test_a\n", // a node id, not a method
+		"test_a test_b\n",           // two names on a line
+		"PrismRunnerTest.test_a\n",  // qualified
+	} {
+		if _, err := ParsePythonList(strings.NewReader(in)); err == nil {
+			t.Errorf("ParsePythonList(%q): want error", in)
+		}
+	}
+}
+
+// The checked-in Python list must parse and hold the suite's core tests.
+func TestExpectedPythonListParses(t *testing.T) {
+	f, err := os.Open("expected_python.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	names, err := ParsePythonList(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) < 60 {
+		t.Errorf("expected_python.txt lists %d tests, want at least 60", len(names))
+	}
+}

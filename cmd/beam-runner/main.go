@@ -4,43 +4,62 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	_ "net/http/pprof" // served only when --pprof_addr is set
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/server"
+	"github.com/beam-runner/beam-runner/runner/store"
 )
 
 var (
 	jobPort     = flag.Int("job_port", 8073, "job management service port")
 	logLevel    = flag.String("log_level", "info", "minimum log level: debug, info, warn or error")
 	logKind     = flag.String("log_kind", "dev", "log format: dev (human readable), json or text")
-	serveHTTP   = flag.Bool("serve_http", true, "accepted for Prism compatibility; there is no web UI yet")
-	webPort     = flag.Int("web_port", 8074, "accepted for Prism compatibility; there is no web UI yet")
+	serveHTTP   = flag.Bool("serve_http", true, "serve the web UI and /metrics on --web_port")
+	webPort     = flag.Int("web_port", 8074, "port of the web UI, /metrics and (with --pprof) /debug/pprof; 0 picks a free one")
+	pprofOn     = flag.Bool("pprof", false, "serve /debug/pprof on --web_port")
 	jmOverride  = flag.String("jm_override", "", "accepted for Prism compatibility; not supported")
 	idleTimeout = flag.Duration("idle_shutdown_timeout", 0, "exit after no job has run for this long; 0 or negative: never")
 	cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile to this file")
-	pprofAddr   = flag.String("pprof_addr", "", "serve net/http/pprof on this address")
+	pprofAddr   = flag.String("pprof_addr", "", "also serve /debug/pprof on this address of its own (older form of --pprof)")
 	artifactDir = flag.String("artifact_root", "", "directory for staged artifacts (default: a fresh private directory in $TMPDIR, removed at exit; roots of dead servers are removed)")
 	maxPrepared = flag.Int64("max_prepared_bytes", jobs.DefaultMaxPreparedBytes, "cap on the pipeline bytes of prepared jobs not yet run; Prepare past it gets RESOURCE_EXHAUSTED (negative: no cap)")
 	workerStart = flag.Duration("worker_start_timeout", 2*time.Minute, "how long an environment's SDK harness may take to connect before its job fails")
 	maxAttempts = flag.Int("max_bundle_attempts", 4, "how many times a bundle whose worker died or whose user code failed may run before its job fails")
+	memLimit    = flag.String("memory_limit", "", "bytes a job's GroupByKeys may buffer before spilling to the store, e.g. 512MiB; default a quarter of the machine's memory; \"none\": no limit")
+	stateDir    = flag.String("state_dir", "", "directory of the durable store (job records survive restarts); default: one per --job_port in the user's cache dir; \"none\": keep nothing")
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "drain" {
-		os.Exit(drainCommand(os.Args[2:], os.Stdout))
+	if len(os.Args) > 1 {
+		if os.Args[1] == "help" {
+			usage()
+			os.Exit(0)
+		}
+		if code, ok := runCommand(os.Args[1], os.Args[2:], os.Stdout); ok {
+			os.Exit(code)
+		}
 	}
+	flag.Usage = usage
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "beam-runner: unknown command %q\n", flag.Arg(0))
+		usage()
+		os.Exit(2)
+	}
 	logger, err := newLogger(*logLevel, *logKind, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "beam-runner:", err)
@@ -64,14 +83,29 @@ func run(logger *slog.Logger) error {
 	}
 	defer stopProfile()
 	warnIgnoredFlags(logger)
+	limit, err := memoryLimit(*memLimit)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(logger)
+	if err != nil {
+		return err
+	}
+	if st != nil {
+		defer st.Close() // after the server stopped and its jobs ended
+	}
 
 	srv, err := server.New(server.Config{
 		JobPort:          *jobPort,
 		ArtifactRoot:     *artifactDir,
 		MaxPreparedBytes: *maxPrepared,
 		Logger:           logger,
-		Executor:         execute.New(execute.Options{WorkerStartTimeout: *workerStart, MaxBundleAttempts: *maxAttempts}),
-		IdleShutdown:     max(*idleTimeout, 0),
+		Executor: execute.New(execute.Options{WorkerStartTimeout: *workerStart, MaxBundleAttempts: *maxAttempts,
+			Store: st, MemoryLimit: limit}),
+		IdleShutdown: max(*idleTimeout, 0),
+		WebAddr:      webAddr(),
+		Pprof:        *pprofOn || *pprofAddr != "",
+		Store:        st,
 	})
 	if err != nil {
 		return err
@@ -101,10 +135,68 @@ func run(logger *slog.Logger) error {
 	return srv.ListenAndServe()
 }
 
-func warnIgnoredFlags(logger *slog.Logger) {
-	if *serveHTTP {
-		logger.Info("--serve_http ignored: beam-runner has no web UI yet", "web_port", *webPort)
+// openStore opens the durable store --state_dir names. With no
+// --state_dir the store is per job port, so a server restarted on its port
+// finds its jobs and servers on other ports never share a directory; a
+// random port (--job_port=0) has no identity to restart as, so it keeps
+// nothing, as --state_dir=none does.
+func openStore(logger *slog.Logger) (*store.Store, error) {
+	dir := *stateDir
+	switch {
+	case dir == "none":
+		return nil, nil
+	case dir == "" && *jobPort == 0:
+		logger.Info("job records are kept in memory only: --job_port=0 and no --state_dir")
+		return nil, nil
+	case dir == "":
+		// The default must not stop a server from starting where there is
+		// no usable cache dir (no $HOME, read-only): it then keeps nothing.
+		// A default dir in use by another server is still an error: two
+		// servers on one port are a mistake worth reporting.
+		def, err := store.DefaultDir(*jobPort)
+		if err == nil {
+			var st *store.Store
+			if st, err = store.Open(def, logger); err == nil || errors.Is(err, store.ErrInUse) {
+				if err == nil {
+					logger.Info("durable store open", "state_dir", def)
+				}
+				return st, err
+			}
+		}
+		logger.Warn("job records are kept in memory only: the default --state_dir cannot be used", "error", err)
+		return nil, nil
 	}
+	st, err := store.Open(dir, logger)
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("durable store open", "state_dir", dir)
+	return st, nil
+}
+
+func usage() {
+	out := flag.CommandLine.Output()
+	fmt.Fprintln(out, `usage: beam-runner [flags]            run the job server
+       beam-runner jobs                 list jobs
+       beam-runner status JOB_ID        a job's state, element counts and user metrics
+       beam-runner logs [-f] JOB_ID     a job's messages (-f: follow until it ends)
+       beam-runner cancel JOB_ID        cancel a job
+       beam-runner drain JOB_ID         drain a streaming job
+Commands take --endpoint=host:port (default localhost:8073) and --json.
+
+Server flags:`)
+	flag.PrintDefaults()
+}
+
+// webAddr is where the web UI listens, or "" when it is off.
+func webAddr() string {
+	if !*serveHTTP {
+		return ""
+	}
+	return net.JoinHostPort("localhost", strconv.Itoa(*webPort))
+}
+
+func warnIgnoredFlags(logger *slog.Logger) {
 	if *jmOverride != "" {
 		logger.Warn("--jm_override ignored: beam-runner always serves its own job service")
 	}

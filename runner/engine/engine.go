@@ -26,6 +26,8 @@ type Engine struct {
 	expired []StateWindow
 	// retries are in-flight bundles whose failed attempt is to run again.
 	retries []*Bundle
+	// draining stops dynamic splits (splitpolicy.go).
+	draining bool
 }
 
 // Bundle is work for an SDK harness.
@@ -42,8 +44,7 @@ type Bundle struct {
 	started, splitAt int64
 	// Attempt counts the runs of this bundle, from 1 (see Retry).
 	Attempt int
-	// split is set once the bundle gave up work by a split.
-	split bool
+	split   splitBook
 }
 
 type pcoll struct {
@@ -76,6 +77,16 @@ type chunk struct {
 // New builds an engine; the error names a stage whose configuration is
 // unusable.
 func New(spec Spec) (*Engine, error) {
+	e, err := build(spec)
+	if err != nil {
+		return nil, err
+	}
+	e.recompute()
+	return e, e.err
+}
+
+// build makes an engine's structure for spec, before any watermark moves.
+func build(spec Spec) (*Engine, error) {
 	e := &Engine{spec: spec, pcolls: map[string]*pcoll{}, flight: map[int]*Bundle{}, now: spec.StartTime}
 	for id, ps := range spec.PColls {
 		e.pcolls[id] = &pcoll{id: id, spec: ps, wm: coders.MinTimestamp}
@@ -90,8 +101,7 @@ func New(spec Spec) (*Engine, error) {
 	if e.spec.MaxBundles <= 0 {
 		e.spec.MaxBundles = 1
 	}
-	e.recompute()
-	return e, e.err
+	return e, nil
 }
 
 func (e *Engine) newStage(ss StageSpec) (*stage, error) {

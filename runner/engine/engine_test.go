@@ -273,10 +273,51 @@ func TestSplitPolicy(t *testing.T) {
 	if got := e.SplitCandidates(); len(got) != 0 {
 		t.Fatalf("split offered twice at once: %v", got)
 	}
-	if err := e.AddResiduals(bs[0].ID, []Residual{{Element: globalKV(1, "a", "2")}}); err != nil {
+	if _, err := e.ApplySplit(bs[0].ID, SplitResult{FirstResidual: -1, Residuals: []Residual{{Element: globalKV(1, "a", "2")}}}); err != nil {
 		t.Fatal(err)
 	}
 	if more := e.Ready(); len(more) != 1 {
 		t.Fatalf("residual of the split did not start a bundle: %v", more)
+	}
+}
+
+// TestSplitRequestsAndDrain pins the split policy the driver carries out:
+// dynamic splits halve idle-capacity candidates; Drain checkpoints every
+// running splittable bundle once and stops dynamic splits.
+func TestSplitRequestsAndDrain(t *testing.T) {
+	spec := Spec{
+		Streaming: true, MaxBundles: 2, StartTime: 1000,
+		PColls: map[string]PCollSpec{"src": {Codec: wvCodec(t, "wv-kv")}},
+		Stages: []StageSpec{
+			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
+				{Kind: AddElements, PColl: "src", Elements: globalKV(1, "a", "1")},
+			}},
+			{ID: "sdf", Kind: SDKStage, Splittable: true, Inputs: []string{"src"}},
+		},
+	}
+	e, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := e.Ready()
+	if len(bs) != 1 {
+		t.Fatalf("Ready = %d bundles, want 1", len(bs))
+	}
+	e.AdvanceProcessingTime(1000 + splitMinAge)
+	if got := e.SplitRequests(); len(got) != 1 || got[0] != (SplitRequest{Bundle: bs[0].ID, Fraction: 0.5}) {
+		t.Fatalf("SplitRequests = %v, want a half split of bundle %d", got, bs[0].ID)
+	}
+	if e.Draining() {
+		t.Fatal("draining before Drain")
+	}
+	if got := e.Drain(); len(got) != 1 || got[0] != (SplitRequest{Bundle: bs[0].ID}) {
+		t.Fatalf("Drain = %v, want a checkpoint of bundle %d", got, bs[0].ID)
+	}
+	if got := e.Drain(); len(got) != 0 {
+		t.Fatalf("second Drain = %v, want nothing", got)
+	}
+	e.AdvanceProcessingTime(1000 + 4*splitMinAge)
+	if got := e.SplitRequests(); len(got) != 0 || !e.Draining() {
+		t.Fatalf("SplitRequests while draining = %v, want none", got)
 	}
 }

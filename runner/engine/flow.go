@@ -56,6 +56,11 @@ func (e *Engine) group(st *stage, p *pcoll, c []byte) {
 		e.fail(fmt.Errorf("stage %s: input %s is not KV-coded", st.spec.ID, p.id))
 		return
 	}
+	if !e.spec.Streaming {
+		// A batch GroupByKey sees each window's whole input at once:
+		// triggers are asked once the input is complete (outputWatermark).
+		st.gbk.BeginInput()
+	}
 	err := Each(&Data{Chunks: [][]byte{c}}, p.spec.Codec, func(v *coders.WindowedValue) error {
 		kn, err := p.spec.Key.Len(v.Elem)
 		if err != nil {
@@ -80,6 +85,9 @@ func (e *Engine) emitPanes(st *stage) {
 	// frames without parsing them.
 	for _, c := range st.gbk.FireEncoded(paneChunkBytes) {
 		e.deliver(st.spec.Outputs[0], c)
+	}
+	if err := st.gbk.Err(); err != nil {
+		e.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
 	}
 }
 
@@ -124,6 +132,9 @@ func (e *Engine) outputWatermark(st *stage) int64 {
 	case TestStreamStage:
 		return st.outWM // moved only by events
 	case GBKStage:
+		if st.inWM >= coders.MaxTimestamp {
+			st.gbk.EndInput()
+		}
 		st.gbk.AdvanceWatermark(st.inWM)
 		e.emitPanes(st)
 		return min(st.inWM, st.gbk.Hold())

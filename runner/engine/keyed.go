@@ -124,10 +124,16 @@ func (e *Engine) parseTimers(st *stage, ts TimerSpec, c []byte) error {
 
 // due reports whether a timer may fire at the stage's input watermark and
 // the engine's processing time. Event-time timers fire once the watermark
-// passes them; at the end of time, all of them do.
+// passes them (at the end of time, all of them do), but never before the
+// key's pending input at or before their time: the stage's input watermark
+// is held by input it has not processed, which may still reset or clear
+// the timer (Java's watermark manager holds it the same way).
 func (e *Engine) due(st *stage, t *timer) bool {
 	if t.processing {
 		return t.fire <= e.now
+	}
+	if w := st.keyed.pending[t.key]; w != nil && w.minTS <= t.fire {
+		return false
 	}
 	return t.fire < st.inWM || st.inWM >= coders.MaxTimestamp
 }

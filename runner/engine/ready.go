@@ -105,7 +105,7 @@ func (e *Engine) start(st *stage, in chunkSet) *Bundle {
 // newBundle registers an empty bundle of the stage as in flight.
 func (e *Engine) newBundle(st *stage) *Bundle {
 	e.nextID++
-	b := &Bundle{ID: e.nextID, Stage: st.spec.ID, minTS: coders.MaxTimestamp, started: e.now, splitAt: e.now, Attempt: 1}
+	b := &Bundle{ID: e.nextID, Stage: st.spec.ID, minTS: coders.MaxTimestamp, started: e.now, splitAt: e.now, split: newSplitBook(), Attempt: 1}
 	e.flight[b.ID] = b
 	st.flight[b.ID] = b
 	return b

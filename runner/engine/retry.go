@@ -7,17 +7,26 @@ package engine
 // it again is exact. Otherwise the engine forgets the bundle and Retry
 // returns false: the job is expected to fail.
 //
-// A bundle that gave up work by a split is not retried: its residuals were
-// already filed to run elsewhere, so running its whole input again would
-// process them twice.
+// A bundle that gave up work by splits runs again on what it still owns
+// (see OwnedInput): its residuals were filed to run elsewhere. One whose
+// split did not say which input it gave up cannot be run again exactly,
+// so it is not retried.
 func (e *Engine) Retry(id int) bool {
 	b := e.flight[id]
 	if b == nil {
 		return false
 	}
-	if b.split || b.Attempt >= e.MaxAttempts() {
+	if b.split.opaque || b.Attempt >= e.MaxAttempts() {
 		e.Fail(id)
 		return false
+	}
+	if b.split.owned >= 0 || b.split.primaryAt >= 0 {
+		in, err := e.OwnedInput(id)
+		if err != nil {
+			e.Fail(id)
+			return false
+		}
+		b.Input, b.split = in, newSplitBook()
 	}
 	b.Attempt++
 	b.started, b.splitAt = e.now, e.now

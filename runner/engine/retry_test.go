@@ -75,17 +75,41 @@ func TestRetryThenCommit(t *testing.T) {
 	}
 }
 
-// A bundle that gave up work by a split is not run again whole.
-func TestRetryRefusesSplitBundle(t *testing.T) {
-	spec, _ := retrySpec(t, 4)
+// A bundle that gave up work by a split runs again on what it still owns;
+// one whose split did not say which input it gave up is not run again.
+func TestRetryOfSplitBundle(t *testing.T) {
+	spec, elems := retrySpec(t, 4)
 	e, _ := New(spec)
 	bs := readyAfterEvents(t, e)
-	if err := e.AddResiduals(bs[0].ID, []Residual{{Element: globalKV(1, "b", "2")}}); err != nil {
+	if _, err := e.ApplySplit(bs[0].ID, SplitResult{FirstResidual: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if !e.Retry(bs[0].ID) {
+		t.Fatal("Retry of a channel-split bundle refused")
+	}
+	again := e.Ready()
+	first, _ := ElementsFrom([][]byte{elems}, e.pcolls["src"].spec.Codec, 0)
+	if r := retried(again); r.ID != bs[0].ID || !bytes.Equal(joinChunks(r.Input), first[0]) {
+		t.Fatalf("retry of bundle %d: input %x, want element 0 only (%x)", r.ID, joinChunks(r.Input), first[0])
+	}
+
+	e, _ = New(spec)
+	bs = readyAfterEvents(t, e)
+	if _, err := e.ApplySplit(bs[0].ID, SplitResult{FirstResidual: -1, Residuals: []Residual{{Element: globalKV(1, "b", "2")}}}); err != nil {
 		t.Fatal(err)
 	}
 	if e.Retry(bs[0].ID) {
-		t.Error("Retry of a split bundle succeeded")
+		t.Error("Retry of a bundle whose split named no input succeeded")
 	}
+}
+
+func retried(bs []*Bundle) *Bundle {
+	for _, b := range bs {
+		if b.Attempt > 1 {
+			return b
+		}
+	}
+	return &Bundle{}
 }
 
 func readyAfterEvents(t *testing.T, e *Engine) []*Bundle {

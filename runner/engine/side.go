@@ -2,9 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"sync"
-
-	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
 )
 
@@ -56,63 +53,13 @@ func IndexSide(d *Data, wv *coders.WindowedValueCodec, key *coders.Codec) (*Side
 	return x, err
 }
 
-// SideRef identifies a side input as the SDK names it in state keys.
-type SideRef struct{ Transform, SideInput string }
+// Values returns an iterable side input's elements in the encoded window.
+func (x *SideIndex) Values(window []byte) [][]byte { return x.values[string(window)] }
 
-// SideHandler answers one stage's side-input state requests.
-type SideHandler struct {
-	mu      sync.Mutex
-	indexes map[SideRef]*SideIndex
-	build   map[SideRef]func() (*SideIndex, error)
-}
+// ByKey returns a multimap side input's values for the encoded key in the
+// encoded window.
+func (x *SideIndex) ByKey(window, key []byte) [][]byte { return x.byKey[string(window)][string(key)] }
 
-// NewSideHandler serves indexes built lazily, once, by the given functions.
-func NewSideHandler(build map[SideRef]func() (*SideIndex, error)) *SideHandler {
-	return &SideHandler{indexes: map[SideRef]*SideIndex{}, build: build}
-}
-
-func (h *SideHandler) index(ref SideRef) (*SideIndex, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if x := h.indexes[ref]; x != nil {
-		return x, nil
-	}
-	b := h.build[ref]
-	if b == nil {
-		return nil, fmt.Errorf("no side input %q for transform %q", ref.SideInput, ref.Transform)
-	}
-	x, err := b()
-	if err != nil {
-		return nil, fmt.Errorf("side input %q of transform %q: %w", ref.SideInput, ref.Transform, err)
-	}
-	h.indexes[ref] = x
-	return x, nil
-}
-
-// Get implements stateplane.Handler.
-func (h *SideHandler) Get(key *fnpb.StateKey) ([][]byte, error) {
-	switch k := key.GetType().(type) {
-	case *fnpb.StateKey_IterableSideInput_:
-		x, err := h.index(SideRef{k.IterableSideInput.GetTransformId(), k.IterableSideInput.GetSideInputId()})
-		if err != nil {
-			return nil, err
-		}
-		return x.values[string(k.IterableSideInput.GetWindow())], nil
-	case *fnpb.StateKey_MultimapSideInput_:
-		m := k.MultimapSideInput
-		x, err := h.index(SideRef{m.GetTransformId(), m.GetSideInputId()})
-		if err != nil {
-			return nil, err
-		}
-		return x.byKey[string(m.GetWindow())][string(m.GetKey())], nil
-	case *fnpb.StateKey_MultimapKeysSideInput_:
-		m := k.MultimapKeysSideInput
-		x, err := h.index(SideRef{m.GetTransformId(), m.GetSideInputId()})
-		if err != nil {
-			return nil, err
-		}
-		return x.keys[string(m.GetWindow())], nil
-	default:
-		return nil, fmt.Errorf("state key %T is not supported by beam-runner yet", key.GetType())
-	}
-}
+// Keys returns a multimap side input's keys in the encoded window, in the
+// order they were first seen.
+func (x *SideIndex) Keys(window []byte) [][]byte { return x.keys[string(window)] }

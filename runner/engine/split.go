@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"fmt"
-	"sort"
-)
+import "sort"
 
 // splitMinAge is how long a bundle runs before the engine considers
 // splitting it, and the least time between two splits of one bundle: a
@@ -52,20 +49,4 @@ func (st *stage) hasReadyResiduals(now int64) bool {
 		}
 	}
 	return false
-}
-
-// AddResiduals files work a running bundle gave up (by a split) to run in
-// another bundle; the bundle itself is still committed later as usual.
-func (e *Engine) AddResiduals(id int, rs []Residual) error {
-	b := e.flight[id]
-	if b == nil {
-		return fmt.Errorf("split of unknown bundle %d", id)
-	}
-	b.split = true
-	if err := e.deferResiduals(e.stage(b.Stage), rs); err != nil {
-		e.fail(err)
-		return err
-	}
-	e.recompute()
-	return e.err
 }

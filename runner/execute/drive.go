@@ -16,11 +16,11 @@ import (
 // sdkStage is what the driver needs to run bundles of one SDK stage.
 type sdkStage struct {
 	stage   *plan.Stage
-	harness *harness.Harness
+	harness *workerSet
 	desc    string
 	io      plan.StageIO
 	sinks   []string
-	side    *engine.SideHandler // built on the first bundle: sides are complete then
+	side    *sideHandler // built on the first bundle: sides are complete then
 	input   *coders.WindowedValueCodec
 
 	// The truncation descriptor of a splittable stage, used while draining.
@@ -54,6 +54,7 @@ func (r *run) runStages(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer r.liveEnd(eng)
 	stages, err := r.prepareSDKStages(ctx)
 	if err != nil {
 		return err
@@ -90,6 +91,7 @@ func (r *run) runStages(ctx context.Context) error {
 			}
 			running[b.ID] = b
 			r.concurrency.start(b.Stage)
+			r.liveStarted(b)
 			go r.runBundle(ctx, ss, b, txn, done)
 		}
 		if err := eng.Err(); err != nil {
@@ -107,6 +109,7 @@ func (r *run) runStages(ctx context.Context) error {
 			delete(running, d.b.ID)
 			delete(inflightMetrics, d.b.ID)
 			r.concurrency.end(d.b.Stage)
+			r.liveFinished(stages[d.b.Stage], d)
 			if d.err != nil {
 				if err := r.bundleFailed(ctx, eng, stages[d.b.Stage], d); err != nil {
 					return err
@@ -119,9 +122,10 @@ func (r *run) runStages(ctx context.Context) error {
 			r.publishMetrics(inflightMetrics)
 		case sd := <-splits:
 			if b := running[sd.id]; b != nil {
-				if err := r.applySplit(eng, stages[b.Stage], b, sd); err != nil {
+				if err := r.applySplit(eng, stages[b.Stage], sd); err != nil {
 					return err
 				}
+				r.liveSplit(b, sd)
 			}
 		case p := <-progress:
 			if running[p.id] != nil {
@@ -132,25 +136,15 @@ func (r *run) runStages(ctx context.Context) error {
 			if !virtual {
 				eng.AdvanceProcessingTime(time.Now().UnixMilli())
 			}
+			r.liveSample(eng)
 			if ticks++; ticks%progressEvery == 0 {
 				r.requestProgress(ctx, stages, running, progress)
 			}
-			// No splits while draining: every residual would be truncated
-			// again, and a truncation may grow a small restriction.
-			if r.split.draining.Load() {
-				continue
-			}
-			for _, id := range eng.SplitCandidates() {
-				r.requestSplit(ctx, stages[running[id].Stage], running[id], 0.5, splits)
-			}
+			r.requestSplits(ctx, eng.SplitRequests(), stages, running, splits)
 		case <-drainCh:
 			drainCh = nil
 			r.log.Info("draining: checkpointing running splittable bundles")
-			for _, b := range running {
-				if ss := stages[b.Stage]; ss.truncDesc != "" {
-					r.requestSplit(ctx, ss, b, 0, splits)
-				}
-			}
+			r.requestSplits(ctx, eng.Drain(), stages, running, splits)
 		case <-wait:
 		case <-ctx.Done():
 			return ctx.Err()
@@ -311,7 +305,7 @@ func (r *run) ensureSideHandler(ss *sdkStage, eng *engine.Engine) error {
 	if ss.side != nil || len(ss.stage.SideInputs) == 0 {
 		return nil
 	}
-	build := map[engine.SideRef]func() (*engine.SideIndex, error){}
+	build := map[sideRef]func() (*engine.SideIndex, error){}
 	for _, si := range ss.stage.SideInputs {
 		wv, err := r.codec(si.PColl)
 		if err != nil {
@@ -328,11 +322,11 @@ func (r *run) ensureSideHandler(ss *sdkStage, eng *engine.Engine) error {
 			return fmt.Errorf("side input %q of %q: access pattern %q is not supported", si.Tag, si.Transform, si.URN)
 		}
 		data := eng.SideData(si.PColl)
-		build[engine.SideRef{Transform: si.Transform, SideInput: si.Tag}] = func() (*engine.SideIndex, error) {
+		build[sideRef{Transform: si.Transform, SideInput: si.Tag}] = func() (*engine.SideIndex, error) {
 			return engine.IndexSide(data, wv, key)
 		}
 	}
-	ss.side = engine.NewSideHandler(build)
+	ss.side = newSideHandler(build)
 	return nil
 }
 

@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/plan"
+	"github.com/beam-runner/beam-runner/runner/store"
+	"github.com/beam-runner/beam-runner/worker"
 )
 
 // Options configure the executor.
@@ -28,6 +31,10 @@ type Options struct {
 	// MaxBundleAttempts is how many times a bundle that failed (its worker
 	// died, or user code failed) may run; 0 means 4, like Dataflow batch.
 	MaxBundleAttempts int
+	// Store, if set, takes what GroupByKeys buffer past MemoryLimit bytes
+	// (per job, split evenly over its GroupByKeys); 0 means no limit.
+	Store       *store.Store
+	MemoryLimit int64
 }
 
 // Executor implements jobs.Executor and jobs.Drainer.
@@ -52,6 +59,12 @@ func New(opts Options) *Executor {
 	if opts.Parallelism == 0 {
 		opts.Parallelism = 2 * runtime.NumCPU()
 	}
+	if opts.Store != nil {
+		// Spill of jobs that died with an earlier server is garbage.
+		if err := opts.Store.Space(spillPrefix).DeletePrefix(nil); err != nil {
+			opts.Logger.Warn("dropping old spilled data", "err", err)
+		}
+	}
 	return &Executor{opts: opts, runs: map[string]*run{}}
 }
 
@@ -69,18 +82,30 @@ func (e *Executor) Drain(jobID string) error {
 	return nil
 }
 
+// releaseMemory returns the heap a finished job used to the OS once no job
+// is running, so an idle server's RSS falls back to its idle size instead
+// of keeping a large job's peak. Not while jobs run: it stops the world.
+func (e *Executor) releaseMemory() {
+	e.mu.Lock()
+	idle := len(e.runs) == 0
+	e.mu.Unlock()
+	if idle {
+		debug.FreeOSMemory()
+	}
+}
+
 // Validate implements jobs.Executor: a pipeline is valid if it plans.
 func (e *Executor) Validate(p *pipepb.Pipeline) error {
 	if p == nil {
 		return fmt.Errorf("no pipeline given")
 	}
-	_, err := plan.Build(p)
+	_, err := plan.BuildWith(p, plan.Options{Startable: worker.Supported})
 	return err
 }
 
 // Execute implements jobs.Executor.
 func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
-	pl, err := plan.Build(j.Pipeline)
+	pl, err := plan.BuildWith(j.Pipeline, plan.Options{Startable: worker.Supported})
 	if err != nil {
 		return err
 	}
@@ -88,6 +113,7 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 	if err != nil {
 		return err
 	}
+	defer e.releaseMemory() // last: after the run has let go of everything
 	defer r.close()
 	e.mu.Lock()
 	e.runs[j.ID] = r
@@ -97,9 +123,11 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 		delete(e.runs, j.ID)
 		e.mu.Unlock()
 	}()
+	r.publishStages()
 	if err := r.startWorkers(ctx); err != nil {
 		return err
 	}
+	j.Stats().SetWorkers(len(r.harnesses))
 	j.Running()
 	defer r.reportConcurrency()
 	return r.runStages(ctx)

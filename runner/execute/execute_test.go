@@ -48,10 +48,11 @@ func keyByLen(s string) (int, string) { return len(s), s }
 // runPipeline executes p in-process against a loopback worker pool.
 func runPipeline(t *testing.T, p *beam.Pipeline) error {
 	t.Helper()
-	return runPipelineWith(t, p, Options{})
+	return runPipelineWith(t, p, Options{}, map[string]any{})
 }
 
-func runPipelineWith(t *testing.T, p *beam.Pipeline, o Options) error {
+// runPipelineWith is runPipeline with executor and job options.
+func runPipelineWith(t *testing.T, p *beam.Pipeline, eopts Options, options map[string]any) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -72,11 +73,14 @@ func runPipelineWith(t *testing.T, p *beam.Pipeline, o Options) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := New(o)
+	e := New(eopts)
 	if err := e.Validate(pb); err != nil {
 		return err
 	}
-	opts, _ := structpb.NewStruct(map[string]any{})
+	opts, err := structpb.NewStruct(options)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return e.Execute(ctx, &jobs.Job{ID: "test", Name: t.Name(), Pipeline: pb, Options: opts})
 }
 

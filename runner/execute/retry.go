@@ -24,7 +24,6 @@ func (r *run) bundleFailed(ctx context.Context, eng *engine.Engine, ss *sdkStage
 		eng.Fail(d.b.ID) // the runner's own failure, or the job is ending
 		return d.err
 	}
-	ew := r.workers[ss.stage.Env]
 	cause, workerID := d.err.Error(), ""
 	if isLost {
 		workerID = lost.Worker
@@ -46,7 +45,7 @@ func (r *run) bundleFailed(ctx context.Context, eng *engine.Engine, ss *sdkStage
 	r.log.Warn("retrying bundle", "cause", what)
 	r.job.Message(jobpb.JobMessage_JOB_MESSAGE_WARNING, "retrying: "+what)
 	if isLost {
-		if err := r.restart(ctx, ew, workerID); err != nil {
+		if err := r.restartLost(ctx, ss.stage.Env, workerID); err != nil {
 			eng.Fail(d.b.ID)
 			return fmt.Errorf("%s; %w", what, err)
 		}

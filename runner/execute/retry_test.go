@@ -78,7 +78,7 @@ func flakyPipeline() *beam.Pipeline {
 // succeeds is committed: the output has no duplicates from failed ones.
 func TestUserFailureRetried(t *testing.T) {
 	flakyFailures.Store(2)
-	if err := runPipelineWith(t, flakyPipeline(), Options{MaxBundleAttempts: 3}); err != nil {
+	if err := runPipelineWith(t, flakyPipeline(), Options{MaxBundleAttempts: 3}, map[string]any{}); err != nil {
 		t.Fatalf("job failed with 2 failures and 3 attempts: %v", err)
 	}
 	if n := flakyFailures.Load(); n >= 0 {
@@ -89,7 +89,7 @@ func TestUserFailureRetried(t *testing.T) {
 // When attempts run out the job fails with the last cause and the count.
 func TestUserFailureAttemptsRunOut(t *testing.T) {
 	flakyFailures.Store(5)
-	err := runPipelineWith(t, flakyPipeline(), Options{MaxBundleAttempts: 2})
+	err := runPipelineWith(t, flakyPipeline(), Options{MaxBundleAttempts: 2}, map[string]any{})
 	if err == nil {
 		t.Fatal("job succeeded with 5 failures and 2 attempts")
 	}

@@ -32,10 +32,11 @@ type run struct {
 	split   *splitter
 	// concurrency records how many bundles of each stage ran at once.
 	concurrency concurrency
+	bundleStart map[int]time.Time // by engine bundle id; see live.go
 
-	harnesses map[string]*harness.Harness // environment id -> harness
+	harnesses map[string]*workerSet // environment id -> its harnesses
 	handles   []worker.Handle
-	workers   map[string]*envWorker    // environment id -> its worker
+	workers   map[string][]*envWorker  // environment id -> its workers
 	byWorker  map[string]worker.Handle // worker id -> its handle, restarts too
 	logTail   logTails
 }
@@ -43,7 +44,7 @@ type run struct {
 func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run, error) {
 	r := &run{
 		opts: opts, log: opts.Logger.With("job", j.ID), job: j, plan: pl,
-		metrics: metrics.NewStore(), state: userstate.NewStore(), split: newSplitter(), harnesses: map[string]*harness.Harness{}, workers: map[string]*envWorker{}, byWorker: map[string]worker.Handle{},
+		metrics: metrics.NewStore(), state: userstate.NewStore(), split: newSplitter(), harnesses: map[string]*workerSet{}, workers: map[string][]*envWorker{}, byWorker: map[string]worker.Handle{},
 	}
 	srv, err := fnapi.Start(fnapi.Config{
 		Provision: r.provision,
@@ -66,6 +67,7 @@ func (r *run) close() {
 		}
 	}
 	r.srv.Stop()
+	r.dropSpill()
 }
 
 // envs lists the environments SDK stages run in, sorted.
@@ -84,20 +86,63 @@ func (r *run) envs() []string {
 	return out
 }
 
-// startWorkers starts one harness per environment and waits until each has
-// connected, failing with the environment's name if one does not in time.
+// startWorkers starts each environment's harnesses (see WorkersOption) and
+// waits until each has connected, failing with the environment's name if
+// one does not in time.
 func (r *run) startWorkers(ctx context.Context) error {
+	n, err := workersPerEnv(r.job.Options)
+	if err != nil {
+		return err
+	}
 	for i, envID := range r.envs() {
-		id := fmt.Sprintf("%s-w%d", r.job.ID, i)
-		w, h, err := r.launch(ctx, envID, id)
-		if err != nil {
-			return err
+		// Start all, then wait: SDK processes boot in parallel.
+		var started []*envWorker
+		for k := 0; k < n; k++ {
+			id := workerID(r.job.ID, i, k)
+			w, h, err := r.startWorker(ctx, envID, id)
+			if err != nil {
+				return err
+			}
+			started = append(started, &envWorker{envID: envID, base: id, fw: w, handle: h})
 		}
-		ew := &envWorker{envID: envID, base: id, fw: w, handle: h, h: harness.New(w)}
-		r.workers[envID] = ew
-		r.harnesses[envID] = ew.h
+		var hs []*harness.Harness
+		for _, ew := range started {
+			if err := r.awaitWorker(ctx, envID, ew.fw, ew.handle); err != nil {
+				return err
+			}
+			watchExit(ew.fw, ew.handle)
+			ew.h = harness.New(ew.fw)
+			hs = append(hs, ew.h)
+		}
+		r.workers[envID] = started
+		r.harnesses[envID] = newWorkerSet(hs)
 	}
 	return nil
+}
+
+// workerID names environment i's k-th worker; the first keeps the name a
+// lone worker always had.
+func workerID(job string, i, k int) string {
+	if k == 0 {
+		return fmt.Sprintf("%s-w%d", job, i)
+	}
+	return fmt.Sprintf("%s-w%d.%d", job, i, k)
+}
+
+// startWorker starts a harness for the environment as worker id, without
+// waiting for it to connect.
+func (r *run) startWorker(ctx context.Context, envID, id string) (*fnapi.Worker, worker.Handle, error) {
+	ep := r.srv.Endpoint()
+	eps := worker.Endpoints{Control: ep, Logging: ep, Artifact: ep, Provision: ep}
+	env := r.plan.Components.GetEnvironments()[envID]
+	w := r.srv.AddWorker(id)
+	h, err := worker.Start(ctx, env, id, eps)
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting environment %q: %w", envID, err)
+	}
+	r.handles = append(r.handles, h)
+	r.byWorker[id] = h
+	return w, h, nil
 }
 
 func (r *run) awaitWorker(ctx context.Context, envID string, w *fnapi.Worker, h worker.Handle) error {

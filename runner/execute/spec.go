@@ -111,6 +111,7 @@ func (r *run) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 		if err != nil {
 			return ss, err
 		}
+		cfg.Spill, cfg.SpillBudget = r.gbkSpill(s.ID)
 		ss.Agg = cfg
 	case plan.TestStream:
 		ss.Kind = engine.TestStreamStage

@@ -114,26 +114,26 @@ func countElements(b *engine.Bundle, ss *sdkStage) int64 {
 
 // applySplit hands what a split gave up back to the engine: residual
 // restrictions, and input elements past the channel split.
-func (r *run) applySplit(eng *engine.Engine, ss *sdkStage, b *engine.Bundle, d splitDone) error {
+func (r *run) applySplit(eng *engine.Engine, ss *sdkStage, d splitDone) error {
 	if d.err != nil {
 		r.log.Debug("split refused", "bundle", d.id, "err", d.err)
 		return nil // a bundle that finished or cannot split is not an error
 	}
-	rs := residuals(harness.Result{Residuals: d.res.Residuals})
-	if d.res.FirstResidual >= 0 {
-		rest, err := engine.ElementsFrom(b.Input, ss.input, int(d.res.FirstResidual))
-		if err != nil {
-			return fmt.Errorf("stage %s: channel split: %w", ss.stage.ID, err)
-		}
-		for _, el := range rest {
-			rs = append(rs, engine.Residual{Element: el})
-		}
+	sr := engine.SplitResult{
+		FirstResidual: int(d.res.FirstResidual),
+		Residuals:     residuals(harness.Result{Residuals: d.res.Residuals}),
 	}
-	if len(rs) == 0 {
-		return nil
+	for _, p := range d.res.Primaries {
+		sr.Primary = append(sr.Primary, p.GetElement())
 	}
-	r.log.Info("split running bundle", "bundle", d.id, "stage", ss.stage.ID, "residuals", len(rs))
-	return eng.AddResiduals(d.id, rs)
+	n, err := eng.ApplySplit(d.id, sr)
+	if err != nil {
+		return fmt.Errorf("stage %s: %w", ss.stage.ID, err)
+	}
+	if n > 0 {
+		r.log.Info("split running bundle", "bundle", d.id, "stage", ss.stage.ID, "residuals", n)
+	}
+	return nil
 }
 
 // truncate runs a splittable stage's input through its truncation while

@@ -45,6 +45,28 @@ func (r *run) needsLengthPrefix(pc string) (bool, error) {
 	return false, fmt.Errorf("TestStream output %q has coder %q, which nests a coder the runner does not know; not supported", pc, orig)
 }
 
+// elementNester returns how a TestStream's encoded elements become the
+// nested elements of output pc's wire coder. Java and Python encode them in
+// the outer context of the payload's coder, which the plan made pc's; the
+// Go SDK encodes them nested with pc's coder (see plan.GoTestStream).
+func (r *run) elementNester(t *pipepb.PTransform, pc string) (func([]byte) ([]byte, error), error) {
+	if plan.GoTestStream(r.plan.Components, t) {
+		wrap, err := r.needsLengthPrefix(pc)
+		if err != nil {
+			return nil, err
+		}
+		return func(e []byte) ([]byte, error) {
+			if wrap {
+				return coders.AppendLengthPrefixed(nil, e), nil
+			}
+			return e, nil
+		}, nil
+	}
+	comps := r.plan.Components.GetCoders()
+	sdk, wire := r.plan.SDKCoder[pc], r.plan.Components.GetPcollections()[pc].GetCoderId()
+	return func(e []byte) ([]byte, error) { return coders.NestedFromOuter(comps, sdk, wire, e) }, nil
+}
+
 func (r *run) testStreamEvent(t *pipepb.PTransform, ev *pipepb.TestStreamPayload_Event) (engine.Event, error) {
 	switch {
 	case ev.GetElementEvent() != nil:
@@ -52,15 +74,15 @@ func (r *run) testStreamEvent(t *pipepb.PTransform, ev *pipepb.TestStreamPayload
 		if err != nil {
 			return engine.Event{}, err
 		}
-		wrap, err := r.needsLengthPrefix(pc)
+		nest, err := r.elementNester(t, pc)
 		if err != nil {
 			return engine.Event{}, err
 		}
 		var buf []byte
-		for _, el := range ev.GetElementEvent().GetElements() {
-			elem := el.GetEncodedElement()
-			if wrap {
-				elem = coders.AppendLengthPrefixed(nil, elem)
+		for i, el := range ev.GetElementEvent().GetElements() {
+			elem, err := nest(el.GetEncodedElement())
+			if err != nil {
+				return engine.Event{}, fmt.Errorf("element %d: %w", i, err)
 			}
 			buf = coders.AppendWindowedValue(buf, el.GetTimestamp(), 1, nil, coders.NoFiringPane, elem)
 		}

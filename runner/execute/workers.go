@@ -25,16 +25,10 @@ type envWorker struct {
 // launch starts a harness for the environment as worker id and waits for
 // it to connect.
 func (r *run) launch(ctx context.Context, envID, id string) (*fnapi.Worker, worker.Handle, error) {
-	ep := r.srv.Endpoint()
-	eps := worker.Endpoints{Control: ep, Logging: ep, Artifact: ep, Provision: ep}
-	env := r.plan.Components.GetEnvironments()[envID]
-	w := r.srv.AddWorker(id)
-	h, err := worker.Start(ctx, env, id, eps)
+	w, h, err := r.startWorker(ctx, envID, id)
 	if err != nil {
-		return nil, nil, fmt.Errorf("starting environment %q: %w", envID, err)
+		return nil, nil, err
 	}
-	r.handles = append(r.handles, h)
-	r.byWorker[id] = h
 	if err := r.awaitWorker(ctx, envID, w, h); err != nil {
 		return nil, nil, err
 	}
@@ -59,6 +53,17 @@ func exitOf(h worker.Handle) string {
 		return rep.Exit()
 	}
 	return "exited"
+}
+
+// restartLost restarts the environment's worker that failed, if it is
+// still current.
+func (r *run) restartLost(ctx context.Context, envID, failed string) error {
+	for _, ew := range r.workers[envID] {
+		if err := r.restart(ctx, ew, failed); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // restart replaces the environment's failed worker with a new one and

@@ -37,7 +37,17 @@ type Job struct {
 	// Retrieval serves the staged artifacts to this job's SDK harnesses.
 	Retrieval jobpb.ArtifactRetrievalServiceServer
 
-	sink eventSink
+	sink  eventSink
+	stats *Stats // set by the service; see Stats
+}
+
+// Stats returns the live statistics the executor should update. A Job the
+// service did not create gets statistics nobody reads.
+func (j *Job) Stats() *Stats {
+	if j.stats == nil {
+		j.stats = NewStats()
+	}
+	return j.stats
 }
 
 // eventSink is how a Job reports to the service; set by the service.

@@ -15,6 +15,10 @@ import (
 func (s *Service) start(j *Job) {
 	ctx, cancel := context.WithCancel(s.baseCtx)
 	r := newRecord(j, cancel)
+	if s.opts.Store != nil {
+		r.journal = &journal{st: s.opts.Store, id: j.ID, log: s.log}
+		r.journal.begin(j, r.mu.log)
+	}
 	r.setState(jobpb.JobState_STARTING)
 	s.mu.Lock()
 	s.mu.jobs[j.ID] = r

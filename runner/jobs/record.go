@@ -16,9 +16,10 @@ import (
 // log of state changes and messages that streams replay, and its metrics.
 // It implements eventSink for the Job it belongs to.
 type record struct {
-	job    *Job
-	cancel context.CancelFunc
-	done   chan struct{} // closed after the terminal event is logged
+	job     *Job
+	cancel  context.CancelFunc
+	done    chan struct{} // closed after the terminal event is logged
+	journal *journal      // where the record outlives the server; nil: nowhere
 
 	mu struct {
 		sync.Mutex
@@ -42,6 +43,7 @@ func newRecord(j *Job, cancel context.CancelFunc) *record {
 	r.mu.state = jobpb.JobState_STOPPED
 	r.appendLocked(stateEvent(jobpb.JobState_STOPPED))
 	j.sink = r
+	j.Stats() // created now, before Execute can race to create it
 	return r
 }
 
@@ -54,6 +56,9 @@ func stateEvent(s state) *jobpb.JobMessagesResponse {
 // appendLocked logs an event and wakes every subscriber.
 func (r *record) appendLocked(ev *jobpb.JobMessagesResponse) {
 	r.mu.log = append(r.mu.log, ev)
+	if r.journal != nil {
+		r.journal.event(len(r.mu.log)-1, ev, r.mu.metrics)
+	}
 	close(r.mu.changed)
 	r.mu.changed = make(chan struct{})
 }

@@ -236,7 +236,19 @@ func (s *Service) GetJobMetrics(ctx context.Context, req *jobpb.GetJobMetricsReq
 	return &jobpb.GetJobMetricsResponse{Metrics: &jobpb.MetricResults{Attempted: m, Committed: m}}, nil
 }
 
-// DescribePipelineOptions: the runner has no options of its own yet.
+// WorkersOption is the runner's job option for SDK harnesses per
+// environment (read by runner/execute).
+const WorkersOption = "workers_per_environment"
+
+// DescribePipelineOptions lists the runner's own options. Python's
+// PortableRunner asks for them and then accepts them on its command line
+// (--workers_per_environment=4), sending them only when given.
 func (s *Service) DescribePipelineOptions(ctx context.Context, req *jobpb.DescribePipelineOptionsRequest) (*jobpb.DescribePipelineOptionsResponse, error) {
-	return &jobpb.DescribePipelineOptionsResponse{}, nil
+	return &jobpb.DescribePipelineOptionsResponse{Options: []*jobpb.PipelineOptionDescriptor{{
+		Name: WorkersOption,
+		Type: jobpb.PipelineOptionType_INTEGER,
+		Description: "SDK worker processes started per environment (EXTERNAL worker pool, PROCESS, DOCKER); " +
+			"default: the machine's cores",
+		Group: "beam-runner",
+	}}}, nil
 }

@@ -13,6 +13,7 @@ import (
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/artifacts"
+	"github.com/beam-runner/beam-runner/runner/store"
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -41,6 +42,9 @@ type Options struct {
 	// yet run: a Prepare past it gets RESOURCE_EXHAUSTED. 0 means
 	// DefaultMaxPreparedBytes; negative means no cap.
 	MaxPreparedBytes int64
+	// Store keeps job records across restarts; nil keeps them in memory.
+	// The caller opens and closes it (after Close).
+	Store *store.Store
 }
 
 // DefaultMaxPreparedBytes is the default cap on prepared pipelines' bytes.
@@ -112,6 +116,9 @@ func NewService(opts Options) *Service {
 	s.mu.prepared = map[string]*preparation{}
 	s.mu.jobs = map[string]*record{}
 	s.mu.idleSince = time.Now()
+	if opts.Store != nil {
+		s.restore()
+	}
 	s.wg.Add(1)
 	go s.janitor()
 	return s

@@ -23,12 +23,16 @@ const (
 	UrnLatestDouble  = "beam:metric:user:latest_double:v1"
 	UrnElementCount  = "beam:metric:element_count:v1"
 	UrnSampledBytes  = "beam:metric:sampled_byte_size:v1"
+	UrnSetString     = "beam:metric:user:set_string:v1"
+	UrnBoundedTrie   = "beam:metric:user:bounded_trie:v1"
 	typeSumInt64     = "beam:metrics:sum_int64:v1"
 	typeSumDouble    = "beam:metrics:sum_double:v1"
 	typeDistInt64    = "beam:metrics:distribution_int64:v1"
 	typeDistDouble   = "beam:metrics:distribution_double:v1"
 	typeLatestInt64  = "beam:metrics:latest_int64:v1"
 	typeLatestDouble = "beam:metrics:latest_double:v1"
+	typeSetString    = "beam:metrics:set_string:v1"
+	typeBoundedTrie  = "beam:metrics:bounded_trie:v1"
 )
 
 // kindOf maps a metric URN to its payload kind; URNs not listed are ignored.
@@ -41,6 +45,8 @@ var kindOf = map[string]kind{
 	UrnLatestDouble: kindLatestDouble,
 	UrnElementCount: kindSumInt64,
 	UrnSampledBytes: kindDistInt64,
+	UrnSetString:    kindSetString,
+	UrnBoundedTrie:  kindBoundedTrie,
 }
 
 // Store accumulates metrics across bundles. The zero value is not usable;

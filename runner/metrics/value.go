@@ -17,10 +17,12 @@ const (
 	kindDistDouble
 	kindLatestInt64
 	kindLatestDouble
+	kindSetString
+	kindBoundedTrie
 )
 
 func (k kind) typeUrn() string {
-	return [...]string{typeSumInt64, typeSumDouble, typeDistInt64, typeDistDouble, typeLatestInt64, typeLatestDouble}[k]
+	return [...]string{typeSumInt64, typeSumDouble, typeDistInt64, typeDistDouble, typeLatestInt64, typeLatestDouble, typeSetString, typeBoundedTrie}[k]
 }
 
 // value is a decoded payload. Integer and double variants share the struct:
@@ -31,6 +33,8 @@ type value struct {
 	iSum, iMin, iMax int64
 	fSum, fMin, fMax float64
 	ts               int64 // latest_*: milliseconds since epoch
+	strs             stringSet
+	trie             boundedTrie
 }
 
 // merge combines two values of one metric. Pure; a kind mismatch (an SDK
@@ -52,6 +56,10 @@ func merge(a, b value) value {
 		if b.ts >= a.ts { // ties go to the later bundle
 			return b
 		}
+	case kindSetString:
+		a.strs = a.strs.union(b.strs)
+	case kindBoundedTrie:
+		a.trie = a.trie.combine(b.trie)
 	}
 	return a
 }
@@ -107,6 +115,10 @@ func decode(k kind, payload []byte) (value, error) {
 		if err = readVarInts(r, &v.ts); err == nil {
 			err = readDoubles(r, &v.fSum)
 		}
+	case kindSetString:
+		v.strs, err = decodeStringSet(r)
+	case kindBoundedTrie:
+		v.trie, err = decodeBoundedTrie(payload)
 	default:
 		err = fmt.Errorf("unknown metric kind %d", k)
 	}
@@ -163,6 +175,10 @@ func encode(v value) []byte {
 	case kindLatestDouble:
 		ints(v.ts)
 		doubles(v.fSum)
+	case kindSetString:
+		v.strs.encode(&b)
+	case kindBoundedTrie:
+		b.Write(v.trie.encode())
 	}
 	return b.Bytes()
 }

@@ -18,6 +18,8 @@ type graph struct {
 	breakBefore map[string]bool
 	// truncates maps an SDF's processing transform to its truncation.
 	truncates map[string]truncateInfo
+	// sdkFlattens are flattens the SDK runs: ones that transcode.
+	sdkFlattens map[string]bool
 }
 
 type truncateInfo struct{ transform, out string }
@@ -27,6 +29,7 @@ func newGraph(p *pipepb.Pipeline) (*graph, error) {
 		comps:       proto.Clone(p.GetComponents()).(*pipepb.Components),
 		breakBefore: map[string]bool{},
 		truncates:   map[string]truncateInfo{},
+		sdkFlattens: map[string]bool{},
 	}
 	if g.comps == nil || len(g.comps.GetTransforms()) == 0 {
 		return nil, fmt.Errorf("pipeline has no transforms")
@@ -42,6 +45,7 @@ func newGraph(p *pipepb.Pipeline) (*graph, error) {
 		return nil, err
 	}
 	g.leaves = sorted
+	g.transcodeFlattenInputs()
 	return g, nil
 }
 
@@ -71,6 +75,9 @@ func (g *graph) collect(id string, out *[]string, depth int) error {
 		}
 		return nil
 	}
+	if passThrough(t) {
+		return nil // computes nothing: its outputs are produced upstream
+	}
 	if err := checkLeaf(id, t); err != nil {
 		return err
 	}
@@ -84,6 +91,28 @@ func (g *graph) collect(id string, out *[]string, depth int) error {
 	}
 	*out = append(*out, id)
 	return nil
+}
+
+// passThrough reports whether t, a transform with no subtransforms, is a
+// composite whose expansion was empty: every output is one of its inputs
+// (Python's Create of one element wraps its input in such a MaybeReshuffle,
+// whatever the URN). It has nothing to run, and running it would make a
+// second producer of its input. A leaf with no outputs is not one: it may
+// be an unknown primitive run for its effects, which must be refused.
+func passThrough(t *pipepb.PTransform) bool {
+	if len(t.GetOutputs()) == 0 {
+		return false
+	}
+	ins := map[string]bool{}
+	for _, pc := range t.GetInputs() {
+		ins[pc] = true
+	}
+	for _, pc := range t.GetOutputs() {
+		if !ins[pc] {
+			return false
+		}
+	}
+	return true
 }
 
 // checkLeaf rejects leaves the runner cannot execute, naming them.

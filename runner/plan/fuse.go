@@ -83,8 +83,19 @@ type fuser struct {
 	deps     map[*Stage]map[*Stage]bool
 }
 
-// Build validates and plans a pipeline.
-func Build(p *pipepb.Pipeline) (*Plan, error) {
+// Options are what planning needs from the rest of the runner.
+type Options struct {
+	// Startable reports whether the runner can start workers for an
+	// environment URN; nil accepts every environment. Passed in so the
+	// plan does not depend on worker/.
+	Startable func(envURN string) bool
+}
+
+// Build validates and plans a pipeline, accepting every environment.
+func Build(p *pipepb.Pipeline) (*Plan, error) { return BuildWith(p, Options{}) }
+
+// BuildWith validates and plans a pipeline.
+func BuildWith(p *pipepb.Pipeline, opts Options) (*Plan, error) {
 	if err := checkRequirements(p); err != nil {
 		return nil, err
 	}
@@ -92,7 +103,7 @@ func Build(p *pipepb.Pipeline) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkEnvironmentsAndWindows(g); err != nil {
+	if err := checkEnvironmentsAndWindows(g, opts.Startable); err != nil {
 		return nil, err
 	}
 	f := &fuser{g: g, producer: map[string]string{}, stageOf: map[string]*Stage{}, deps: map[*Stage]map[*Stage]bool{}}
@@ -125,6 +136,9 @@ func (f *fuser) place(id string) error {
 		}
 		f.newStage(id, GBK, "", []string{in})
 	case URNFlatten:
+		if f.g.sdkFlattens[id] {
+			return f.placeSDK(id, t)
+		}
 		f.newStage(id, Flatten, "", sortedValues(t.GetInputs()))
 	case URNTestStream, URNTestStreamGo:
 		f.newStage(id, TestStream, "", nil)

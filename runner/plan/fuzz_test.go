@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"os"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -22,6 +23,12 @@ func FuzzBuild(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(seed)
+	// A real Python streaming pipeline, with its pickled composites.
+	py, err := os.ReadFile("testdata/python_streaming.pb")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(py)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var in pipepb.Pipeline
 		if proto.Unmarshal(b, &in) != nil {

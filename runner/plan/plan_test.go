@@ -10,7 +10,9 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/teststream"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+	"google.golang.org/protobuf/proto"
 )
 
 func init() {
@@ -147,5 +149,122 @@ func TestRejectsGBKWithoutOutput(t *testing.T) {
 	}
 	if _, err := Build(pb); err == nil || !strings.Contains(err.Error(), "exactly one output") {
 		t.Fatalf("Build error = %v, want one about the GroupByKey's outputs", err)
+	}
+}
+
+// flattenOfImpulses plans Flatten(Impulse, Impulse), with the flatten's
+// output coder replaced by a UTF-8 string coder when recode is set.
+func flattenOfImpulses(t *testing.T, recode bool) *Plan {
+	t.Helper()
+	p, s := beam.NewPipelineWithRoot()
+	beam.ParDo0(s, func([]byte) {}, beam.Flatten(s, beam.Impulse(s), beam.Impulse(s)))
+	pb := marshal(t, p)
+	for _, tr := range pb.GetComponents().GetTransforms() {
+		if tr.GetSpec().GetUrn() == URNFlatten && recode {
+			out, _ := onlyValue(tr.GetOutputs())
+			pb.Components.Coders["utf8"] = &pipepb.Coder{Spec: &pipepb.FunctionSpec{Urn: "beam:coder:string_utf8:v1"}}
+			pb.Components.Pcollections[out].CoderId = "utf8"
+		}
+	}
+	pl, err := Build(pb)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	return pl
+}
+
+// A flatten input from a runner stage whose coder differs from the
+// flatten output's is re-encoded by the SDK (a one-input flatten in an SDK
+// stage writing into the flatten's output); with equal coders the runner
+// copies bytes.
+func TestFlattenTranscodesRunnerInputs(t *testing.T) {
+	for _, recode := range []bool{false, true} {
+		pl := flattenOfImpulses(t, recode)
+		var flat *Stage
+		sinks := 0
+		for _, st := range pl.Stages {
+			if st.Kind == Flatten {
+				flat = st
+			}
+			sinks += len(st.FlattenSinks)
+		}
+		if flat == nil {
+			t.Fatal("no flatten stage")
+		}
+		wantCopy, wantSinks := 2, 0
+		if recode {
+			wantCopy, wantSinks = 0, 2
+		}
+		if len(flat.CopyInputs) != wantCopy || sinks != wantSinks {
+			t.Errorf("recode=%v: flatten copies %d inputs and SDK stages sink %d, want %d and %d",
+				recode, len(flat.CopyInputs), sinks, wantCopy, wantSinks)
+		}
+	}
+}
+
+// testStreamPipeline plans a Go TestStream of strings into a ParDo; with
+// python set, its environment loses the Go SDK capability and the payload
+// names a bytes coder, as Python's TestStream(coder=...) does.
+func testStreamPipeline(t *testing.T, python bool) (*Plan, *pipepb.Pipeline) {
+	t.Helper()
+	p, s := beam.NewPipelineWithRoot()
+	con := teststream.NewConfig()
+	con.AddElements(1000, "x")
+	beam.ParDo0(s, func(string) {}, teststream.Create(s, con))
+	pb := marshal(t, p)
+	if python {
+		for _, env := range pb.GetComponents().GetEnvironments() {
+			env.Capabilities = nil
+		}
+		for _, tr := range pb.GetComponents().GetTransforms() {
+			if tr.GetSpec().GetUrn() == URNTestStreamGo {
+				var pl pipepb.TestStreamPayload
+				if err := proto.Unmarshal(tr.GetSpec().GetPayload(), &pl); err != nil {
+					t.Fatal(err)
+				}
+				pb.Components.Coders["payload"] = &pipepb.Coder{Spec: &pipepb.FunctionSpec{Urn: "beam:coder:bytes:v1"}}
+				pl.CoderId = "payload"
+				tr.Spec.Payload, _ = proto.Marshal(&pl)
+			}
+		}
+	}
+	pl, err := Build(pb)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	return pl, pb
+}
+
+// A TestStream whose payload coder is not its output's (Python's
+// TestStream(coder=...)) writes a PCollection of the payload's coder, which
+// an SDK flatten re-encodes into the output; the Go SDK's, whose payload
+// names an unrelated coder, is left alone.
+func TestTestStreamPayloadCoderTranscoded(t *testing.T) {
+	for _, python := range []bool{false, true} {
+		pl, pb := testStreamPipeline(t, python)
+		var ts *Stage
+		transcodes := 0
+		for _, st := range pl.Stages {
+			if st.Kind == TestStream {
+				ts = st
+			}
+			for _, id := range st.Transforms {
+				if st.Kind == SDK && pl.Components.GetTransforms()[id].GetSpec().GetUrn() == URNFlatten {
+					transcodes++
+				}
+			}
+		}
+		tr := pl.Components.GetTransforms()[ts.Transforms[0]]
+		if got := GoTestStream(pb.GetComponents(), tr); got == python {
+			t.Errorf("python=%v: GoTestStream = %v", python, got)
+		}
+		out, _ := onlyValue(tr.GetOutputs())
+		coder := pl.SDKCoder[out]
+		if want := map[bool]int{false: 0, true: 1}[python]; transcodes != want {
+			t.Errorf("python=%v: %d transcoding flattens, want %d", python, transcodes, want)
+		}
+		if python && coder != "payload" {
+			t.Errorf("TestStream output has coder %q, want the payload's", coder)
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
-	"github.com/beam-runner/beam-runner/worker"
 )
 
 func checkRequirements(p *pipepb.Pipeline) error {
@@ -23,7 +22,7 @@ var knownWindowFns = map[string]bool{
 	URNGlobalWindows: true, URNFixedWindows: true, URNSlidingWindows: true, URNSessions: true,
 }
 
-func checkEnvironmentsAndWindows(g *graph) error {
+func checkEnvironmentsAndWindows(g *graph, startable func(string) bool) error {
 	for _, id := range g.leaves {
 		t := g.comps.GetTransforms()[id]
 		if sdkLeaves[t.GetSpec().GetUrn()] {
@@ -31,7 +30,7 @@ func checkEnvironmentsAndWindows(g *graph) error {
 			if env == nil {
 				return fmt.Errorf("transform %q (%s) names environment %q, which the pipeline does not define", t.GetUniqueName(), id, t.GetEnvironmentId())
 			}
-			if !worker.Supported(env.GetUrn()) {
+			if startable != nil && !startable(env.GetUrn()) {
 				return fmt.Errorf("transform %q (%s): environment %q has URN %q, which beam-runner cannot start", t.GetUniqueName(), id, t.GetEnvironmentId(), env.GetUrn())
 			}
 		}

@@ -9,12 +9,15 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/beam-runner/beam-runner/runner/store"
+	"github.com/beam-runner/beam-runner/runner/web"
 	"google.golang.org/grpc"
 )
 
@@ -31,6 +34,13 @@ type Config struct {
 	// IdleShutdown, when > 0, makes Serve return once no job has been
 	// prepared or running for this long.
 	IdleShutdown time.Duration
+	// WebAddr, when set, is where the web UI, /metrics and (with Pprof)
+	// /debug/pprof are served, e.g. "localhost:8074"; port 0 picks one.
+	WebAddr string
+	Pprof   bool
+	// Store keeps job records across restarts; nil keeps them in memory.
+	// The caller closes it after Stop.
+	Store *store.Store
 }
 
 // Server is a running job server.
@@ -39,10 +49,12 @@ type Server struct {
 	log  *slog.Logger
 	svc  *jobs.Service
 	grpc *grpc.Server
+	web  *http.Server
 
-	mu       sync.Mutex
-	endpoint string
-	stopOnce sync.Once
+	mu          sync.Mutex
+	endpoint    string
+	webEndpoint string
+	stopOnce    sync.Once
 }
 
 // maxMsg lifts gRPC's 4 MiB default: pipelines with large embedded
@@ -67,10 +79,17 @@ func New(cfg Config) (*Server, error) {
 		ArtifactRoot:     cfg.ArtifactRoot,
 		MaxPreparedBytes: cfg.MaxPreparedBytes,
 		Logger:           cfg.Logger,
+		Store:            cfg.Store,
 	})
 	s.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg))
 	jobpb.RegisterJobServiceServer(s.grpc, s.svc)
 	jobpb.RegisterArtifactStagingServiceServer(s.grpc, s.svc.Staging())
+	if cfg.WebAddr != "" {
+		s.web = &http.Server{
+			Handler:           web.Handler(s.svc, web.Options{Pprof: cfg.Pprof, Logger: cfg.Logger}),
+			ReadHeaderTimeout: 10 * time.Second,
+		}
+	}
 	return s, nil
 }
 
@@ -80,6 +99,38 @@ func (s *Server) Endpoint() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.endpoint
+}
+
+// WebEndpoint is the web UI's address, e.g. "localhost:8074"; empty until
+// Serve has started it, or when it is off.
+func (s *Server) WebEndpoint() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.webEndpoint
+}
+
+// Service is the job service, for in-process readers of job state.
+func (s *Server) Service() *jobs.Service { return s.svc }
+
+// serveWeb starts the web endpoint, if configured.
+func (s *Server) serveWeb() error {
+	if s.web == nil {
+		return nil
+	}
+	lis, err := net.Listen("tcp", s.cfg.WebAddr)
+	if err != nil {
+		return fmt.Errorf("listening for the web UI (--web_port): %w", err)
+	}
+	s.mu.Lock()
+	s.webEndpoint = lis.Addr().String()
+	s.mu.Unlock()
+	s.log.Info("serving web UI on http://"+lis.Addr().String(), "web_endpoint", lis.Addr().String())
+	go func() {
+		if err := s.web.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("web UI server", "error", err)
+		}
+	}()
+	return nil
 }
 
 // ListenAndServe listens on Config.Host:JobPort and serves.
@@ -102,6 +153,11 @@ func (s *Server) Serve(lis net.Listener) error {
 	// Prism's readiness line, for tools that scrape Prism's logs.
 	s.log.Info("Serving JobManagement", slog.String("endpoint", s.Endpoint()))
 
+	if err := s.serveWeb(); err != nil {
+		// The job service matters more than its window: another server
+		// (or Prism) may hold the default web port.
+		s.log.Warn("web UI not started", "error", err)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- s.grpc.Serve(lis) }()
 	served := make(chan struct{})
@@ -128,6 +184,10 @@ func (s *Server) Stop(ctx context.Context) error {
 	s.stopOnce.Do(func() {
 		err = s.svc.Close(ctx)
 		stopGRPC(ctx, s.grpc)
+		if s.web != nil {
+			// Pages poll; nothing is worth waiting for once jobs stopped.
+			s.web.Close()
+		}
 	})
 	return err
 }

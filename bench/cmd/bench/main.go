@@ -1,5 +1,6 @@
 // Command bench runs Beam's Go load tests and wordcount on beam-runner,
-// Prism and the Go direct runner, and prints time and memory side by side.
+// Prism and the Go direct runner, and Python workloads on beam-runner,
+// Prism and Python's DirectRunner, and prints time and memory side by side.
 // Run it from the repository root: go run ./bench/cmd/bench [--quick].
 package main
 
@@ -33,7 +34,10 @@ func main() {
 	}
 	fmt.Printf("\n%d records × %d B (key %d B), wordcount %d MiB, %d round(s); times are medians of wall time\n\n",
 		c.Sizes.Records, c.Sizes.KeySize+c.Sizes.ValueSize, c.Sizes.KeySize, c.Sizes.WordcountMB, c.Rounds)
-	bench.WriteReport(os.Stdout, bench.Summarize(results, c.Workloads, c.Runners))
+	rep := bench.Summarize(results, c.Workloads, c.Runners)
+	bench.WriteReport(os.Stdout, rep)
+	fmt.Println()
+	bench.WritePayloadMemory(os.Stdout, rep, c.Sizes)
 }
 
 func parseFlags() (*bench.Config, error) {
@@ -44,19 +48,25 @@ func parseFlags() (*bench.Config, error) {
 	valueSize := flag.Int64("value_size", s.ValueSize, "value bytes per record")
 	wcMB := flag.Int64("wordcount_mb", s.WordcountMB, "wordcount input size in MiB")
 	rounds := flag.Int("rounds", 3, "rounds; each runs every workload on every runner")
-	workloads := flag.String("workloads", bench.DefaultWorkloads, "comma-separated: gbk,combine,pardo,sideinput,cogbk,wordcount")
-	runners := flag.String("runners", "beam-runner,prism,direct", "comma-separated runners")
+	workloads := flag.String("workloads", bench.DefaultWorkloads,
+		"comma-separated: gbk,combine,pardo,sideinput,cogbk,wordcount (Go), py-gbk,py-wordcount,py-cpu,py-cpu-1w (Python)")
+	cpuElements := flag.Int64("cpu_elements", s.CPUElements, "elements of the CPU-bound Python ParDo (py-cpu)")
+	python := flag.String("python", "python3", "Python interpreter with apache-beam installed")
+	runners := flag.String("runners", "beam-runner,prism,direct", "comma-separated runners: beam-runner, beam-runner-limited (with --memory_limit), prism, direct")
 	workDir := flag.String("work_dir", ".work/bench", "binaries, input, outputs and logs")
 	timeout := flag.Duration("timeout", 20*time.Minute, "limit per run")
+	memLimit := flag.String("memory_limit", "64MiB", "--memory_limit of the beam-runner-limited runner")
 	skipBuild := flag.Bool("skip_build", false, "reuse binaries already in work_dir/bin")
 	flag.Parse()
 
 	if *quick {
-		applyQuick(records, wcMB, rounds)
+		applyQuick(records, wcMB, cpuElements, rounds)
 	}
 	c := &bench.Config{
-		Sizes:  bench.Sizes{Records: *records, KeySize: *keySize, ValueSize: *valueSize, WordcountMB: *wcMB},
-		Rounds: *rounds, Timeout: *timeout, SkipBuild: *skipBuild,
+		Sizes: bench.Sizes{Records: *records, KeySize: *keySize, ValueSize: *valueSize,
+			WordcountMB: *wcMB, CPUElements: *cpuElements},
+		Rounds: *rounds, Timeout: *timeout, SkipBuild: *skipBuild, Python: *python,
+		MemoryLimit: *memLimit,
 	}
 	var err error
 	if c.Workloads, err = bench.SelectWorkloads(*workloads); err != nil {
@@ -76,7 +86,7 @@ func parseFlags() (*bench.Config, error) {
 }
 
 // applyQuick sets the smoke sizes for every flag the user did not set.
-func applyQuick(records, wcMB *int64, rounds *int) {
+func applyQuick(records, wcMB, cpuElements *int64, rounds *int) {
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if !set["records"] {
@@ -84,6 +94,9 @@ func applyQuick(records, wcMB *int64, rounds *int) {
 	}
 	if !set["wordcount_mb"] {
 		*wcMB = bench.QuickSizes.WordcountMB
+	}
+	if !set["cpu_elements"] {
+		*cpuElements = bench.QuickSizes.CPUElements
 	}
 	if !set["rounds"] {
 		*rounds = 1

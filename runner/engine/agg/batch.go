@@ -23,6 +23,7 @@ type batch struct {
 	wins    map[string]*batchWin // pending windows by window bytes
 	due     []*batchWin          // fired, waiting for Fire
 	pending int                  // elements buffered in pending windows
+	spill   *spiller             // nil: values stay in memory
 }
 
 // batchWin is one window's buffered elements.
@@ -31,6 +32,10 @@ type batchWin struct {
 	maxTS int64
 	hold  int64 // least output time of the held elements (conservative)
 	elems []batchElem
+	next  uint32 // arrival number of the next value, across spills
+	// spilled: some of the window's values are in the spill, so its panes
+	// are read back from there.
+	spilled bool
 }
 
 // batchElem references one value. Values are kept in arrival order within
@@ -68,7 +73,8 @@ func (b *batch) add(key, window, value []byte, ts, wm, maxTS int64) {
 		w = &batchWin{win: append([]byte(nil), window...), maxTS: maxTS, hold: coders.MaxTimestamp}
 		b.wins[string(w.win)] = w
 	}
-	e := batchElem{prefix: keyPrefix(key), key: key, value: value, seq: uint32(len(w.elems))}
+	e := batchElem{prefix: keyPrefix(key), key: key, value: value, seq: w.next}
+	w.next++
 	// As GBK.addHold: an output time behind the watermark is not held.
 	out := ts
 	if b.s.outputTime == pipepb.OutputTime_END_OF_WINDOW {
@@ -80,6 +86,24 @@ func (b *batch) add(key, window, value []byte, ts, wm, maxTS int64) {
 	}
 	w.elems = append(w.elems, e)
 	b.pending++
+	if b.spill != nil && b.spill.note(key, value) {
+		b.spillAll()
+	}
+}
+
+// spillAll moves every pending window's values to the spill, in window
+// order so runs are written deterministically.
+func (b *batch) spillAll() {
+	ws := make([]*batchWin, 0, len(b.wins))
+	for _, w := range b.wins {
+		ws = append(ws, w)
+	}
+	slices.SortFunc(ws, func(x, y *batchWin) int { return bytes.Compare(x.win, y.win) })
+	for _, w := range ws {
+		b.pending -= len(w.elems)
+		b.spill.spillWin(w)
+	}
+	b.spill.bytes = 0
 }
 
 func keyPrefix(k []byte) uint64 {
@@ -129,6 +153,11 @@ func (b *batch) done() bool { return len(b.wins) == 0 && len(b.due) == 0 }
 // forgets them. vals are the pane's values in arrival order.
 func (b *batch) eachPane(f func(key, win []byte, vals []batchElem, ts int64)) {
 	for i, w := range b.due {
+		if w.spilled {
+			b.spill.readWin(w, func(es []batchElem) { f(es[0].key, w.win, es, paneTime(w, es)) })
+			b.due[i] = nil
+			continue
+		}
 		sortElems(w.elems)
 		es := w.elems
 		for len(es) > 0 {
@@ -136,18 +165,24 @@ func (b *batch) eachPane(f func(key, win []byte, vals []batchElem, ts int64)) {
 			for n < len(es) && es[n].prefix == es[0].prefix && bytes.Equal(es[n].key, es[0].key) {
 				n++
 			}
-			ts := w.maxTS
-			for _, e := range es[:n] {
-				if e.held {
-					ts = min(ts, e.out)
-				}
-			}
-			f(es[0].key, w.win, es[:n], ts)
+			f(es[0].key, w.win, es[:n], paneTime(w, es[:n]))
 			es = es[n:]
 		}
 		b.due[i] = nil // release the input it references
 	}
 	b.due = b.due[:0]
+}
+
+// paneTime is a pane's timestamp: the least held output time of its
+// values, at most the window's end.
+func paneTime(w *batchWin, es []batchElem) int64 {
+	ts := w.maxTS
+	for _, e := range es {
+		if e.held {
+			ts = min(ts, e.out)
+		}
+	}
+	return ts
 }
 
 func sortElems(es []batchElem) {

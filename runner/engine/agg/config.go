@@ -29,6 +29,12 @@ type Config struct {
 	Closing pipepb.ClosingBehavior_Enum
 	OnTime  pipepb.OnTimeBehavior_Enum
 
+	// Spill, if set, takes the buffered values of a default-trigger GBK
+	// once they pass SpillBudget bytes (see Spill); other configurations
+	// keep everything in memory.
+	Spill       Spill
+	SpillBudget int
+
 	noFastPath bool // tests: always use the general state machine
 }
 

@@ -24,6 +24,8 @@ type Pane struct {
 //
 // Ordering contract: Fire returns panes in the order they were produced.
 // Panes produced by one Add come first-to-last for that element; panes
+// produced by one EndInput come in the order the batch reached their
+// windows; panes
 // produced by one AdvanceWatermark or AdvanceProcessingTime are ordered by
 // the time that woke the window, then window bytes (for interval windows:
 // window end), then key bytes. Panes of one (key, window) are always in
@@ -48,6 +50,11 @@ type GBK struct {
 	holdValid bool
 
 	fast *batch // the default-trigger fast path, when the config allows it
+
+	// deferring is set between BeginInput and EndInput; dirty are the
+	// windows elements reached meanwhile, in first-touched order.
+	deferring bool
+	dirty     []*winState
 }
 
 // New returns a GBK for cfg, or an error naming what it does not support.
@@ -65,6 +72,9 @@ func New(cfg Config) (*GBK, error) {
 	}
 	if batchEligible(&g.s, cfg) && !cfg.noFastPath {
 		g.fast = newBatch(&g.s)
+		if cfg.Spill != nil {
+			g.fast.spill = &spiller{sp: cfg.Spill, budget: max(cfg.SpillBudget, 0)}
+		}
 	}
 	return g, nil
 }
@@ -102,7 +112,7 @@ func (g *GBK) AddShared(key, window, value []byte, ts, processingTime int64) err
 	if g.fast != nil {
 		g.holdValid = false
 		g.fast.add(key, window, value, ts, g.wm, maxTS)
-		return nil
+		return g.Err()
 	}
 	var w *winState
 	if g.s.merging {
@@ -125,10 +135,42 @@ func (g *GBK) addTo(w *winState, value []byte, ts int64, e env) {
 	g.addHold(w, ts)
 	root := g.s.trig.root
 	onElement(root, w.trig, e)
+	if g.deferring {
+		if !w.dirty {
+			w.dirty = true
+			g.dirty = append(g.dirty, w)
+		}
+		return
+	}
 	if shouldFire(root, w.trig, e) {
 		g.fire(w, e)
 	}
 	g.schedule(w)
+}
+
+// BeginInput starts a batch of input: until EndInput, Add only records
+// elements, and triggers are asked whether to fire once per window at
+// EndInput, as Java's ReduceFnRunner.processElements does after each bundle
+// of a key's input. Outside a batch each Add is a batch of one.
+func (g *GBK) BeginInput() { g.deferring = true }
+
+// EndInput ends a batch of input, firing the windows it reached whose
+// triggers are ready, in the order the batch first reached them.
+func (g *GBK) EndInput() {
+	g.deferring = false
+	for _, w := range g.dirty {
+		w.dirty = false
+		if w.dead || w.closed {
+			continue
+		}
+		e := env{wm: g.wm, now: g.now, arrival: g.now, maxTS: w.maxTS}
+		if shouldFire(g.s.trig.root, w.trig, e) {
+			g.fire(w, e)
+		}
+		g.schedule(w)
+	}
+	clear(g.dirty)
+	g.dirty = g.dirty[:0]
 }
 
 // AdvanceWatermark moves the input watermark forward (earlier values are
@@ -176,6 +218,15 @@ func (g *GBK) AdvanceProcessingTime(now int64) {
 		}
 		g.schedule(w)
 	}
+}
+
+// Err reports a failure of the GBK's Spill: the panes it returned since
+// are incomplete, and the job must fail.
+func (g *GBK) Err() error {
+	if g.fast != nil && g.fast.spill != nil {
+		return g.fast.spill.err
+	}
+	return nil
 }
 
 // Fire returns the panes produced since the last call, in the order

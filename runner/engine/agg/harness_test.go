@@ -66,6 +66,10 @@ func step(t *testing.T, g *GBK, f []string) []string {
 		if err := g.Add([]byte(f[1]), parseWindow(t, f[2]), []byte(f[3]), parseTime(t, f[4]), pt); err != nil {
 			t.Fatalf("%v: %v", f, err)
 		}
+	case "begin":
+		g.BeginInput()
+	case "end":
+		g.EndInput()
 	case "wm":
 		g.AdvanceWatermark(parseTime(t, f[1]))
 	case "pt":

@@ -32,6 +32,7 @@ type winState struct {
 	ptGen   uint32 // bumped per queued wakeup, so duplicates go stale
 	closed  bool   // the trigger finished; later elements are dropped
 	dead    bool   // garbage collected or merged away
+	dirty   bool   // reached by the current batch of input (see BeginInput)
 
 	trig []nstate
 }

@@ -3,8 +3,6 @@ package userstate
 import (
 	"testing"
 
-	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
-
 	"github.com/beam-runner/beam-runner/runner/coders"
 )
 
@@ -29,11 +27,11 @@ func FuzzRequests(f *testing.F) {
 			switch op % 6 {
 			case 0, 1:
 				data := take(&b, int(sel%16))
-				if _, err := tx.Write(appendReq(key, data)); err == nil {
+				if err := write(tx, appendReq(key, data)); err == nil {
 					logs[which] = append(logs[which], appendOp(t, key, data))
 				}
 			case 2:
-				if _, err := tx.Write(clearReq(key)); err == nil {
+				if err := write(tx, clearReq(key)); err == nil {
 					k, _ := parseKey(key)
 					logs[which] = append(logs[which], modelOp{k: k, clear: true})
 				}
@@ -58,7 +56,6 @@ func FuzzRequests(f *testing.F) {
 			case 5:
 				s.DropWindow(tr, []byte{sel % 2}, []byte{sel % 3})
 				m.drop(Scope{tr, string([]byte{sel % 2}), string([]byte{sel % 3})})
-				_, _ = tx.Write(&fnpb.StateRequest{StateKey: key})
 			}
 		}
 		s.Stats()
@@ -68,7 +65,7 @@ func FuzzRequests(f *testing.F) {
 
 // fuzzKey picks a state key (user state of each kind, an unsupported kind,
 // or none) over a tiny space of ids, keys and windows so operations collide.
-func fuzzKey(sel byte, b *[]byte) *fnpb.StateKey {
+func fuzzKey(sel byte, b *[]byte) Key {
 	id, key, win, mk := string('a'+rune(sel%2)), string([]byte{sel % 2}), string([]byte{sel % 3}), string([]byte{sel % 4})
 	switch (sel / 8) % 6 {
 	case 0:
@@ -78,23 +75,23 @@ func fuzzKey(sel byte, b *[]byte) *fnpb.StateKey {
 	case 2:
 		return mmKeys(id, key, win)
 	case 3:
-		var r *fnpb.OrderedListRange
+		var r *Range
 		if rb := take(b, 2); len(rb) == 2 {
 			r = rng(int64(int8(rb[0])), int64(int8(rb[1])))
 		}
 		return list(id, key, win, r)
 	case 4:
-		return &fnpb.StateKey{Type: &fnpb.StateKey_MultimapSideInput_{MultimapSideInput: &fnpb.StateKey_MultimapSideInput{}}}
+		return Key{Kind: OrderedList + 1 + Kind(sel%3), Transform: tr} // not user state
 	}
-	return nil
+	return Key{}
 }
 
 // appendOp records an accepted append for the model, parsing list entries
 // itself with the same varint format the lookup serves.
-func appendOp(t *testing.T, key *fnpb.StateKey, data []byte) modelOp {
+func appendOp(t *testing.T, key Key, data []byte) modelOp {
 	k, _ := parseKey(key)
 	op := modelOp{k: k, data: data}
-	for off := 0; k.kind == kindList && off < len(data); {
+	for off := 0; k.kind == OrderedList && off < len(data); {
 		sk, n, err := coders.Varint(data[off:])
 		if err != nil {
 			t.Fatalf("accepted unparsable list data %x", data)
@@ -109,11 +106,11 @@ func appendOp(t *testing.T, key *fnpb.StateKey, data []byte) modelOp {
 	return op
 }
 
-func wellFormed(k *fnpb.StateKey) bool {
-	switch x := k.GetType().(type) {
-	case *fnpb.StateKey_OrderedListUserState_:
-		return x.OrderedListUserState.GetRange() != nil
-	case *fnpb.StateKey_BagUserState_, *fnpb.StateKey_MultimapUserState_, *fnpb.StateKey_MultimapKeysUserState_:
+func wellFormed(k Key) bool {
+	switch k.Kind {
+	case OrderedList:
+		return k.Range != nil
+	case Bag, Multimap, MultimapKeys:
 		return true
 	}
 	return false

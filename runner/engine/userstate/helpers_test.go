@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 
 	"github.com/beam-runner/beam-runner/runner/coders"
@@ -12,38 +11,42 @@ import (
 
 const tr = "t1"
 
-func bag(id, key, win string) *fnpb.StateKey {
-	return &fnpb.StateKey{Type: &fnpb.StateKey_BagUserState_{BagUserState: &fnpb.StateKey_BagUserState{
-		TransformId: tr, UserStateId: id, Key: []byte(key), Window: []byte(win)}}}
+func bag(id, key, win string) Key {
+	return Key{Kind: Bag, Transform: tr, StateID: id, Key: []byte(key), Window: []byte(win)}
 }
 
-func mm(id, key, win, mk string) *fnpb.StateKey {
-	return &fnpb.StateKey{Type: &fnpb.StateKey_MultimapUserState_{MultimapUserState: &fnpb.StateKey_MultimapUserState{
-		TransformId: tr, UserStateId: id, Key: []byte(key), Window: []byte(win), MapKey: []byte(mk)}}}
+func mm(id, key, win, mk string) Key {
+	return Key{Kind: Multimap, Transform: tr, StateID: id, Key: []byte(key), Window: []byte(win), MapKey: []byte(mk)}
 }
 
-func mmKeys(id, key, win string) *fnpb.StateKey {
-	return &fnpb.StateKey{Type: &fnpb.StateKey_MultimapKeysUserState_{MultimapKeysUserState: &fnpb.StateKey_MultimapKeysUserState{
-		TransformId: tr, UserStateId: id, Key: []byte(key), Window: []byte(win)}}}
+func mmKeys(id, key, win string) Key {
+	return Key{Kind: MultimapKeys, Transform: tr, StateID: id, Key: []byte(key), Window: []byte(win)}
 }
 
 // list is an ordered-list key; a nil range leaves the range unset, as
 // appends do.
-func list(id, key, win string, rng *fnpb.OrderedListRange) *fnpb.StateKey {
-	return &fnpb.StateKey{Type: &fnpb.StateKey_OrderedListUserState_{OrderedListUserState: &fnpb.StateKey_OrderedListUserState{
-		TransformId: tr, UserStateId: id, Key: []byte(key), Window: []byte(win), Range: rng}}}
+func list(id, key, win string, r *Range) Key {
+	return Key{Kind: OrderedList, Transform: tr, StateID: id, Key: []byte(key), Window: []byte(win), Range: r}
 }
 
-func rng(start, end int64) *fnpb.OrderedListRange {
-	return &fnpb.OrderedListRange{Start: start, End: end}
+func rng(start, end int64) *Range { return &Range{Start: start, End: end} }
+
+// req is a write: an append of data, or a clear.
+type req struct {
+	key   Key
+	data  []byte
+	clear bool
 }
 
-func appendReq(k *fnpb.StateKey, data []byte) *fnpb.StateRequest {
-	return &fnpb.StateRequest{StateKey: k, Request: &fnpb.StateRequest_Append{Append: &fnpb.StateAppendRequest{Data: data}}}
-}
+func appendReq(k Key, data []byte) req { return req{key: k, data: data} }
 
-func clearReq(k *fnpb.StateKey) *fnpb.StateRequest {
-	return &fnpb.StateRequest{StateKey: k, Request: &fnpb.StateRequest_Clear{Clear: &fnpb.StateClearRequest{}}}
+func clearReq(k Key) req { return req{key: k, clear: true} }
+
+func write(tx *Txn, r req) error {
+	if r.clear {
+		return tx.Clear(r.key)
+	}
+	return tx.Append(r.key, r.data)
 }
 
 // olEntry encodes an ordered-list entry the Go SDK way, with a varint value.
@@ -75,14 +78,14 @@ func varintLookup(t testing.TB) Lookup {
 	return func(string, string) (*coders.Codec, error) { return c, nil }
 }
 
-func mustWrite(t testing.TB, tx *Txn, req *fnpb.StateRequest) {
+func mustWrite(t testing.TB, tx *Txn, r req) {
 	t.Helper()
-	if _, err := tx.Write(req); err != nil {
+	if err := write(tx, r); err != nil {
 		t.Fatalf("Write: %v", err)
 	}
 }
 
-func mustGet(t testing.TB, tx *Txn, k *fnpb.StateKey) [][]byte {
+func mustGet(t testing.TB, tx *Txn, k Key) [][]byte {
 	t.Helper()
 	ps, err := tx.Get(k)
 	if err != nil {

@@ -3,55 +3,61 @@ package userstate
 import (
 	"errors"
 	"fmt"
-
-	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 )
 
-type kind uint8
+// Kind is the kind of state a Key addresses, one per Fn API user state key
+// type. The zero Kind is no key at all.
+type Kind uint8
 
+// State kinds.
 const (
-	kindBag kind = iota
-	kindMap
-	kindMapKeys
-	kindList
+	Bag          Kind = iota + 1 // BagUserState
+	Multimap                     // MultimapUserState: the values of one map key
+	MultimapKeys                 // MultimapKeysUserState: the map's keys
+	OrderedList                  // OrderedListUserState
 )
 
-// stateKey is a StateKey reduced to what the store needs, so the per-kind
-// code never touches protos.
+// Range is an ordered list's half-open sort key range [Start, End).
+type Range struct{ Start, End int64 }
+
+// Key addresses user state the way the Fn API's StateKey does, in plain
+// data: the driver translates protos, so the engine needs none.
+type Key struct {
+	Kind      Kind
+	Transform string
+	StateID   string
+	Key       []byte // the encoded element key
+	Window    []byte // the encoded window
+	MapKey    []byte // Multimap only
+	Range     *Range // OrderedList Get and Clear; nil on appends
+}
+
+// stateKey is a Key reduced to what the store needs.
 type stateKey struct {
-	kind kind
+	kind Kind
 	addr
-	mapKey string // kindMap
-	rng    span   // kindList Get and Clear
+	mapKey string // Multimap
+	rng    span   // OrderedList Get and Clear
 	hasRng bool
 }
 
-// parseKey validates a user state key; anything else (side inputs, runner
-// keys, a missing key) is an error that names the key type.
-func parseKey(key *fnpb.StateKey) (stateKey, error) {
-	switch k := key.GetType().(type) {
-	case *fnpb.StateKey_BagUserState_:
-		b := k.BagUserState
-		return stateKey{kind: kindBag, addr: mkAddr(b.GetTransformId(), b.GetUserStateId(), b.GetKey(), b.GetWindow())}, nil
-	case *fnpb.StateKey_MultimapUserState_:
-		m := k.MultimapUserState
-		return stateKey{kind: kindMap, addr: mkAddr(m.GetTransformId(), m.GetUserStateId(), m.GetKey(), m.GetWindow()),
-			mapKey: string(m.GetMapKey())}, nil
-	case *fnpb.StateKey_MultimapKeysUserState_:
-		m := k.MultimapKeysUserState
-		return stateKey{kind: kindMapKeys, addr: mkAddr(m.GetTransformId(), m.GetUserStateId(), m.GetKey(), m.GetWindow())}, nil
-	case *fnpb.StateKey_OrderedListUserState_:
-		o := k.OrderedListUserState
-		sk := stateKey{kind: kindList, addr: mkAddr(o.GetTransformId(), o.GetUserStateId(), o.GetKey(), o.GetWindow())}
-		if r := o.GetRange(); r != nil {
-			sk.rng, sk.hasRng = span{r.GetStart(), r.GetEnd()}, true
+// parseKey validates a user state key; a zero or unknown kind is an error.
+func parseKey(k Key) (stateKey, error) {
+	sk := stateKey{kind: k.Kind, addr: mkAddr(k.Transform, k.StateID, k.Key, k.Window)}
+	switch k.Kind {
+	case Bag, MultimapKeys:
+	case Multimap:
+		sk.mapKey = string(k.MapKey)
+	case OrderedList:
+		if k.Range != nil {
+			sk.rng, sk.hasRng = span{k.Range.Start, k.Range.End}, true
 		}
-		return sk, nil
-	case nil:
+	case 0:
 		return stateKey{}, errors.New("userstate: state request without a state key")
 	default:
-		return stateKey{}, fmt.Errorf("userstate: state key type %T is not user state", k)
+		return stateKey{}, fmt.Errorf("userstate: state key kind %d is not user state", k.Kind)
 	}
+	return sk, nil
 }
 
 func mkAddr(transform, stateID string, key, window []byte) addr {
@@ -61,7 +67,7 @@ func mkAddr(transform, stateID string, key, window []byte) addr {
 // needRange rejects ordered-list reads and clears without a range: the
 // proto requires one, and guessing "everything" could clear too much.
 func (k stateKey) needRange() error {
-	if k.kind == kindList && !k.hasRng {
+	if k.kind == OrderedList && !k.hasRng {
 		return fmt.Errorf("userstate: ordered list state %q of transform %q: read or clear without a sort key range", k.stateID, k.Transform)
 	}
 	return nil

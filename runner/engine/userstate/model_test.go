@@ -42,13 +42,13 @@ func (m *model) clone() *model {
 func (m *model) apply(op modelOp) {
 	k := op.k
 	switch {
-	case k.kind == kindBag && op.clear:
+	case k.kind == Bag && op.clear:
 		delete(m.bags, k.addr)
-	case k.kind == kindBag:
+	case k.kind == Bag:
 		m.bags[k.addr] = append(m.bags[k.addr], op.data)
-	case k.kind == kindMapKeys:
+	case k.kind == MultimapKeys:
 		delete(m.maps, k.addr)
-	case k.kind == kindMap:
+	case k.kind == Multimap:
 		if m.maps[k.addr] == nil {
 			m.maps[k.addr] = map[string][][]byte{}
 		}
@@ -74,11 +74,11 @@ func (m *model) apply(op modelOp) {
 
 func (m *model) read(k stateKey) [][]byte {
 	switch k.kind {
-	case kindBag:
+	case Bag:
 		return m.bags[k.addr]
-	case kindMap:
+	case Multimap:
 		return m.maps[k.addr][k.mapKey]
-	case kindMapKeys:
+	case MultimapKeys:
 		var out [][]byte
 		for _, mk := range slices.Sorted(maps.Keys(m.maps[k.addr])) {
 			if len(m.maps[k.addr][mk]) > 0 {

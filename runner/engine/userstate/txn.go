@@ -4,16 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-
-	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 )
 
 // Txn is one bundle's view of the store: reads see the committed store plus
 // the bundle's own writes; writes are buffered until Store.Commit.
 //
-// Get and Write implement stateplane.Handler and stateplane.Writer. They may
-// run on the state plane's goroutine while the driver commits other Txns;
-// the Txn's own mutex serialises them against its Commit.
+// Get, Append and Clear may run on the state plane's goroutine (through the
+// driver's Fn API adapter) while the driver commits other Txns; the Txn's
+// own mutex serialises them against its Commit.
 type Txn struct {
 	s      *Store
 	lookup Lookup
@@ -39,7 +37,7 @@ var errCommitted = errors.New("userstate: write to a transaction that was alread
 
 // Get returns the state's value as pieces of whole encoded elements. The
 // pieces are shared with the store and must not be modified.
-func (t *Txn) Get(key *fnpb.StateKey) ([][]byte, error) {
+func (t *Txn) Get(key Key) ([][]byte, error) {
 	k, err := parseKey(key)
 	if err != nil {
 		return nil, err
@@ -56,43 +54,40 @@ func (t *Txn) Get(key *fnpb.StateKey) ([][]byte, error) {
 		c = &cells{}
 	}
 	switch k.kind {
-	case kindBag:
+	case Bag:
 		return t.mu.bags[k.addr].view(c.bags[k.stateID]), nil
-	case kindMap:
+	case Multimap:
 		return t.mu.maps[k.addr].values(c.maps[k.stateID], k.mapKey), nil
-	case kindMapKeys:
+	case MultimapKeys:
 		return t.mu.maps[k.addr].mapKeys(c.maps[k.stateID]), nil
 	default:
 		return t.mu.lists[k.addr].view(c.lists[k.stateID], k.rng), nil
 	}
 }
 
-// Write buffers an Append or Clear request. The Txn keeps the appended
-// bytes (copied), never the request.
-func (t *Txn) Write(req *fnpb.StateRequest) (*fnpb.StateResponse, error) {
-	k, err := parseKey(req.GetStateKey())
+// Append buffers data, whole encoded elements, for the key. The Txn keeps
+// a copy, never the caller's slice.
+func (t *Txn) Append(key Key, data []byte) error {
+	k, err := parseKey(key)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	switch r := req.GetRequest().(type) {
-	case *fnpb.StateRequest_Append:
-		if err := t.append(k, r.Append.GetData()); err != nil {
-			return nil, err
-		}
-		return &fnpb.StateResponse{Response: &fnpb.StateResponse_Append{Append: &fnpb.StateAppendResponse{}}}, nil
-	case *fnpb.StateRequest_Clear:
-		if err := t.clear(k); err != nil {
-			return nil, err
-		}
-		return &fnpb.StateResponse{Response: &fnpb.StateResponse_Clear{Clear: &fnpb.StateClearResponse{}}}, nil
-	default:
-		return nil, fmt.Errorf("userstate: state request %q of type %T is not a write", req.GetId(), req.GetRequest())
+	return t.append(k, data)
+}
+
+// Clear buffers the clearing of the key's state (of its range, for an
+// ordered list).
+func (t *Txn) Clear(key Key) error {
+	k, err := parseKey(key)
+	if err != nil {
+		return err
 	}
+	return t.clear(k)
 }
 
 func (t *Txn) append(k stateKey, data []byte) error {
 	var entries []entry
-	if k.kind == kindList {
+	if k.kind == OrderedList {
 		var err error
 		if entries, err = t.parseList(k, data); err != nil {
 			return err
@@ -105,11 +100,11 @@ func (t *Txn) append(k stateKey, data []byte) error {
 		return errCommitted
 	}
 	switch k.kind {
-	case kindBag:
+	case Bag:
 		t.bagLocked(k.addr).append(data)
-	case kindMap:
+	case Multimap:
 		t.mapLocked(k.addr).key(k.mapKey).append(data)
-	case kindMapKeys:
+	case MultimapKeys:
 		return errors.New("userstate: cannot append to multimap keys state; append to a map key instead")
 	default:
 		t.listLocked(k.addr).add(entries)
@@ -147,11 +142,11 @@ func (t *Txn) clear(k stateKey) error {
 		return errCommitted
 	}
 	switch k.kind {
-	case kindBag:
+	case Bag:
 		t.bagLocked(k.addr).clear()
-	case kindMap:
+	case Multimap:
 		t.mapLocked(k.addr).key(k.mapKey).clear()
-	case kindMapKeys:
+	case MultimapKeys:
 		t.mapLocked(k.addr).clearAll()
 	default:
 		t.listLocked(k.addr).clear(k.rng)

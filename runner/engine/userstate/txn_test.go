@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-
-	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 )
 
 // step is one action of a script: on transaction tx (begun on first use),
@@ -13,7 +11,7 @@ import (
 type step struct {
 	tx   int
 	op   string // "append", "clear", "get", "commit", "drop"
-	key  *fnpb.StateKey
+	key  Key
 	data string
 	want string // for get: pieces joined by "|"
 }
@@ -41,8 +39,7 @@ func runScript(t *testing.T, steps []step) *Store {
 			s.Commit(tx)
 			delete(txns, st.tx) // the next use of this number begins afresh
 		case "drop":
-			b := st.key.GetBagUserState()
-			s.DropWindow(b.TransformId, b.Key, b.Window)
+			s.DropWindow(st.key.Transform, st.key.Key, st.key.Window)
 		default:
 			t.Fatalf("step %d: unknown op %q", i, st.op)
 		}
@@ -177,7 +174,7 @@ func TestScripts(t *testing.T) {
 }
 
 func TestOrderedList(t *testing.T) {
-	k := func(r *fnpb.OrderedListRange) *fnpb.StateKey { return list("l", "k", "w", r) }
+	k := func(r *Range) Key { return list("l", "k", "w", r) }
 	e := func(kvs ...int64) string { // expected pieces, one per entry
 		var s []string
 		for i := 0; i+1 < len(kvs); i += 2 {
@@ -234,29 +231,20 @@ func TestOrderedList(t *testing.T) {
 func TestErrors(t *testing.T) {
 	s := NewStore()
 	tx := s.Begin(varintLookup(t))
-	side := &fnpb.StateKey{Type: &fnpb.StateKey_IterableSideInput_{IterableSideInput: &fnpb.StateKey_IterableSideInput{}}}
 	tests := []struct {
 		name    string
 		do      func() error
 		wantErr string
 	}{
-		{"side input key", func() error { _, err := tx.Get(side); return err }, "StateKey_IterableSideInput"},
-		{"runner key write", func() error {
-			_, err := tx.Write(appendReq(&fnpb.StateKey{Type: &fnpb.StateKey_Runner_{Runner: &fnpb.StateKey_Runner{}}}, nil))
-			return err
-		}, "StateKey_Runner"},
-		{"nil key", func() error { _, err := tx.Get(nil); return err }, "without a state key"},
-		{"get via write", func() error {
-			_, err := tx.Write(&fnpb.StateRequest{StateKey: bag("s", "k", "w"), Request: &fnpb.StateRequest_Get{}})
-			return err
-		}, "not a write"},
-		{"no request", func() error { _, err := tx.Write(&fnpb.StateRequest{StateKey: bag("s", "k", "w")}); return err }, "not a write"},
-		{"append to keys", func() error { _, err := tx.Write(appendReq(mmKeys("m", "k", "w"), []byte("x"))); return err }, "multimap keys"},
+		{"unknown kind", func() error { _, err := tx.Get(Key{Kind: OrderedList + 1}); return err }, "not user state"},
+		{"zero key append", func() error { return tx.Append(Key{}, nil) }, "without a state key"},
+		{"zero key", func() error { _, err := tx.Get(Key{}); return err }, "without a state key"},
+		{"append to keys", func() error { return write(tx, appendReq(mmKeys("m", "k", "w"), []byte("x"))) }, "multimap keys"},
 		{"list get without range", func() error { _, err := tx.Get(list("l", "k", "w", nil)); return err }, "without a sort key range"},
-		{"list clear without range", func() error { _, err := tx.Write(clearReq(list("l", "k", "w", nil))); return err }, "without a sort key range"},
-		{"truncated list entry", func() error { _, err := tx.Write(appendReq(list("l", "k", "w", nil), ol(1, 300)[:2])); return err }, "entry at byte 0"},
+		{"list clear without range", func() error { return write(tx, clearReq(list("l", "k", "w", nil))) }, "without a sort key range"},
+		{"truncated list entry", func() error { return write(tx, appendReq(list("l", "k", "w", nil), ol(1, 300)[:2])) }, "entry at byte 0"},
 		{"no lookup", func() error {
-			_, err := s.Begin(nil).Write(appendReq(list("l", "k", "w", nil), ol(1, 1)))
+			err := write(s.Begin(nil), appendReq(list("l", "k", "w", nil), ol(1, 1)))
 			return err
 		}, "no value coders"},
 	}
@@ -270,18 +258,6 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-func TestResponses(t *testing.T) {
-	tx := NewStore().Begin(nil)
-	r, err := tx.Write(appendReq(bag("s", "k", "w"), []byte("x")))
-	if err != nil || r.GetAppend() == nil {
-		t.Fatalf("append response %v, %v", r, err)
-	}
-	r, err = tx.Write(clearReq(bag("s", "k", "w")))
-	if err != nil || r.GetClear() == nil {
-		t.Fatalf("clear response %v, %v", r, err)
-	}
-}
-
 func TestCommitOnceAndWritesAfter(t *testing.T) {
 	s := NewStore()
 	tx := s.Begin(nil)
@@ -291,7 +267,7 @@ func TestCommitOnceAndWritesAfter(t *testing.T) {
 	if got := show(mustGet(t, s.Begin(nil), bag("s", "k", "w"))); got != "x" {
 		t.Fatalf("after double commit got %q", got)
 	}
-	if _, err := tx.Write(appendReq(bag("s", "k", "w"), []byte("y"))); err == nil {
+	if err := write(tx, appendReq(bag("s", "k", "w"), []byte("y"))); err == nil {
 		t.Fatal("write after commit succeeded")
 	}
 }

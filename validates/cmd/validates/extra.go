@@ -18,7 +18,7 @@ const wordcountCheck = "wordcount"
 
 // checkNames lists every extra check, as -disable names them.
 func checkNames() []string {
-	names := []string{wordcountCheck}
+	names := append([]string{wordcountCheck}, differentialChecks()...)
 	for _, c := range lifecycle.Checks() {
 		names = append(names, "lifecycle/"+c.Name)
 	}

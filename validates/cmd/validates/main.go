@@ -3,8 +3,9 @@
 //
 // It builds the server (or takes BEAM_RUNNER_BIN), starts it on a free port,
 // builds Beam's Go integration test binary once, runs the expected tests (and
-// any --also tests) against that one server, then the Python portable checks,
-// and prints a table of every result. Run it from the repository root:
+// any --also tests) against that one server, then the Python portable checks
+// and Beam's Python portable-runner suite (PrismRunnerTest, which starts the
+// binary itself), and prints a table of every result. Run it from the repository root:
 //
 //	go run ./validates/cmd/validates [-also 'TestTimers.*,TestBagState']
 //
@@ -35,6 +36,11 @@ type config struct {
 	pythonBin     string
 	pythonTimeout time.Duration
 
+	prism            bool // run Beam's PrismRunnerTest
+	prismExpected    string
+	prismTimeout     time.Duration
+	prismTestTimeout time.Duration
+
 	disabled           map[string]bool // extra checks turned off
 	checkTimeout       time.Duration
 	workerStartTimeout time.Duration
@@ -60,12 +66,20 @@ func parseFlags() config {
 		"run the Python portable checks in validates/python (env VALIDATES_PYTHON=0 disables)")
 	flag.StringVar(&c.pythonBin, "python_bin", envOr("PYTHON", "python3"), "Python interpreter (env PYTHON)")
 	flag.DurationVar(&c.pythonTimeout, "python_timeout", 10*time.Minute, "limit for the whole Python run")
+	flag.BoolVar(&c.prism, "prism", os.Getenv("VALIDATES_PRISM") != "0",
+		"run Beam's Python portable-runner suite (PrismRunnerTest, from the apache-beam wheel) against the binary (env VALIDATES_PRISM=0 disables)")
+	flag.StringVar(&c.prismExpected, "expected_python", "validates/expected_python.txt",
+		"list of PrismRunnerTest methods that must pass")
+	flag.DurationVar(&c.prismTimeout, "prism_timeout", 20*time.Minute, "limit for the whole PrismRunnerTest run")
+	flag.DurationVar(&c.prismTestTimeout, "prism_test_timeout", 3*time.Minute, "pytest-timeout for each PrismRunnerTest test")
 	disable := flag.String("disable", os.Getenv("VALIDATES_DISABLE"),
 		"comma-separated extra checks to skip while iterating, e.g. 'wordcount,lifecycle/cancel' or 'lifecycle' for all lifecycle checks (env VALIDATES_DISABLE)")
 	flag.DurationVar(&c.checkTimeout, "check_timeout", 5*time.Minute, "limit for each lifecycle check and each wordcount run")
 	flag.DurationVar(&c.workerStartTimeout, "worker_start_timeout", 10*time.Second,
 		"passed to the server as --worker_start_timeout (short, so the PROCESS check is quick); 0 passes nothing and assumes the server's 2m default")
-	flag.IntVar(&c.wordcountMB, "wordcount_mb", 55, "size of the wordcount input in MiB (generated once, cached in the work dir)")
+	// Go's textio starts one restriction per 64 MiB: 150 MiB makes three,
+	// which are then split dynamically too.
+	flag.IntVar(&c.wordcountMB, "wordcount_mb", 150, "size of the wordcount input in MiB (generated once, cached in the work dir)")
 	flag.Int64Var(&c.wordcountSeed, "wordcount_seed", 1, "seed of the generated wordcount input")
 	flag.Parse()
 	off, err := parseDisable(*disable)

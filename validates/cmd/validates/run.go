@@ -21,6 +21,12 @@ func run(ctx context.Context, cfg config) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	var prismExpected []string
+	if cfg.prism { // a bad list fails now, not after the Go suite
+		if prismExpected, err = readPrismList(cfg.prismExpected); err != nil {
+			return false, err
+		}
+	}
 	work, err := absWork(cfg.workDir)
 	if err != nil {
 		return false, err
@@ -29,7 +35,14 @@ func run(ctx context.Context, cfg config) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	srv, err := startServer(ctx, bins.runner, filepath.Join(work, "server.log"), serverArgs(cfg))
+	// A fresh store per run: records of earlier runs must not show up in
+	// this one's job lists, nor two runs share a directory.
+	state, err := os.MkdirTemp(work, "state-")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(state)
+	srv, err := startServer(ctx, bins.runner, filepath.Join(work, "server.log"), "--state_dir="+state+" "+serverArgs(cfg))
 	if err != nil {
 		return false, err
 	}
@@ -40,7 +53,7 @@ func run(ctx context.Context, cfg config) (bool, error) {
 	// timeout: cancel the suites as soon as it exits.
 	sctx, cancel := srv.cancelOnExit(ctx)
 	defer cancel()
-	rep := runSuites(sctx, cfg, work, bins.tests, srv, expected)
+	rep := runSuites(sctx, cfg, work, bins, srv, expected, prismExpected)
 	srv.stop() // before reporting, so its log is complete
 	return rep.print(srv), nil
 }
@@ -79,9 +92,19 @@ func buildAll(ctx context.Context, cfg config, work string) (binaries, error) {
 
 // report gathers everything the final table and verdict need.
 type report struct {
-	expected []string // Go tests that must pass, then Python tests run
-	results  []validates.Result
-	problems []string // harness-level failures not tied to one test
+	expected  []string // Go tests that must pass, then Python tests run
+	results   []validates.Result
+	problems  []string // harness-level failures not tied to one test
+	summaries []validates.Summary
+}
+
+// summarize counts the results added since from (one suite's) against
+// the expected names added since expFrom.
+func (r *report) summarize(suite string, from, expFrom int) {
+	if from == len(r.results) && expFrom == len(r.expected) {
+		return // nothing ran or was expected (all disabled)
+	}
+	r.summaries = append(r.summaries, validates.Summarize(suite, r.results[from:], r.expected[expFrom:]))
 }
 
 // serverArgs are the flags the server gets besides --job_port.
@@ -92,10 +115,10 @@ func serverArgs(cfg config) string {
 	return fmt.Sprintf("--worker_start_timeout=%s %s", cfg.workerStartTimeout, cfg.serverArgs)
 }
 
-func runSuites(ctx context.Context, cfg config, work, testBin string, srv *server, expected []string) *report {
+func runSuites(ctx context.Context, cfg config, work string, bins binaries, srv *server, expected, prismExpected []string) *report {
 	rep := &report{expected: expected}
 	endpoint := srv.endpoint
-	g := goRun{bin: testBin, endpoint: endpoint, timeout: cfg.goTimeout, work: work}
+	g := goRun{bin: bins.tests, endpoint: endpoint, timeout: cfg.goTimeout, work: work}
 	// TestDrain's job runs until an operator drains it: play that part.
 	drainCtx, stopDrainer := context.WithCancel(ctx)
 	defer stopDrainer()
@@ -111,6 +134,7 @@ func runSuites(ctx context.Context, cfg config, work, testBin string, srv *serve
 			return nil
 		})
 	}
+	rep.summarize("Go ValidatesRunner", 0, 0)
 	// Only the Go suite has a job to drain; the lifecycle checks measure
 	// the server's idle CPU, which the drainer's polling would disturb.
 	stopDrainer()
@@ -121,10 +145,21 @@ func runSuites(ctx context.Context, cfg config, work, testBin string, srv *serve
 		return rep
 	}
 	if cfg.python {
+		from, expFrom := len(rep.results), len(rep.expected)
 		timed("Python portable checks", func() error {
 			rep.addPython(runPython(ctx, cfg, work, srv.endpoint))
 			return nil
 		})
+		rep.summarize("Python portable checks", from, expFrom)
+	}
+	if cfg.prism {
+		from, expFrom := len(rep.results), len(rep.expected)
+		timed("Python "+prismClass, func() error {
+			res, err := runPrism(ctx, cfg, work, bins.runner)
+			rep.addPrism(res, err, prismExpected)
+			return err
+		})
+		rep.summarize(prismClass, from, expFrom)
 	}
 	if err := srv.exitedEarly(); err != nil {
 		rep.problems = append([]string{err.Error()}, rep.problems...)
@@ -133,13 +168,17 @@ func runSuites(ctx context.Context, cfg config, work, testBin string, srv *serve
 	return rep
 }
 
-// runExtraChecks runs the lifecycle checks, then wordcount (the longest).
+// runExtraChecks runs the lifecycle checks, the differential checks, then
+// wordcount (the longest).
 func runExtraChecks(ctx context.Context, cfg config, work string, srv *server, rep *report) {
+	from, expFrom := len(rep.results), len(rep.expected)
+	defer func() { rep.summarize("lifecycle, differential and wordcount checks", from, expFrom) }()
 	timed("lifecycle checks", func() error {
 		res, names, err := runLifecycle(ctx, cfg, work, srv)
 		rep.addChecks("lifecycle", res, names, err)
 		return err
 	})
+	runDifferential(ctx, cfg, work, srv.endpoint, rep)
 	if cfg.disabled[wordcountCheck] {
 		return
 	}
@@ -165,10 +204,27 @@ func (r *report) addPython(res []validates.Result, err error) {
 	r.results = append(r.results, res...)
 }
 
+// addPrism records PrismRunnerTest results: the listed methods are expected,
+// the others (failing, or skipped by the test file itself) are reported.
+func (r *report) addPrism(res []validates.Result, err error, expected []string) {
+	if err != nil {
+		r.problems = append(r.problems, prismClass+": "+err.Error())
+	}
+	if len(res) == 0 {
+		r.problems = append(r.problems, prismClass+": no test results")
+	}
+	r.expected = append(r.expected, expected...)
+	r.results = append(r.results, res...)
+}
+
 // print writes the table and verdict, and the server log's tail on failure.
 func (r *report) print(srv *server) bool {
 	fmt.Println()
 	validates.WriteTable(os.Stdout, r.expected, r.results)
+	fmt.Println()
+	for _, s := range r.summaries {
+		fmt.Println(s)
+	}
 	v := validates.Decide(r.expected, r.results)
 	fmt.Print("\n", v.String())
 	for _, p := range r.problems {

@@ -1,0 +1,145 @@
+package bench
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Python workloads run Beam's Python SDK: Python's wordcount example, a
+// GroupByKey of synthetic records, and a CPU-bound ParDo whose SDK workers
+// are processes of an EXTERNAL worker pool (worker_pool_main), once with
+// the runner's default number of workers and once with one, to show what
+// several worker processes buy where one interpreter lock would serialize.
+// "direct" is then Python's DirectRunner (FnApiRunner, in process).
+var pythonWorkloads = []Workload{
+	{Name: "py-gbk", Python: true, Script: "bench/py/gbk.py",
+		Args: func(s Sizes, _, out string) []string {
+			return []string{"--records=" + itoa(s.Records), "--key_size=" + itoa(s.KeySize),
+				"--value_size=" + itoa(s.ValueSize), "--output=" + out}
+		}},
+	{Name: "py-wordcount", Python: true, Text: true,
+		Args: func(_ Sizes, in, out string) []string {
+			return []string{"-m", "apache_beam.examples.wordcount", "--input=" + in, "--output=" + out}
+		}},
+	cpuWorkload("py-cpu"),
+	cpuWorkload("py-cpu-1w", "--"+WorkersOption+"=1"),
+}
+
+// WorkersOption is beam-runner's job option for SDK workers per
+// environment; other runners ignore it.
+const WorkersOption = "workers_per_environment"
+
+func cpuWorkload(name string, extra ...string) Workload {
+	return Workload{Name: name, Python: true, Pool: true, Script: "bench/py/cpu.py",
+		Args: func(s Sizes, _, out string) []string {
+			return append([]string{"--elements=" + itoa(s.CPUElements), "--rounds=100000", "--output=" + out}, extra...)
+		}}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// command is the program and arguments of one run of w on r; endpoint is
+// the job server's, pool the EXTERNAL worker pool's (or "").
+func command(c *Config, w Workload, r Runner, in, out, endpoint, pool string) (string, []string) {
+	args := w.Args(c.Sizes, in, out)
+	if !w.Python {
+		if !r.Server {
+			return w.Binary(c.WorkDir), append(args, "--runner="+r.Name)
+		}
+		return w.Binary(c.WorkDir), append(args, "--runner=universal", "--endpoint="+endpoint, "--environment_type=LOOPBACK")
+	}
+	if w.Script != "" {
+		args = append([]string{filepath.Join(c.RepoRoot, w.Script)}, args...)
+	}
+	switch {
+	case !r.Server:
+		args = append(args, "--runner=DirectRunner")
+	case pool != "":
+		args = append(args, "--runner=PortableRunner", "--job_endpoint="+endpoint,
+			"--environment_type=EXTERNAL", "--environment_config="+pool)
+	default:
+		args = append(args, "--runner=PortableRunner", "--job_endpoint="+endpoint, "--environment_type=LOOPBACK")
+	}
+	return c.python(), args
+}
+
+func (c *Config) python() string {
+	if c.Python != "" {
+		return c.Python
+	}
+	return "python3"
+}
+
+// WorkerPool is Beam Python's worker pool service: each StartWorker request
+// from a runner starts an SDK harness process.
+type WorkerPool struct {
+	Endpoint string
+	cmd      *exec.Cmd
+	exited   chan struct{}
+}
+
+// StartWorkerPool starts worker_pool_main on a free port, in its own
+// process group so Stop ends the workers it started too.
+func StartWorkerPool(python, logPath string) (*WorkerPool, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(python, "-m", "apache_beam.runners.worker.worker_pool_main", "--service_port="+strconv.Itoa(port))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	p := &WorkerPool{Endpoint: "localhost:" + strconv.Itoa(port), cmd: cmd, exited: make(chan struct{})}
+	go func() { cmd.Wait(); logf.Close(); close(p.exited) }()
+	if err := waitListening(p.Endpoint, p.exited, 60*time.Second); err != nil {
+		p.Stop()
+		return nil, fmt.Errorf("worker pool: %w (log %s)", err, logPath)
+	}
+	return p, nil
+}
+
+// waitListening waits until addr accepts connections or the process exits.
+func waitListening(addr string, exited <-chan struct{}, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return fmt.Errorf("exited before listening on %s", addr)
+		default:
+		}
+		if conn, err := dialTCP(addr); err == nil {
+			conn.Close()
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("nothing listens on %s after %v", addr, limit)
+}
+
+// Stop ends the pool and every worker it started.
+func (p *WorkerPool) Stop() {
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.exited
+	}
+	// Workers may outlive the pool process: end the group for good.
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+func dialTCP(addr string) (net.Conn, error) { return net.DialTimeout("tcp", addr, time.Second) }

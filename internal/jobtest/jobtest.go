@@ -1,0 +1,153 @@
+// Package jobtest runs a real job server (with the real executor and web
+// endpoint) and submits Go SDK pipelines to it on a LOOPBACK worker pool in
+// the test process, for tests of the operator tools.
+package jobtest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
+	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/extworker"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/runnerlib"
+	"github.com/beam-runner/beam-runner/runner/execute"
+	"github.com/beam-runner/beam-runner/runner/server"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// Env is a running job server with a worker pool.
+type Env struct {
+	Endpoint string // the Job API, host:port
+	WebURL   string // the web endpoint, http://host:port
+	Client   jobpb.JobServiceClient
+	pool     *extworker.Loopback
+	work     string
+}
+
+// Start runs a server on free ports for the test's lifetime.
+func Start(t testing.TB) *Env {
+	t.Helper()
+	beam.Init()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if os.Getenv("JOBTEST_LOG") != "" {
+		logger = slog.Default()
+	}
+	srv, err := server.New(server.Config{
+		Executor: execute.New(execute.Options{Logger: logger, Parallelism: 2}),
+		Logger:   logger,
+		WebAddr:  "127.0.0.1:0",
+		Pprof:    true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		srv.Stop(ctx)
+		<-served
+	})
+	web := waitWeb(t, srv)
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	pool, err := extworker.StartLoopback(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Stop(context.Background()) })
+	return &Env{Endpoint: lis.Addr().String(), WebURL: "http://" + web, Client: jobpb.NewJobServiceClient(conn), pool: pool, work: t.TempDir()}
+}
+
+// waitWeb waits until the server's web endpoint listens.
+func waitWeb(t testing.TB, srv *server.Server) string {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if a := srv.WebEndpoint(); a != "" {
+			return a
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the web endpoint did not start")
+	return ""
+}
+
+// Submit builds a pipeline, submits it as the Go SDK's universal runner
+// does with LOOPBACK, and returns the job id and the pipeline proto.
+func (e *Env) Submit(ctx context.Context, name string, build func(beam.Scope)) (string, *pipepb.Pipeline, error) {
+	p, s := beam.NewPipelineWithRoot()
+	build(s)
+	edges, _, err := p.Build()
+	if err != nil {
+		return "", nil, err
+	}
+	env, err := graphx.CreateEnvironment(ctx, graphx.URNEnvExternal, e.pool.EnvironmentConfig)
+	if err != nil {
+		return "", nil, err
+	}
+	pipe, err := graphx.Marshal(edges, &graphx.Options{Environment: env})
+	if err != nil {
+		return "", nil, err
+	}
+	// The worker binary is never run with LOOPBACK, but the SDK stages one.
+	bin := filepath.Join(e.work, "empty-worker")
+	if err := os.WriteFile(bin, nil, 0o644); err != nil {
+		return "", nil, err
+	}
+	if err := runnerlib.UpdateGoEnvironmentWorker(bin, pipe); err != nil {
+		return "", nil, err
+	}
+	prepID, artifacts, token, err := runnerlib.Prepare(ctx, e.Client, pipe, &runnerlib.JobOptions{Name: name, Loopback: true})
+	if err != nil {
+		return "", nil, err
+	}
+	retrieval, err := runnerlib.Stage(ctx, prepID, artifacts, bin, token)
+	if err != nil {
+		return "", nil, err
+	}
+	id, err := runnerlib.Submit(ctx, e.Client, prepID, retrieval)
+	return id, pipe, err
+}
+
+// AwaitState polls until the job is in want, failing early on another
+// terminal state.
+func (e *Env) AwaitState(ctx context.Context, jobID string, want jobpb.JobState_Enum, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		ev, err := e.Client.GetState(ctx, &jobpb.GetJobStateRequest{JobId: jobID})
+		if err != nil {
+			return err
+		}
+		got := ev.GetState()
+		if got == want {
+			return nil
+		}
+		switch got {
+		case jobpb.JobState_DONE, jobpb.JobState_FAILED, jobpb.JobState_CANCELLED, jobpb.JobState_DRAINED:
+			return fmt.Errorf("job %s reached %v while waiting for %v", jobID, got, want)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("job %s still %v after %v, want %v", jobID, got, limit, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,213 @@
+package agg
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Spill is scratch space a GroupByKey moves buffered values to once they
+// pass its memory budget. Keys compare as bytes; Scan yields the keys with
+// a prefix in order, so writing each spill as a sorted run and scanning a
+// window's prefix merges every run on read. The driver implements it over
+// the store (an LSM, which does that merge); the engine sees only this, and
+// does no I/O of its own.
+type Spill interface {
+	// WriteRun stores the pairs, atomically; the slices may be reused
+	// after it returns.
+	WriteRun(keys, values [][]byte) error
+	// Scan calls fn for each key with the prefix in key order; the slices
+	// are valid only during the call.
+	Scan(prefix []byte, fn func(key, value []byte) error) error
+	// DeletePrefix drops every key with the prefix.
+	DeletePrefix(prefix []byte) error
+}
+
+// spiller moves the batch path's buffered values to a Spill past budget
+// bytes. A spilled value's key is window, key (each in an order-keeping
+// escape) and arrival number, so a window's scan yields its keys in byte
+// order and each key's values in arrival order, as sortElems does.
+type spiller struct {
+	sp     Spill
+	budget int // bytes of buffered keys and values before a spill
+	bytes  int
+	err    error // first Spill error; the GBK fails with it
+
+	// A piece of a run being written: entries in buf, each a key and a
+	// value; ends holds each entry's start and key end.
+	buf        []byte
+	ends       [][2]int
+	keys, vals [][]byte
+}
+
+// elemOverhead approximates what buffering one value costs besides its
+// bytes: the batchElem and the slice growth around it.
+const elemOverhead = 48
+
+// note counts an added value and reports whether the budget is passed.
+func (s *spiller) note(key, value []byte) bool {
+	s.bytes += len(key) + len(value) + elemOverhead
+	return s.bytes > s.budget
+}
+
+// spillWin writes a window's in-memory values as one sorted run and drops
+// them (and so the references into the engine's input chunks). The run
+// goes out in pieces of about spillPiece bytes, so spilling needs little
+// memory beyond what it frees; a run needs no atomicity, as spill is
+// dropped whole after a crash.
+func (s *spiller) spillWin(w *batchWin) {
+	if len(w.elems) == 0 || s.err != nil {
+		return
+	}
+	sortElems(w.elems)
+	prefix := spillPrefix(w.win)
+	for _, e := range w.elems {
+		start := len(s.buf)
+		s.buf = appendEscaped(append(s.buf, prefix...), e.key)
+		s.buf = binary.BigEndian.AppendUint32(s.buf, e.seq)
+		mid := len(s.buf)
+		if e.held {
+			s.buf = binary.AppendVarint(append(s.buf, 1), e.out)
+		} else {
+			s.buf = append(s.buf, 0)
+		}
+		s.buf = append(s.buf, e.value...)
+		s.ends = append(s.ends, [2]int{start, mid})
+		if len(s.buf) >= spillPiece {
+			s.writePiece()
+		}
+	}
+	s.writePiece()
+	if s.err != nil {
+		return
+	}
+	w.elems, w.spilled = nil, true
+}
+
+// spillPiece bounds the bytes of one write to the Spill.
+const spillPiece = 1 << 20
+
+// writePiece writes the entries buffered in buf and forgets them.
+func (s *spiller) writePiece() {
+	if len(s.ends) == 0 || s.err != nil {
+		return
+	}
+	s.keys, s.vals = s.keys[:0], s.vals[:0]
+	for i, e := range s.ends {
+		end := len(s.buf)
+		if i+1 < len(s.ends) {
+			end = s.ends[i+1][0]
+		}
+		s.keys = append(s.keys, s.buf[e[0]:e[1]])
+		s.vals = append(s.vals, s.buf[e[1]:end])
+	}
+	if err := s.sp.WriteRun(s.keys, s.vals); err != nil {
+		s.err = fmt.Errorf("agg: spilling: %w", err)
+	}
+	s.buf, s.ends = s.buf[:0], s.ends[:0]
+}
+
+// readWin returns a window's spilled values by key, in order, calling f
+// once per key, then drops them from the Spill.
+func (s *spiller) readWin(w *batchWin, f func(es []batchElem)) {
+	s.spillWin(w) // the rest too, so one scan sees everything in order
+	if s.err != nil {
+		return
+	}
+	prefix := spillPrefix(w.win)
+	var cur []batchElem
+	var curKey []byte
+	err := s.sp.Scan(prefix, func(k, v []byte) error {
+		key, seq, err := parseSpillKey(k[len(prefix):])
+		if err != nil {
+			return err
+		}
+		if len(cur) > 0 && !bytes.Equal(key, curKey) {
+			f(cur)
+			cur = nil
+		}
+		e, err := parseSpillValue(v)
+		if err != nil {
+			return err
+		}
+		e.key, e.seq = key, seq
+		if len(cur) == 0 {
+			curKey = key
+		}
+		cur = append(cur, e)
+		return nil
+	})
+	if err == nil && len(cur) > 0 {
+		f(cur)
+	}
+	if err == nil {
+		err = s.sp.DeletePrefix(prefix)
+	}
+	if err != nil {
+		s.err = fmt.Errorf("agg: reading spilled window %x: %w", w.win, err)
+	}
+}
+
+func spillPrefix(win []byte) []byte { return appendEscaped(nil, win) }
+
+// appendEscaped appends b so that escaped strings sort as b does and none
+// is a prefix of another: 0x00 becomes 0x00 0xff, and 0x00 0x01 ends it.
+func appendEscaped(dst, b []byte) []byte {
+	for _, c := range b {
+		if c == 0 {
+			dst = append(dst, 0, 0xff)
+		} else {
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, 0, 1)
+}
+
+var errSpillKey = errors.New("malformed spill key")
+
+// parseSpillKey reads an escaped key and the arrival number after it; the
+// key is a fresh copy.
+func parseSpillKey(b []byte) ([]byte, uint32, error) {
+	var key []byte
+	for i := 0; i+1 < len(b); i++ {
+		if b[i] != 0 {
+			key = append(key, b[i])
+			continue
+		}
+		switch b[i+1] {
+		case 0xff:
+			key = append(key, 0)
+			i++
+		case 1:
+			rest := b[i+2:]
+			if len(rest) != 4 {
+				return nil, 0, errSpillKey
+			}
+			if key == nil {
+				key = []byte{}
+			}
+			return key, binary.BigEndian.Uint32(rest), nil
+		default:
+			return nil, 0, errSpillKey
+		}
+	}
+	return nil, 0, errSpillKey
+}
+
+func parseSpillValue(v []byte) (batchElem, error) {
+	if len(v) == 0 {
+		return batchElem{}, errSpillKey
+	}
+	e := batchElem{}
+	rest := v[1:]
+	if v[0] == 1 {
+		out, n := binary.Varint(rest)
+		if n <= 0 {
+			return batchElem{}, errSpillKey
+		}
+		e.out, e.held, rest = out, true, rest[n:]
+	}
+	e.value = bytes.Clone(rest)
+	return e, nil
+}

@@ -1,0 +1,341 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/beam-runner/beam-runner/runner/engine/agg"
+	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
+)
+
+// Snapshot format: the magic bytes, then SnapshotVersion as a varint, then
+// the fields written below in order (see internal/wire for the encoding).
+// Bump SnapshotVersion whenever a field is added, removed or reinterpreted,
+// and keep Restore able to read the versions still found in stores.
+const (
+	snapshotMagic   = "BRENGINE"
+	SnapshotVersion = 1
+)
+
+// Snapshot returns the engine's whole state as bytes: processing time,
+// watermarks, pending input, delayed residuals and their holds, keyed
+// input queues, timers and state windows, GroupByKey state, TestStream
+// positions, kept side-input data, expired state windows and the next
+// bundle id. Restore with the same Spec gives an engine that behaves the
+// same from here on.
+//
+// A snapshot is taken at a consistent point: no bundle in flight (so no
+// key is busy and every input is either pending or committed). The driver
+// reaches one by not asking Ready for more work until its running bundles
+// commit; a snapshot with bundles in flight is refused, as is one of a
+// failed engine. Snapshot does not change the engine.
+func (e *Engine) Snapshot() ([]byte, error) {
+	if e.err != nil {
+		return nil, fmt.Errorf("snapshot of a failed engine: %w", e.err)
+	}
+	if len(e.flight) > 0 {
+		return nil, fmt.Errorf("snapshot needs a consistent point, but bundles %v are in flight (see SnapshotRequeuingFlight)", sortedIDs(e.flight))
+	}
+	return e.snapshot()
+}
+
+// snapshot writes the state, leaving bundles in flight out: their keys
+// are not busy and their input is in no queue in the snapshot.
+func (e *Engine) snapshot() ([]byte, error) {
+	var w wire.Writer
+	w.String(snapshotMagic)
+	w.Uint(SnapshotVersion)
+	e.snapshotShape(&w)
+	w.Int(e.now)
+	w.Int(int64(e.nextID))
+	w.Bool(e.draining)
+	e.snapshotExpired(&w)
+	for _, id := range sortedKeys(e.pcolls) {
+		p := e.pcolls[id]
+		w.Int(p.wm)
+		w.Bool(p.data != nil)
+		if p.data != nil {
+			snapshotChunks(&w, p.data.Chunks)
+		}
+	}
+	for _, st := range e.stages {
+		if err := st.snapshot(&w); err != nil {
+			return nil, fmt.Errorf("stage %s: %w", st.spec.ID, err)
+		}
+	}
+	return w.Bytes(), nil
+}
+
+// snapshotShape records the stages and PCollections the state belongs to,
+// so a snapshot is never restored into a different pipeline.
+func (e *Engine) snapshotShape(w *wire.Writer) {
+	w.Len(len(e.stages))
+	for _, st := range e.stages {
+		w.String(st.spec.ID)
+		w.Uint(uint64(st.spec.Kind))
+		w.Bool(st.keyed != nil)
+	}
+	ids := sortedKeys(e.pcolls)
+	w.Len(len(ids))
+	for _, id := range ids {
+		w.String(id)
+	}
+}
+
+func (e *Engine) snapshotExpired(w *wire.Writer) {
+	w.Len(len(e.expired))
+	for _, x := range sortedStateWindows(e.expired) {
+		w.String(x.Stage)
+		w.Blob(x.Key)
+		w.Blob(x.Window)
+		w.Int(x.maxTS)
+	}
+}
+
+// sortedStateWindows returns a sorted copy, so equal states encode equally.
+func sortedStateWindows(ws []StateWindow) []StateWindow {
+	out := append([]StateWindow(nil), ws...)
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if string(a.Key) != string(b.Key) {
+			return string(a.Key) < string(b.Key)
+		}
+		if string(a.Window) != string(b.Window) {
+			return string(a.Window) < string(b.Window)
+		}
+		return a.Stage < b.Stage
+	})
+	return out
+}
+
+func snapshotChunks(w *wire.Writer, cs [][]byte) {
+	w.Len(len(cs))
+	for _, c := range cs {
+		w.Blob(c)
+	}
+}
+
+func (st *stage) snapshot(w *wire.Writer) error {
+	w.Int(st.outWM)
+	w.Int(st.inWM)
+	w.Bool(st.emitted)
+	w.Num(len(st.spec.Events) - len(st.events))
+	w.Len(len(st.pending))
+	for _, c := range st.pending {
+		w.Blob(c.data)
+		w.Int(c.minTS)
+	}
+	w.Len(len(st.delayed))
+	for _, d := range st.delayed {
+		w.Blob(d.data)
+		w.Int(d.readyAt)
+		w.Int(d.hold)
+	}
+	if st.keyed != nil {
+		st.keyed.snapshot(w)
+	}
+	if st.gbk != nil {
+		return st.gbk.Snapshot(w)
+	}
+	return nil
+}
+
+func (k *keyed) snapshot(w *wire.Writer) {
+	keys := sortedKeys(k.pending)
+	w.Len(len(keys))
+	for _, key := range keys {
+		w.String(key)
+		w.Blob(k.pending[key].data)
+		w.Int(k.pending[key].minTS)
+	}
+	ids := sortedKeys(k.timers)
+	w.Len(len(ids))
+	for _, id := range ids {
+		t := k.timers[id]
+		w.String(t.stream.Transform)
+		w.String(t.stream.Family)
+		w.String(t.key)
+		w.String(t.id)
+		w.Int(t.fire)
+		w.Int(t.hold)
+		w.Blob(t.enc)
+	}
+	wins := sortedKeys(k.windows)
+	w.Len(len(wins))
+	for _, id := range wins {
+		sw := k.windows[id]
+		w.Blob(sw.Key)
+		w.Blob(sw.Window)
+		w.Int(sw.maxTS)
+	}
+	w.Int(k.scannedAt)
+	w.Bool(k.rescan)
+}
+
+func sortedIDs(m map[int]*Bundle) []int {
+	ids := make([]int, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	return ids
+}
+
+// Restore builds an engine for spec in the state a Snapshot recorded. The
+// spec must describe the same pipeline (stages, kinds, PCollections and
+// windowing) the snapshot was taken of; a snapshot of a newer format, of
+// another pipeline, or damaged bytes give an error that says which.
+// Processing time is the snapshot's; a driver resuming after a crash
+// moves it on to its clock with AdvanceProcessingTime.
+func Restore(spec Spec, snap []byte) (*Engine, error) {
+	r := wire.NewReader(snap)
+	if m := r.String(); r.Err() != nil || m != snapshotMagic {
+		return nil, fmt.Errorf("restore: not an engine snapshot")
+	}
+	if v := r.Uint(); r.Err() == nil && v != SnapshotVersion {
+		if v > SnapshotVersion {
+			return nil, fmt.Errorf("restore: snapshot format version %d is newer than this runner's (%d); use a newer runner", v, SnapshotVersion)
+		}
+		return nil, fmt.Errorf("restore: snapshot format version %d is not supported (this runner reads %d)", v, SnapshotVersion)
+	}
+	e, err := build(spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.restoreShape(r); err != nil {
+		return nil, err
+	}
+	if err := e.restoreState(r); err != nil {
+		return nil, err
+	}
+	if err := r.Done(); err != nil {
+		return nil, fmt.Errorf("restore: %w", err)
+	}
+	return e, nil
+}
+
+func (e *Engine) restoreShape(r *wire.Reader) error {
+	n := r.Len()
+	if r.Err() == nil && n != len(e.stages) {
+		return fmt.Errorf("restore: snapshot has %d stages, the pipeline %d", n, len(e.stages))
+	}
+	for _, st := range e.stages {
+		id, kind, keyed := r.String(), StageKind(r.Uint()), r.Bool()
+		if r.Err() == nil && (id != st.spec.ID || kind != st.spec.Kind || keyed != (st.keyed != nil)) {
+			return fmt.Errorf("restore: snapshot has stage %q (kind %d, keyed %v) where the pipeline has %q (kind %d, keyed %v)", id, kind, keyed, st.spec.ID, st.spec.Kind, st.keyed != nil)
+		}
+	}
+	ids := sortedKeys(e.pcolls)
+	if n := r.Len(); r.Err() == nil && n != len(ids) {
+		return fmt.Errorf("restore: snapshot has %d PCollections, the pipeline %d", n, len(ids))
+	}
+	for _, want := range ids {
+		if id := r.String(); r.Err() == nil && id != want {
+			return fmt.Errorf("restore: snapshot has PCollection %q where the pipeline has %q", id, want)
+		}
+	}
+	if r.Err() != nil {
+		return fmt.Errorf("restore: %w", r.Err())
+	}
+	return nil
+}
+
+func (e *Engine) restoreState(r *wire.Reader) error {
+	e.now = r.Int()
+	e.nextID = int(r.Int())
+	e.draining = r.Bool()
+	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+		e.expired = append(e.expired, StateWindow{Stage: r.String(), Key: r.Blob(), Window: r.Blob(), maxTS: r.Int()})
+	}
+	for _, id := range sortedKeys(e.pcolls) {
+		p := e.pcolls[id]
+		p.wm = r.Int()
+		p.data = nil
+		if r.Bool() {
+			p.data = &Data{}
+			for _, c := range restoreChunks(r) {
+				p.data.Add(c)
+			}
+		}
+	}
+	if r.Err() != nil {
+		return fmt.Errorf("restore: %w", r.Err())
+	}
+	for _, st := range e.stages {
+		if err := st.restore(r); err != nil {
+			return fmt.Errorf("restore: stage %s: %w", st.spec.ID, err)
+		}
+	}
+	return nil
+}
+
+func restoreChunks(r *wire.Reader) [][]byte {
+	var cs [][]byte
+	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+		cs = append(cs, r.Blob())
+	}
+	return cs
+}
+
+func (st *stage) restore(r *wire.Reader) error {
+	st.outWM, st.inWM = r.Int(), r.Int()
+	st.emitted = r.Bool()
+	if done := r.Num(); r.Err() == nil {
+		if done > len(st.spec.Events) {
+			return fmt.Errorf("snapshot applied %d TestStream events, the stage has %d", done, len(st.spec.Events))
+		}
+		st.events = st.spec.Events[done:]
+	}
+	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+		st.pending = append(st.pending, chunk{data: r.Blob(), minTS: r.Int()})
+	}
+	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+		st.delayed = append(st.delayed, delayed{data: r.Blob(), readyAt: r.Int(), hold: r.Int()})
+	}
+	if st.keyed != nil {
+		if err := st.restoreKeyed(r); err != nil {
+			return err
+		}
+	}
+	if st.gbk != nil && r.Err() == nil {
+		g, err := agg.Restore(st.spec.Agg, r)
+		if err != nil {
+			return err
+		}
+		st.gbk = g
+	}
+	return r.Err()
+}
+
+func (st *stage) restoreKeyed(r *wire.Reader) error {
+	k := st.keyed
+	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+		key := r.String()
+		k.pending[key] = &keyWork{data: r.Blob(), minTS: r.Int()}
+	}
+	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+		t := &timer{stream: TimerStream{Transform: r.String(), Family: r.String()}, key: r.String(), id: r.String()}
+		t.fire, t.hold, t.enc = r.Int(), r.Int(), r.Blob()
+		spec, ok := st.timerSpec(t.stream)
+		if r.Err() == nil && !ok {
+			return fmt.Errorf("snapshot has a timer of family %s/%s the stage does not declare", t.stream.Transform, t.stream.Family)
+		}
+		t.processing = spec.Processing
+		k.timers[t.id] = t
+	}
+	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+		sw := &StateWindow{Stage: st.spec.ID, Key: r.Blob(), Window: r.Blob(), maxTS: r.Int()}
+		k.windows[string(sw.Key)+"\x00"+string(sw.Window)] = sw
+	}
+	k.scannedAt, k.rescan = r.Int(), r.Bool()
+	return r.Err()
+}
+
+func (st *stage) timerSpec(s TimerStream) (TimerSpec, bool) {
+	for _, ts := range st.spec.Timers {
+		if ts.Stream == s {
+			return ts, true
+		}
+	}
+	return TimerSpec{}, false
+}

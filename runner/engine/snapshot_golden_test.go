@@ -1,0 +1,50 @@
+package engine
+
+import (
+	"bytes"
+	"flag"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite testdata/snapshot-v*.golden")
+
+// TestSnapshotGolden keeps the format honest: a snapshot written by this
+// version, checked in, must still restore and re-encode to the same bytes.
+// A change to the format fails it: bump SnapshotVersion, keep reading the
+// old version, and add a golden for the new one (go test -run
+// TestSnapshotGolden -update).
+func TestSnapshotGolden(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	spec := simPipeline(t, r)
+	path := filepath.Join("testdata", "snapshot-v1.golden")
+	if *updateGolden {
+		s := newSim(t, spec)
+		var snap []byte
+		for _, op := range simScript(r) {
+			s.step(op)
+			if s.e.InFlight() == 0 && s.e.Err() == nil && !s.e.Done() {
+				snap = mustSnapshot(t, s.e)
+			}
+		}
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, snap, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	golden, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := mustRestore(t, spec, golden)
+	if again := mustSnapshot(t, e); !bytes.Equal(again, golden) {
+		t.Fatalf("version %d golden snapshot re-encodes differently (%d bytes, was %d)", SnapshotVersion, len(again), len(golden))
+	}
+	if e.Done() {
+		t.Error("golden snapshot is of a finished engine: it covers too little state")
+	}
+}

@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/beam-runner/beam-runner/runner/coders"
+)
+
+// SplitResult is what a running bundle gave up by one split, as its SDK
+// reported it.
+//
+// A bundle may be split many times. Each split only ever shrinks what the
+// bundle keeps: the SDK keeps input elements before FirstResidual (the
+// last of them possibly only in part, as Primary) and gives up the rest.
+// Elements the bundle gave up by an earlier split are not given up again,
+// so the engine remembers how far the bundle still owns its input.
+type SplitResult struct {
+	// FirstResidual is the index of the first input element the bundle
+	// gave up whole (its channel split); -1 when the SDK reported none.
+	FirstResidual int
+	// Primary is what the bundle keeps of the element it split (the one
+	// before FirstResidual), as encoded input elements; empty if none.
+	Primary [][]byte
+	// Residuals are the unprocessed parts of split elements.
+	Residuals []Residual
+}
+
+// splitBook is a bundle's record of the splits applied to it.
+type splitBook struct {
+	// owned is how many leading input elements the bundle still owns;
+	// -1 until a split with a channel split arrives.
+	owned int
+	// primaryAt is the index of the element the bundle keeps only in part
+	// (-1 for none), and primary that part.
+	primaryAt int
+	primary   [][]byte
+	// opaque: a split gave up work without a channel split, so what the
+	// bundle still owns is unknown.
+	opaque bool
+}
+
+func newSplitBook() splitBook { return splitBook{owned: -1, primaryAt: -1} }
+
+// ApplySplit files what a running bundle gave up to run in other bundles;
+// the bundle itself is still committed later as usual. It returns how many
+// residuals it filed. A split that gives up input an earlier split already
+// gave up is refused: running it twice would duplicate data.
+func (e *Engine) ApplySplit(id int, s SplitResult) (int, error) {
+	b := e.flight[id]
+	if b == nil {
+		return 0, fmt.Errorf("split of unknown bundle %d", id)
+	}
+	st := e.stage(b.Stage)
+	rest, err := b.takeChannelResiduals(e.pcolls[st.spec.Inputs[0]].spec.Codec, s)
+	if err != nil {
+		return 0, fmt.Errorf("stage %s, bundle %d: %w", b.Stage, id, err)
+	}
+	rs := append(rest, s.Residuals...)
+	if err := e.deferResiduals(st, rs); err != nil {
+		e.fail(err)
+		return 0, err
+	}
+	e.recompute()
+	return len(rs), e.err
+}
+
+// takeChannelResiduals returns the input elements a channel split gave up
+// that the bundle still owned, and records the split.
+func (b *Bundle) takeChannelResiduals(wv *coders.WindowedValueCodec, s SplitResult) ([]Residual, error) {
+	if s.FirstResidual < 0 {
+		if len(s.Primary) > 0 {
+			return nil, fmt.Errorf("split kept a primary but reported no channel split")
+		}
+		b.split.opaque = b.split.opaque || len(s.Residuals) > 0
+		return nil, nil
+	}
+	owned, err := b.ownedByIndex(wv)
+	if err != nil {
+		return nil, err
+	}
+	if s.FirstResidual > len(owned) {
+		return nil, fmt.Errorf("split gave up input from element %d, but the bundle owns only %d elements (earlier splits gave up the rest)", s.FirstResidual, len(owned))
+	}
+	if len(s.Primary) > 0 && s.FirstResidual == 0 {
+		return nil, fmt.Errorf("split kept a primary but gave up every input element")
+	}
+	var out []Residual
+	for _, parts := range owned[s.FirstResidual:] {
+		for _, el := range parts {
+			out = append(out, Residual{Element: el})
+		}
+	}
+	b.split.owned = s.FirstResidual
+	if len(s.Primary) > 0 {
+		b.split.primaryAt, b.split.primary = s.FirstResidual-1, s.Primary
+	} else if b.split.primaryAt >= s.FirstResidual {
+		b.split.primaryAt, b.split.primary = -1, nil
+	}
+	return out, nil
+}
+
+// ownedByIndex lists, per input element index, what the bundle still owns
+// of it: the whole element, or the primary parts of the element it split.
+func (b *Bundle) ownedByIndex(wv *coders.WindowedValueCodec) ([][][]byte, error) {
+	all, err := ElementsFrom(b.Input, wv, 0)
+	if err != nil {
+		return nil, err
+	}
+	if b.split.owned >= 0 && b.split.owned < len(all) {
+		all = all[:b.split.owned]
+	}
+	out := make([][][]byte, len(all))
+	for i, el := range all {
+		out[i] = [][]byte{el}
+	}
+	if p := b.split.primaryAt; p >= 0 && p < len(out) {
+		out[p] = b.split.primary
+	}
+	return out, nil
+}
+
+// OwnedInput is the input a bundle still owns after its splits, as whole
+// encoded elements: what a retry of the bundle must process.
+func (e *Engine) OwnedInput(id int) ([][]byte, error) {
+	b := e.flight[id]
+	if b == nil {
+		return nil, fmt.Errorf("unknown bundle %d", id)
+	}
+	if b.split.owned < 0 && b.split.primaryAt < 0 {
+		return b.Input, nil
+	}
+	owned, err := b.ownedByIndex(e.pcolls[e.stage(b.Stage).spec.Inputs[0]].spec.Codec)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for _, parts := range owned {
+		out = append(out, parts...)
+	}
+	return out, nil
+}

@@ -1,0 +1,128 @@
+package execute
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/coder"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/engine"
+	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/beam-runner/beam-runner/runner/metrics"
+	"github.com/beam-runner/beam-runner/runner/plan"
+)
+
+// Live statistics: the driver reports bundles, splits and watermarks to the
+// job's jobs.Stats, which the web UI, /metrics and the CLI read. Only the
+// driver goroutine calls these, so bundle start times need no lock.
+
+var kindNames = map[plan.Kind]string{
+	plan.SDK: "sdk", plan.Impulse: "impulse", plan.GBK: "gbk", plan.Flatten: "flatten", plan.TestStream: "teststream",
+}
+
+// publishStages describes the plan's stages to the job's statistics.
+func (r *run) publishStages() {
+	comps := r.plan.Components
+	infos := make([]jobs.StageInfo, 0, len(r.plan.Stages))
+	for _, s := range r.plan.Stages {
+		in := jobs.StageInfo{ID: s.ID, Name: r.stageName(s), Kind: kindNames[s.Kind], Env: s.Env,
+			Inputs: s.Inputs, Outputs: s.Outputs}
+		for _, t := range s.Transforms {
+			in.Transforms = append(in.Transforms, comps.GetTransforms()[t].GetUniqueName())
+		}
+		for _, si := range s.SideInputs {
+			in.SideInputs = append(in.SideInputs, si.PColl)
+		}
+		for _, fs := range s.FlattenSinks {
+			if !contains(in.Outputs, fs.To) {
+				in.Outputs = append(in.Outputs, fs.To)
+			}
+		}
+		infos = append(infos, in)
+	}
+	r.job.Stats().SetStages(infos)
+}
+
+// liveStarted records that bundle b was handed to a worker.
+func (r *run) liveStarted(b *engine.Bundle) {
+	if r.bundleStart == nil {
+		r.bundleStart = map[int]time.Time{}
+	}
+	r.bundleStart[b.ID] = time.Now()
+	r.job.Stats().BundleStarted(b.Stage)
+}
+
+// liveFinished records a finished bundle: its latency, bytes, and the
+// element counts its SDK reported per PCollection.
+func (r *run) liveFinished(ss *sdkStage, d bundleDone) {
+	start, ok := r.bundleStart[d.b.ID]
+	delete(r.bundleStart, d.b.ID)
+	res := jobs.BundleResult{Failed: d.err != nil, PCollections: elementCounts(d.res.Monitoring)}
+	if ok {
+		res.Duration = time.Since(start)
+	}
+	for _, c := range d.b.Input {
+		res.BytesIn += int64(len(c))
+	}
+	for _, frames := range d.res.Outputs {
+		for _, f := range frames {
+			res.BytesOut += int64(len(f))
+		}
+	}
+	res.ElementsIn = res.PCollections[ss.stage.Inputs[0]]
+	for _, pc := range ss.stage.Outputs {
+		res.ElementsOut += res.PCollections[pc]
+	}
+	for _, fs := range ss.stage.FlattenSinks {
+		res.ElementsOut += res.PCollections[fs.From]
+	}
+	r.job.Stats().BundleFinished(d.b.Stage, res)
+}
+
+// liveSplit counts a split of a running bundle that gave work back.
+func (r *run) liveSplit(b *engine.Bundle, sd splitDone) {
+	if sd.err == nil && (sd.res.FirstResidual >= 0 || len(sd.res.Residuals) > 0) {
+		r.job.Stats().Split(b.Stage)
+	}
+}
+
+// liveSample publishes each stage's output watermark: the least of its
+// outputs', or its input's for a stage that materialises nothing.
+func (r *run) liveSample(eng *engine.Engine) {
+	wm := make(map[string]int64, len(r.plan.Stages))
+	for _, s := range r.plan.Stages {
+		pcs := s.Outputs
+		if len(pcs) == 0 {
+			pcs = s.Inputs
+		}
+		for i, pc := range pcs {
+			if w := eng.Watermark(pc); i == 0 || w < wm[s.ID] {
+				wm[s.ID] = w
+			}
+		}
+	}
+	r.job.Stats().Sample(time.Now(), wm)
+}
+
+// liveEnd publishes the final watermarks once the driver has stopped;
+// bundles abandoned by a failure or cancellation no longer count as running.
+func (r *run) liveEnd(eng *engine.Engine) {
+	r.liveSample(eng)
+	r.job.Stats().Stopped()
+}
+
+// elementCounts reads the SDK's element_count metrics, by PCollection.
+func elementCounts(infos []*pipepb.MonitoringInfo) map[string]int64 {
+	out := map[string]int64{}
+	for _, mi := range infos {
+		if mi.GetUrn() != metrics.UrnElementCount {
+			continue
+		}
+		n, err := coder.DecodeVarInt(bytes.NewReader(mi.GetPayload()))
+		if err != nil {
+			continue // a bad payload must not fail the job; the store skips it too
+		}
+		out[mi.GetLabels()["PCOLLECTION"]] += n
+	}
+	return out
+}

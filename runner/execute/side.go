@@ -1,0 +1,73 @@
+package execute
+
+import (
+	"fmt"
+	"sync"
+
+	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
+	"github.com/beam-runner/beam-runner/runner/engine"
+)
+
+// sideRef identifies a side input as the SDK names it in state keys.
+type sideRef struct{ Transform, SideInput string }
+
+// sideHandler answers one stage's side-input state requests from the
+// engine's indexes. It lives on the driver's side of the engine because it
+// speaks the Fn API and is called from the state plane's goroutines.
+type sideHandler struct {
+	mu      sync.Mutex
+	indexes map[sideRef]*engine.SideIndex
+	build   map[sideRef]func() (*engine.SideIndex, error)
+}
+
+// newSideHandler serves indexes built lazily, once, by the given functions.
+func newSideHandler(build map[sideRef]func() (*engine.SideIndex, error)) *sideHandler {
+	return &sideHandler{indexes: map[sideRef]*engine.SideIndex{}, build: build}
+}
+
+func (h *sideHandler) index(ref sideRef) (*engine.SideIndex, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if x := h.indexes[ref]; x != nil {
+		return x, nil
+	}
+	b := h.build[ref]
+	if b == nil {
+		return nil, fmt.Errorf("no side input %q for transform %q", ref.SideInput, ref.Transform)
+	}
+	x, err := b()
+	if err != nil {
+		return nil, fmt.Errorf("side input %q of transform %q: %w", ref.SideInput, ref.Transform, err)
+	}
+	h.indexes[ref] = x
+	return x, nil
+}
+
+// Get implements stateplane.Handler.
+func (h *sideHandler) Get(key *fnpb.StateKey) ([][]byte, error) {
+	switch k := key.GetType().(type) {
+	case *fnpb.StateKey_IterableSideInput_:
+		it := k.IterableSideInput
+		x, err := h.index(sideRef{it.GetTransformId(), it.GetSideInputId()})
+		if err != nil {
+			return nil, err
+		}
+		return x.Values(it.GetWindow()), nil
+	case *fnpb.StateKey_MultimapSideInput_:
+		m := k.MultimapSideInput
+		x, err := h.index(sideRef{m.GetTransformId(), m.GetSideInputId()})
+		if err != nil {
+			return nil, err
+		}
+		return x.ByKey(m.GetWindow(), m.GetKey()), nil
+	case *fnpb.StateKey_MultimapKeysSideInput_:
+		m := k.MultimapKeysSideInput
+		x, err := h.index(sideRef{m.GetTransformId(), m.GetSideInputId()})
+		if err != nil {
+			return nil, err
+		}
+		return x.Keys(m.GetWindow()), nil
+	default:
+		return nil, fmt.Errorf("state key %T is not supported by beam-runner yet", key.GetType())
+	}
+}

@@ -1,0 +1,36 @@
+package execute
+
+import (
+	"github.com/beam-runner/beam-runner/runner/engine/agg"
+	"github.com/beam-runner/beam-runner/runner/plan"
+)
+
+// spillPrefix is where GroupByKeys spill in the store, per job and stage.
+const spillPrefix = "spill/"
+
+// gbkSpill gives a GroupByKey stage its spill space and byte budget: the
+// job's --memory_limit split evenly over its GroupByKeys. No store or no
+// limit: the GroupByKey keeps everything in memory.
+func (r *run) gbkSpill(stageID string) (agg.Spill, int) {
+	if r.opts.Store == nil || r.opts.MemoryLimit <= 0 {
+		return nil, 0
+	}
+	n := 0
+	for _, s := range r.plan.Stages {
+		if s.Kind == plan.GBK {
+			n++
+		}
+	}
+	return r.opts.Store.Space(spillPrefix + r.job.ID + "/" + stageID + "/"), int(r.opts.MemoryLimit / int64(max(n, 1)))
+}
+
+// dropSpill removes what the job's GroupByKeys left in the store (a failed
+// or cancelled job stops before reading everything back).
+func (r *run) dropSpill() {
+	if r.opts.Store == nil {
+		return
+	}
+	if err := r.opts.Store.Space(spillPrefix + r.job.ID + "/").DeletePrefix(nil); err != nil {
+		r.log.Warn("dropping spilled data", "err", err)
+	}
+}

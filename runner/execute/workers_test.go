@@ -1,0 +1,101 @@
+package execute
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+	"github.com/beam-runner/beam-runner/harness"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+func TestWorkersPerEnv(t *testing.T) {
+	key := "beam:option:workers_per_environment:v1"
+	for _, tc := range []struct {
+		opts    map[string]any
+		want    int
+		wantErr bool
+	}{
+		{opts: nil, want: runtime.NumCPU()},
+		{opts: map[string]any{key: "3"}, want: 3}, // Python sends ints as strings
+		{opts: map[string]any{key: 4.0}, want: 4}, // a JSON number
+		{opts: map[string]any{"workers_per_environment": "2"}, want: 2},
+		{opts: map[string]any{key: "0"}, wantErr: true},
+		{opts: map[string]any{key: "many"}, wantErr: true},
+		{opts: map[string]any{key: 1.5}, wantErr: true},
+		{opts: map[string]any{key: "100000"}, wantErr: true},
+	} {
+		s, err := structpb.NewStruct(tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := workersPerEnv(s)
+		if (err != nil) != tc.wantErr || (!tc.wantErr && got != tc.want) {
+			t.Errorf("%v: got %d, %v; want %d (error %v)", tc.opts, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+// Bundles go to the least busy harness, lowest index first on ties.
+func TestWorkerSetSpreadsBundles(t *testing.T) {
+	ws := newWorkerSet(make([]*harness.Harness, 3))
+	var got []int
+	for i := 0; i < 4; i++ {
+		got = append(got, ws.acquire())
+	}
+	if want := []int{0, 1, 2, 0}; !equalInts(got, want) {
+		t.Fatalf("acquired %v, want %v", got, want)
+	}
+	ws.release(1)
+	if i := ws.acquire(); i != 1 {
+		t.Fatalf("after harness 1 finished a bundle, the next went to %d", i)
+	}
+}
+
+func TestWorkerSetRoutesByInstructionKey(t *testing.T) {
+	hs := []*harness.Harness{harness.New(nil), harness.New(nil)}
+	ws := newWorkerSet(hs)
+	h, inst, err := ws.route(instKey(1, "b-7"))
+	if err != nil || h != hs[1] || inst != "b-7" {
+		t.Fatalf("route = %p %q %v, want harness 1 and b-7", h, inst, err)
+	}
+	for _, bad := range []string{"b-7", "2/b-7", "-1/b", "x/b", ""} {
+		if _, _, err := ws.route(bad); err == nil {
+			t.Errorf("route(%q) accepted", bad)
+		}
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// A job with several harnesses per environment, and one with one, give
+// the same answer; a bad option fails the job, naming it.
+func TestWorkersOptionRunsJobs(t *testing.T) {
+	for _, n := range []string{"1", "3"} {
+		p, s := beam.NewPipelineWithRoot()
+		words := beam.Create(s, "a", "b", "a", "c", "a")
+		passert.Equals(s, beam.ParDo(s, formatCount, stats.Count(s, words)), "a:3", "b:1", "c:1")
+		if err := runPipelineWith(t, p, Options{}, map[string]any{"beam:option:workers_per_environment:v1": n}); err != nil {
+			t.Fatalf("%s workers: %v", n, err)
+		}
+	}
+	p, s := beam.NewPipelineWithRoot()
+	beam.Create(s, "a")
+	err := runPipelineWith(t, p, Options{}, map[string]any{"beam:option:workers_per_environment:v1": "0"})
+	if err == nil || !strings.Contains(err.Error(), "workers_per_environment") {
+		t.Fatalf("error = %v, want one naming the option", err)
+	}
+}

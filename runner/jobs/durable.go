@@ -1,0 +1,223 @@
+package jobs
+
+import (
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+
+	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/store"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// Durable job records. Each job owns the store prefix "jobs/<id>/" (ids
+// never contain '/'):
+//
+//	h        jobpb.JobInfo: id, name, pipeline options
+//	p        the pipeline as run
+//	d        the job's artifact directory, removed if a restart finds it
+//	l/<seq>  the event log (state changes and kept messages), seq as a
+//	         big-endian uint64 so keys sort in log order
+//	m        the last metrics, as jobpb.MetricResults, written with the
+//	         terminal state
+//
+// State changes are synced to disk; messages are only handed to the OS,
+// which is enough to survive the server being killed.
+const jobsPrefix = "jobs/"
+
+func jobKey(id, part string) []byte { return []byte(jobsPrefix + id + "/" + part) }
+
+func eventKey(id string, seq int) []byte {
+	return binary.BigEndian.AppendUint64(jobKey(id, "l/"), uint64(seq))
+}
+
+// journal writes one job's record to the store as it changes.
+type journal struct {
+	st  *store.Store
+	id  string
+	log *slog.Logger
+}
+
+// begin writes the job's header, pipeline and events so far, atomically.
+func (jl *journal) begin(j *Job, events []*jobpb.JobMessagesResponse) {
+	b := jl.st.NewBatch()
+	jl.put(b, "h", &jobpb.JobInfo{JobId: j.ID, JobName: j.Name, PipelineOptions: j.Options})
+	jl.put(b, "p", j.Pipeline)
+	b.Set(jobKey(j.ID, "d"), []byte(j.ArtifactDir))
+	for seq, ev := range events {
+		jl.putEvent(b, seq, ev)
+	}
+	jl.commit(b, true)
+}
+
+// event records the log entry at seq; a terminal state goes with the
+// job's final metrics.
+func (jl *journal) event(seq int, ev *jobpb.JobMessagesResponse, metrics []*pipepb.MonitoringInfo) {
+	b := jl.st.NewBatch()
+	jl.putEvent(b, seq, ev)
+	st := ev.GetStateResponse()
+	if st != nil && isTerminal(st.GetState()) {
+		jl.put(b, "m", &jobpb.MetricResults{Attempted: metrics, Committed: metrics})
+	}
+	jl.commit(b, st != nil)
+}
+
+func (jl *journal) putEvent(b *store.Batch, seq int, ev *jobpb.JobMessagesResponse) {
+	v, err := proto.Marshal(ev)
+	if err != nil {
+		jl.log.Warn("job record: encoding an event", "job_id", jl.id, "error", err)
+		return
+	}
+	b.Set(eventKey(jl.id, seq), v)
+}
+
+func (jl *journal) put(b *store.Batch, part string, m proto.Message) {
+	v, err := proto.Marshal(m)
+	if err != nil {
+		jl.log.Warn("job record: encoding", "job_id", jl.id, "part", part, "error", err)
+		return
+	}
+	b.Set(jobKey(jl.id, part), v)
+}
+
+// commit writes a batch; a failure costs durability, not the job.
+func (jl *journal) commit(b *store.Batch, sync bool) {
+	if err := b.Commit(sync); err != nil {
+		jl.log.Warn("job record not saved", "job_id", jl.id, "error", err)
+	}
+}
+
+// saved is one job's record as read back from the store.
+type saved struct {
+	info     jobpb.JobInfo
+	pipeline pipepb.Pipeline
+	dir      string
+	events   []*jobpb.JobMessagesResponse
+	metrics  jobpb.MetricResults
+	hasInfo  bool
+}
+
+// loadSaved reads every job record in the store, by job id.
+func loadSaved(st *store.Store) (map[string]*saved, error) {
+	out := map[string]*saved{}
+	err := st.Scan([]byte(jobsPrefix), func(k, v []byte) error {
+		id, part, ok := strings.Cut(string(k[len(jobsPrefix):]), "/")
+		if !ok {
+			return fmt.Errorf("job record key %q has no part", k)
+		}
+		sv := out[id]
+		if sv == nil {
+			sv = &saved{}
+			out[id] = sv
+		}
+		var err error
+		switch {
+		case part == "h":
+			sv.hasInfo = true
+			err = proto.Unmarshal(v, &sv.info)
+		case part == "p":
+			err = proto.Unmarshal(v, &sv.pipeline)
+		case part == "d":
+			sv.dir = string(v)
+		case part == "m":
+			err = proto.Unmarshal(v, &sv.metrics)
+		case strings.HasPrefix(part, "l/"):
+			ev := &jobpb.JobMessagesResponse{}
+			err = proto.Unmarshal(v, ev)
+			sv.events = append(sv.events, ev) // key order is log order
+		default:
+			err = fmt.Errorf("unknown part %q", part)
+		}
+		if err != nil {
+			return fmt.Errorf("job %q record %q: %w", id, part, err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// restore loads the saved jobs so GetJobs, GetState, GetJobMetrics and the
+// message streams answer for them. A job that was still live when the
+// previous server died ends FAILED, with a message saying why.
+func (s *Service) restore() {
+	all, err := loadSaved(s.opts.Store)
+	if err != nil {
+		s.log.Error("reading saved jobs; jobs not read are not listed", "state_dir", s.opts.Store.Dir(), "error", err)
+	}
+	ids := make([]string, 0, len(all))
+	for id, sv := range all {
+		if sv.hasInfo && sv.info.GetJobId() == id {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		r := s.restoreRecord(all[id])
+		s.mu.jobs[id] = r
+	}
+	if len(ids) > 0 {
+		s.log.Info("restored saved jobs", "count", len(ids), "state_dir", s.opts.Store.Dir())
+	}
+}
+
+func (s *Service) restoreRecord(sv *saved) *record {
+	j := &Job{ID: sv.info.GetJobId(), Name: sv.info.GetJobName(), Options: sv.info.GetPipelineOptions(),
+		Pipeline: &sv.pipeline, ArtifactDir: sv.dir}
+	r := &record{job: j, cancel: func() {}, done: make(chan struct{})}
+	r.mu.changed = make(chan struct{})
+	r.mu.state = jobpb.JobState_STOPPED
+	r.mu.log = sv.events
+	for _, ev := range sv.events {
+		if st := ev.GetStateResponse(); st != nil {
+			r.mu.state = st.GetState()
+		}
+		if m := ev.GetMessageResponse(); m != nil {
+			r.mu.nextMsg++
+			if m.GetImportance() < jobpb.JobMessage_JOB_MESSAGE_WARNING {
+				r.mu.minor++
+			}
+		}
+	}
+	r.mu.metrics = sv.metrics.GetAttempted()
+	r.journal = &journal{st: s.opts.Store, id: j.ID, log: s.log}
+	j.sink = r
+	if isTerminal(r.mu.state) {
+		close(r.done)
+		return r
+	}
+	// The job's workers and engine died with the previous server.
+	s.cleanup(j.ID, j.ArtifactDir)
+	final := r.finish(interruptedError(j, r.mu.state), false)
+	s.log.Info("job interrupted by a server restart", "job_id", j.ID, "state", final.String())
+	return r
+}
+
+// interruptedError explains why a job that was live when the server died
+// cannot go on.
+func interruptedError(j *Job, was jobpb.JobState_Enum) error {
+	why := "beam-runner cannot yet resume a job from a checkpoint"
+	if isLoopback(j) {
+		why = "its SDK workers ran inside the program that submitted it (LOOPBACK environment), which a restarted server cannot reach"
+	}
+	return fmt.Errorf("job %s was %v when the beam-runner server stopped; after the restart it cannot continue: %s. Submit it again", j.ID, was, why)
+}
+
+// isLoopback reports whether the job asked for LOOPBACK workers. Both SDKs
+// record the environment_type option, Go nested under "options".
+func isLoopback(j *Job) bool { return hasLoopback(j.Options.GetFields()) }
+
+func hasLoopback(fields map[string]*structpb.Value) bool {
+	for k, v := range fields {
+		if strings.Contains(k, "environment_type") && strings.EqualFold(v.GetStringValue(), "LOOPBACK") {
+			return true
+		}
+		if sv := v.GetStructValue(); sv != nil && hasLoopback(sv.GetFields()) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,141 @@
+package jobs
+
+import (
+	"context"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/store"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// serveDurable serves a Service keeping its records in st, like newEnv.
+// The returned stop shuts the service down without closing st.
+func serveDurable(t *testing.T, exec Executor, st *store.Store, root string) (*env, func()) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := NewService(Options{Executor: exec, ArtifactRoot: root, Store: st,
+		StagingEndpoint: func() string { return lis.Addr().String() }})
+	srv := grpc.NewServer()
+	jobpb.RegisterJobServiceServer(srv, svc)
+	jobpb.RegisterArtifactStagingServiceServer(srv, svc.Staging())
+	go srv.Serve(lis)
+	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := func() {
+		cc.Close()
+		srv.Stop()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		svc.Close(ctx)
+	}
+	return &env{svc: svc, cli: jobpb.NewJobServiceClient(cc), cc: cc, root: root}, stop
+}
+
+func openStore(t *testing.T, dir string) *store.Store {
+	t.Helper()
+	st, err := store.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestRecordsSurviveRestart: a finished job's list entry, state, messages,
+// metrics and pipeline answer from a new service on the same store; a job
+// still running when its store was let go ends FAILED on the restart with
+// a message naming LOOPBACK, and its artifact directory is removed.
+func TestRecordsSurviveRestart(t *testing.T) {
+	dir, root := t.TempDir(), t.TempDir()
+	st := openStore(t, dir)
+	metrics := []*pipepb.MonitoringInfo{{Urn: "beam:metric:user:sum_int64:v1", Payload: []byte{7}}}
+	release := make(chan struct{})
+	e1, stop1 := serveDurable(t, &fakeExec{execute: func(ctx context.Context, j *Job) error {
+		j.Running()
+		j.Message(jobpb.JobMessage_JOB_MESSAGE_BASIC, "hello from "+j.Name)
+		j.SetMetrics(metrics)
+		if j.Name == "stuck" {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return nil
+	}}, st, root)
+	done := e1.submit(t, pipeline())
+	e1.waitState(t, done, jobpb.JobState_DONE)
+	wantEvents := strings.Join(e1.events(t, done), " ")
+
+	loopback, _ := structpb.NewStruct(map[string]any{"beam:option:environment_type:v1": "LOOPBACK"})
+	prep, err := e1.cli.Prepare(ctxT(t), &jobpb.PrepareJobRequest{Pipeline: pipeline(), JobName: "stuck", PipelineOptions: loopback})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := e1.cli.Run(ctxT(t), &jobpb.RunJobRequest{PreparationId: prep.GetPreparationId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stuck := run.GetJobId()
+	e1.waitState(t, stuck, jobpb.JobState_RUNNING)
+	artifactDir := root + "/" + stuck
+	if err := os.MkdirAll(artifactDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The server "dies": its store goes away under the running job.
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	stop1()
+
+	e2, stop2 := serveDurable(t, &fakeExec{execute: blockUntilCancelled}, openStore(t, dir), root)
+	defer stop2()
+	jobs, err := e2.cli.GetJobs(ctxT(t), &jobpb.GetJobsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[string]jobpb.JobState_Enum{}
+	for _, info := range jobs.GetJobInfo() {
+		states[info.GetJobId()] = info.GetState()
+	}
+	if len(states) != 2 || states[done] != jobpb.JobState_DONE || states[stuck] != jobpb.JobState_FAILED {
+		t.Fatalf("GetJobs after restart = %v, want %s DONE and %s FAILED", states, done, stuck)
+	}
+	if got := strings.Join(e2.events(t, done), " "); got != wantEvents {
+		t.Errorf("replayed events = %q, want %q", got, wantEvents)
+	}
+	m, err := e2.cli.GetJobMetrics(ctxT(t), &jobpb.GetJobMetricsRequest{JobId: done})
+	if err != nil || len(m.GetMetrics().GetAttempted()) != 1 || m.GetMetrics().GetAttempted()[0].GetPayload()[0] != 7 {
+		t.Errorf("GetJobMetrics after restart = %v, %v", m, err)
+	}
+	p, err := e2.cli.GetPipeline(ctxT(t), &jobpb.GetJobPipelineRequest{JobId: done})
+	if err != nil || p.GetPipeline().GetComponents().GetEnvironments()["go"] == nil {
+		t.Errorf("GetPipeline after restart = %v, %v", p, err)
+	}
+	evs := e2.events(t, stuck)
+	if len(evs) < 2 || evs[len(evs)-1] != "FAILED" || !strings.Contains(evs[len(evs)-2], "LOOPBACK") || !strings.Contains(evs[len(evs)-2], "RUNNING") {
+		t.Errorf("interrupted job's events = %q, want an error naming LOOPBACK and its state, then FAILED", evs)
+	}
+	if _, err := os.Stat(artifactDir); !os.IsNotExist(err) {
+		t.Errorf("artifact dir of the interrupted job: stat err %v, want it removed", err)
+	}
+	// New jobs still run and are listed beside the restored ones.
+	id := e2.submit(t, pipeline())
+	e2.waitState(t, id, jobpb.JobState_RUNNING)
+	if _, err := e2.cli.Cancel(ctxT(t), &jobpb.CancelJobRequest{JobId: id}); err != nil {
+		t.Fatal(err)
+	}
+	e2.waitState(t, id, jobpb.JobState_CANCELLED)
+}

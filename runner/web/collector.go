@@ -1,0 +1,143 @@
+package web
+
+import (
+	"sort"
+	"time"
+
+	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// maxFinishedJobs bounds the finished jobs whose per-stage series are
+// exported (the most recent ones), so label cardinality stays bounded on
+// a long-lived server. Running jobs are always exported.
+const maxFinishedJobs = 20
+
+// Labels are jobs, stages and PCollections: bounded by the pipelines run,
+// never per element or key.
+var (
+	descJobs        = prometheus.NewDesc("beam_runner_jobs", "Jobs known to the server, by state.", []string{"state"}, nil)
+	descWorkers     = prometheus.NewDesc("beam_runner_job_workers", "SDK workers of a job.", []string{"job"}, nil)
+	descStarted     = prometheus.NewDesc("beam_runner_bundles_started_total", "Bundles handed to SDK workers.", []string{"job", "stage"}, nil)
+	descFailed      = prometheus.NewDesc("beam_runner_bundles_failed_total", "Bundles that failed.", []string{"job", "stage"}, nil)
+	descRetried     = prometheus.NewDesc("beam_runner_bundles_retried_total", "Failed bundles run again.", []string{"job", "stage"}, nil)
+	descRunning     = prometheus.NewDesc("beam_runner_bundles_running", "Bundles running now.", []string{"job", "stage"}, nil)
+	descLatency     = prometheus.NewDesc("beam_runner_bundle_duration_seconds", "Time from handing a bundle to a worker to its completion.", []string{"job", "stage"}, nil)
+	descSplits      = prometheus.NewDesc("beam_runner_dynamic_splits_total", "Dynamic splits of running bundles that gave work back.", []string{"job", "stage"}, nil)
+	descElements    = prometheus.NewDesc("beam_runner_elements_total", "Elements a stage read (in) and wrote (out).", []string{"job", "stage", "direction"}, nil)
+	descBytes       = prometheus.NewDesc("beam_runner_bytes_total", "Encoded bytes a stage read (in) and wrote (out).", []string{"job", "stage", "direction"}, nil)
+	descPColl       = prometheus.NewDesc("beam_runner_pcollection_elements_total", "Elements in a PCollection.", []string{"job", "pcollection"}, nil)
+	descWatermarkLg = prometheus.NewDesc("beam_runner_watermark_lag_seconds", "How far a stage's output watermark is behind wall time (only while it has one and is not complete).", []string{"job", "stage"}, nil)
+)
+
+// collector reads the service at scrape time, so nothing is double-booked
+// and finished jobs age out of the export on their own.
+type collector struct{ svc *jobs.Service }
+
+func newCollector(svc *jobs.Service) *collector { return &collector{svc: svc} }
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descJobs, descWorkers, descStarted, descFailed, descRetried, descRunning,
+		descLatency, descSplits, descElements, descBytes, descPColl, descWatermarkLg} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	sums := c.svc.Summaries()
+	byState := map[string]int{}
+	for _, s := range jobpb.JobState_Enum_name {
+		byState[s] = 0
+	}
+	for _, s := range sums {
+		byState[s.State]++
+	}
+	for st, n := range byState {
+		ch <- prometheus.MustNewConstMetric(descJobs, prometheus.GaugeValue, float64(n), st)
+	}
+	now := time.Now()
+	for _, s := range exported(sums) {
+		d, err := c.svc.Detail(s.ID)
+		if err != nil {
+			continue // removed since the listing
+		}
+		collectJob(ch, d, now)
+	}
+}
+
+// exported picks the jobs with per-stage series: every live job and the
+// most recently ended ones.
+func exported(sums []jobs.Summary) []jobs.Summary {
+	var live, ended []jobs.Summary
+	for _, s := range sums {
+		if s.End.IsZero() {
+			live = append(live, s)
+		} else {
+			ended = append(ended, s)
+		}
+	}
+	sort.Slice(ended, func(i, j int) bool { return ended[i].End.After(ended[j].End) })
+	return append(live, ended[:min(len(ended), maxFinishedJobs)]...)
+}
+
+func collectJob(ch chan<- prometheus.Metric, d jobs.Detail, now time.Time) {
+	job := d.ID
+	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
+	}
+	counter := func(desc *prometheus.Desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge(descWorkers, float64(d.Stats.Workers), job)
+	for _, st := range d.Stats.Stages {
+		counter(descStarted, st.BundlesRunning+st.BundlesDone+st.BundlesFailed, job, st.ID)
+		counter(descFailed, st.BundlesFailed, job, st.ID)
+		counter(descRetried, st.BundlesRetried, job, st.ID)
+		gauge(descRunning, float64(st.BundlesRunning), job, st.ID)
+		counter(descSplits, st.Splits, job, st.ID)
+		counter(descElements, st.ElementsIn, job, st.ID, "in")
+		counter(descElements, st.ElementsOut, job, st.ID, "out")
+		counter(descBytes, st.BytesIn, job, st.ID, "in")
+		counter(descBytes, st.BytesOut, job, st.ID, "out")
+		ch <- latencyHistogram(st.Latency, job, st.ID)
+		if lag, ok := watermarkLag(st.Watermark, now); ok {
+			gauge(descWatermarkLg, lag, job, st.ID)
+		}
+	}
+	pcs := make([]string, 0, len(d.Stats.PCollections))
+	for pc := range d.Stats.PCollections {
+		pcs = append(pcs, pc)
+	}
+	sort.Strings(pcs)
+	for _, pc := range pcs {
+		counter(descPColl, d.Stats.PCollections[pc], job, pc)
+	}
+}
+
+func latencyHistogram(h jobs.Histogram, labels ...string) prometheus.Metric {
+	buckets := make(map[float64]uint64, len(jobs.LatencyBuckets))
+	cum := uint64(0)
+	for i, le := range jobs.LatencyBuckets {
+		if i < len(h.Counts) {
+			cum += h.Counts[i]
+		}
+		buckets[le] = cum
+	}
+	return prometheus.MustNewConstHistogram(descLatency, h.Count, h.Sum, buckets, labels...)
+}
+
+// Beam's timestamps run from about -2.9e5 to +2.9e5 years; a watermark
+// beyond these bounds is "none yet" or "complete".
+const (
+	minWatermark = -9e15 // ms
+	maxWatermark = 9e15
+)
+
+// watermarkLag is how far wm (Unix ms) is behind now, if it is a real time.
+func watermarkLag(wm int64, now time.Time) (float64, bool) {
+	if wm <= minWatermark || wm >= maxWatermark {
+		return 0, false
+	}
+	return max(float64(now.UnixMilli()-wm)/1000, 0), true
+}

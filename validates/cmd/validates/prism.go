@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/beam-runner/beam-runner/validates"
+)
+
+// Beam's Python portable-runner suite: the class PrismRunnerTest of the
+// test module shipped in the installed apache-beam wheel, run unmodified.
+// It starts the job server itself (its --prism_bin), one per class.
+const (
+	prismModule = "apache_beam.runners.portability.prism_runner_test"
+	prismClass  = "PrismRunnerTest"
+	// pluginDir holds beam_options_plugin, which defines the
+	// --test-pipeline-options pytest option Beam's conftest.py (not in the
+	// wheel) would.
+	pluginDir = "validates/python/plugins"
+)
+
+// prismName is the table name of one of the class's test methods.
+func prismName(method string) string { return prismClass + "/" + method }
+
+// runPrism runs every test of the class against runnerBin and returns
+// their results. pytest exiting 1 (some tests failed) is not an error: the
+// expected list decides which failures matter.
+func runPrism(ctx context.Context, cfg config, work, runnerBin string) ([]validates.Result, error) {
+	file, err := pythonModuleFile(ctx, cfg.pythonBin, prismModule)
+	if err != nil {
+		return nil, err
+	}
+	plugins, err := filepath.Abs(pluginDir)
+	if err != nil {
+		return nil, err
+	}
+	report := filepath.Join(work, "prism.xml")
+	os.Remove(report) // a stale report must not pass for this run's
+	ctx, cancel := context.WithTimeout(ctx, cfg.prismTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cfg.pythonBin, prismArgs(cfg, file, report, runnerBin)...)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+joinPath(plugins, os.Getenv("PYTHONPATH")))
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	setProcAttrs(cmd) // the job servers the tests start share its group
+	cmd.Cancel = func() error { return killGroup(cmd) }
+	runErr := cmd.Run()
+	results, err := readPrismJUnit(report)
+	if err != nil {
+		return results, fmt.Errorf("%s report: %w (pytest: %v)", prismClass, err, runErr)
+	}
+	var exit *exec.ExitError
+	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == 1) {
+		return results, fmt.Errorf("pytest %s: %w", prismClass, runErr)
+	}
+	return results, nil
+}
+
+func prismArgs(cfg config, file, report, runnerBin string) []string {
+	return []string{
+		"-m", "pytest", "-q", "-rfEs", "-p", "no:cacheprovider", "-p", "beam_options_plugin",
+		// The module's own directory tree, so node ids read as in Beam.
+		"--rootdir=" + filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(file)))),
+		// Thread method: a test stuck in gRPC never sees SIGALRM.
+		fmt.Sprintf("--timeout=%d", int(cfg.prismTestTimeout.Seconds())), "--timeout_method=thread",
+		"--junitxml=" + report,
+		file + "::" + prismClass,
+		"--test-pipeline-options=--prism_bin=" + shellQuote(runnerBin) + " --environment_type=LOOPBACK",
+	}
+}
+
+// pythonModuleFile finds a module's source file in the interpreter's
+// installation, without importing it (importing Beam's test modules is slow).
+func pythonModuleFile(ctx context.Context, python, module string) (string, error) {
+	out, err := exec.CommandContext(ctx, python, "-c",
+		"import importlib.util, sys; print(importlib.util.find_spec(sys.argv[1]).origin)", module).Output()
+	if err != nil {
+		return "", fmt.Errorf("find %s with %s: %w (is apache-beam installed? run scripts/setup.sh)", module, python, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func readPrismJUnit(path string) ([]validates.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return validates.ParseJUnit(f, prismClass+"/")
+}
+
+func joinPath(dir, rest string) string {
+	if rest == "" {
+		return dir
+	}
+	return dir + string(os.PathListSeparator) + rest
+}
+
+// shellQuote quotes s for the shlex.split the test applies to its options.
+func shellQuote(s string) string {
+	if !strings.ContainsAny(s, " \t\n'\"\\$`") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+}
+
+// readPrismList reads the expected PrismRunnerTest methods as table names.
+func readPrismList(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	methods, err := validates.ParsePythonList(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	names := make([]string, len(methods))
+	for i, m := range methods {
+		names[i] = prismName(m)
+	}
+	return names, nil
+}
