@@ -15,7 +15,7 @@ import (
 // its pending input in memory); a chunk's spill fields are resolved by
 // Snapshot, which writes spilled data itself, so the format is unchanged.
 var snapshotFields = map[reflect.Type]string{
-	reflect.TypeOf(Engine{}):      "spec stages pcolls now nextID draining flight err expired pend",
+	reflect.TypeOf(Engine{}):      "spec stages pcolls now nextID draining flight retries err expired pend",
 	reflect.TypeOf(stage{}):       "spec outWM inWM pending flight gbk events emitted keyed delayed",
 	reflect.TypeOf(pcoll{}):       "id spec wm consumers sides data",
 	reflect.TypeOf(keyed{}):       "pending busy timers windows scannedAt rescan",

@@ -91,6 +91,9 @@ type Spec struct {
 	// the budget at a time.
 	PendingSpill  agg.Spill
 	PendingBudget int
+	// MaxAttempts is how many times a failed bundle may run (see
+	// Engine.Retry); 0 means once.
+	MaxAttempts int
 	// StartTime is the initial processing time: the wall clock for real
 	// jobs, a fixed origin for TestStream's virtual time.
 	StartTime int64
