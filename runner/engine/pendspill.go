@@ -116,3 +116,35 @@ func (c chunk) bytes() int {
 	}
 	return len(c.data)
 }
+
+// checkpointMillis bounds how long a bundle of a splittable stage (a
+// source) runs under a memory limit before it is checkpointed: the driver
+// holds a bundle's output until it commits, so a long-running source
+// bundle would hold any amount of it. A checkpoint commits what the bundle
+// produced (to pending input or a GroupByKey, which spill) and its
+// residual runs as a new bundle. Time stands in for output bytes, which
+// the engine does not see until the commit; at the tens of MB/s a harness
+// emits, a second keeps each bundle's output to tens of MB.
+const checkpointMillis = 1000
+
+// memoryCheckpoints are the checkpoints (splits keeping nothing of the
+// remaining work) of splittable bundles that ran checkpointMillis since
+// they started or were last split; none without a memory limit.
+func (e *Engine) memoryCheckpoints() []SplitRequest {
+	if e.pend == nil {
+		return nil
+	}
+	var out []SplitRequest
+	for _, st := range e.stages {
+		if !st.spec.Splittable {
+			continue
+		}
+		for _, b := range oldestFirst(st.flight) {
+			if e.now-b.started >= checkpointMillis && e.now-b.splitAt >= checkpointMillis {
+				b.splitAt = e.now // also keeps the dynamic split policy off it
+				out = append(out, SplitRequest{Bundle: b.ID})
+			}
+		}
+	}
+	return out
+}

@@ -221,3 +221,57 @@ func TestPendingSpillIsInvisible(t *testing.T) {
 		t.Fatalf("restored from a snapshot with spilled input, the sink got %d groups, differing from the %d in memory", len(restored), len(want))
 	}
 }
+
+// TestMemoryCheckpoints: under a memory limit, a source bundle that ran a
+// second is checkpointed (Fraction 0) once per second, even with no idle
+// capacity for a dynamic split; without a limit it is not.
+func TestMemoryCheckpoints(t *testing.T) {
+	st, err := store.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, limited := range []bool{false, true} {
+		spec := Spec{
+			Streaming: true, MaxBundles: 1, StartTime: 1000,
+			PColls: map[string]PCollSpec{"src": {Codec: wvCodec(t, "wv-kv")}},
+			Stages: []StageSpec{
+				{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
+					{Kind: AddElements, PColl: "src", Elements: globalKV(1, "a", "1")},
+				}},
+				{ID: "sdf", Kind: SDKStage, Splittable: true, Inputs: []string{"src"}},
+			},
+		}
+		if limited {
+			spec.PendingSpill, spec.PendingBudget = st.Space("m/"), 1<<20
+		}
+		e, err := New(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs := e.Ready()
+		if len(bs) != 1 {
+			t.Fatalf("Ready = %d bundles, want 1", len(bs))
+		}
+		e.AdvanceProcessingTime(1000 + checkpointMillis - 1)
+		if got := e.SplitRequests(); len(got) != 0 {
+			t.Fatalf("limited=%v: split requested before a second: %v", limited, got)
+		}
+		e.AdvanceProcessingTime(1000 + checkpointMillis)
+		got := e.SplitRequests()
+		want := []SplitRequest(nil)
+		if limited {
+			want = []SplitRequest{{Bundle: bs[0].ID}}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("limited=%v: SplitRequests = %v, want %v", limited, got, want)
+		}
+		if got := e.SplitRequests(); len(got) != 0 {
+			t.Fatalf("limited=%v: requested again at once: %v", limited, got)
+		}
+		e.AdvanceProcessingTime(1000 + 2*checkpointMillis)
+		if got := e.SplitRequests(); limited && len(got) != 1 {
+			t.Fatalf("a second later: %v, want another checkpoint", got)
+		}
+	}
+}

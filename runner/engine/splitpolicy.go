@@ -15,13 +15,14 @@ type SplitRequest struct {
 }
 
 // SplitRequests returns the dynamic splits worth requesting now, halving
-// each of SplitCandidates' bundles. None while draining: every residual
+// each of SplitCandidates' bundles, after the checkpoints a memory limit
+// asks of long-running source bundles (pendspill.go). None while draining: every residual
 // would be truncated again, and a truncation may grow a small restriction.
 func (e *Engine) SplitRequests() []SplitRequest {
 	if e.draining {
 		return nil
 	}
-	var out []SplitRequest
+	out := e.memoryCheckpoints()
 	for _, id := range e.SplitCandidates() {
 		out = append(out, SplitRequest{Bundle: id, Fraction: dynamicSplitFraction})
 	}
