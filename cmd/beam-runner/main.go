@@ -87,6 +87,7 @@ func run(logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	setHeapLimit(limit)
 	st, err := openStore(logger)
 	if err != nil {
 		return err

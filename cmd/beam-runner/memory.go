@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -25,6 +26,20 @@ func memoryLimit(flagValue string) (int64, error) {
 		return 0, fmt.Errorf("--memory_limit %q: want a size such as 512MiB or 2GB, or none", flagValue)
 	}
 	return int64(n), nil
+}
+
+// setHeapLimit gives the Go runtime a soft heap limit above a job's
+// --memory_limit, unless GOMEMLIMIT sets one: the runner keeps what it
+// buffers near the limit, but by default the collector lets the heap grow
+// to twice what is live before it runs, so a job buffering 1 GiB would
+// show 2 GiB of RSS. The headroom (half the limit, at least 512 MiB)
+// covers bundle outputs awaiting commit and the server's own needs; past
+// it the collector works harder, at most half the CPU by Go's own cap.
+func setHeapLimit(limit int64) {
+	if limit <= 0 || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(max(limit+limit/2, limit+512<<20))
 }
 
 // machineMemory is the machine's memory in bytes from /proc/meminfo, or 0
