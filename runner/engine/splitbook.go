@@ -78,6 +78,13 @@ func (b *Bundle) takeChannelResiduals(wv *coders.WindowedValueCodec, s SplitResu
 	if err != nil {
 		return nil, err
 	}
+	if s.FirstResidual > len(owned) && len(s.Primary) == 0 && len(s.Residuals) == 0 {
+		// A channel split past what the bundle owns gives nothing up: the
+		// Go SDK sends one (PI = its index, RI = index+1) when it has
+		// finished its owned input and a sub-element split finds nothing
+		// left to split. Nothing is filed, so nothing runs twice.
+		return nil, nil
+	}
 	if s.FirstResidual > len(owned) {
 		return nil, fmt.Errorf("split gave up input from element %d, but the bundle owns only %d elements (earlier splits gave up the rest)", s.FirstResidual, len(owned))
 	}

@@ -220,7 +220,8 @@ func pickBundle(rng *rand.Rand, running map[int]*modelBundle) *modelBundle {
 }
 
 // A split that gives up input an earlier split already gave up is refused
-// rather than run twice.
+// rather than run twice; one past the owned input that gives up nothing is
+// a no-op.
 func TestSplitRefusesInputGivenUpBefore(t *testing.T) {
 	var src []byte
 	for i := 0; i < 4; i++ {
@@ -242,7 +243,19 @@ func TestSplitRefusesInputGivenUpBefore(t *testing.T) {
 	if n, err := e.ApplySplit(b.ID, SplitResult{FirstResidual: 2}); err != nil || n != 2 {
 		t.Fatalf("first split: %d residuals, %v; want 2", n, err)
 	}
-	if _, err := e.ApplySplit(b.ID, SplitResult{FirstResidual: 3}); err == nil {
-		t.Fatal("a split giving up element 2 again was accepted")
+	if _, err := e.ApplySplit(b.ID, SplitResult{FirstResidual: 3, Residuals: []Residual{{Element: restriction{2, 1, 3}.encode()}}}); err == nil {
+		t.Fatal("a split giving up part of element 2, given up before, was accepted")
+	}
+	if _, err := e.ApplySplit(b.ID, SplitResult{FirstResidual: 3, Primary: [][]byte{restriction{2, 0, 1}.encode()}}); err == nil {
+		t.Fatal("a split keeping part of element 2, given up before, was accepted")
+	}
+	// A bare channel split past the owned input (the Go SDK's, once it
+	// finished that input) gives nothing up and changes nothing.
+	if n, err := e.ApplySplit(b.ID, SplitResult{FirstResidual: 3}); err != nil || n != 0 {
+		t.Fatalf("a split past the owned input: %d residuals, %v; want none, accepted", n, err)
+	}
+	owned, err := e.OwnedInput(b.ID)
+	if err != nil || len(owned) != 2 {
+		t.Fatalf("after it the bundle owns %d elements (%v); want 2", len(owned), err)
 	}
 }
