@@ -141,9 +141,17 @@ func (e *Engine) readyKeyed(st *stage, n int) []*Bundle {
 	runInput := e.canRun(st)
 	work := map[string][]*timer{}
 	for _, t := range st.keyed.timers {
-		if !st.keyed.busy[t.key] && e.due(st, t) {
-			work[t.key] = earliest(work[t.key], t)
+		if st.keyed.busy[t.key] || !e.due(st, t) {
+			continue
 		}
+		// A key's input from before an event-time timer goes first: the
+		// watermark passing the timer says that input has arrived, not that
+		// it was processed, and an SDK (Go's) may fire a bundle's timers
+		// before its elements. Later input does not hold the timer back.
+		if w := st.keyed.pending[t.key]; w != nil && !t.processing && w.minTS <= t.fire {
+			continue
+		}
+		work[t.key] = earliest(work[t.key], t)
 	}
 	var keys []string
 	for k := range work {
