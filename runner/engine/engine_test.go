@@ -9,13 +9,14 @@ import (
 )
 
 // testCoders: c-bytes, c-kv = KV(bytes, bytes), global and interval
-// windowed values of both, and a timer coder keyed by bytes.
+// windowed values of both (and of bytes), and a timer coder keyed by bytes.
 var testCoders = map[string]*pipepb.Coder{
 	"bytes":  {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:bytes:v1"}},
 	"kv":     {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:kv:v1"}, ComponentCoderIds: []string{"bytes", "bytes"}},
 	"gw":     {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:global_window:v1"}},
 	"iw":     {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:interval_window:v1"}},
 	"wv-kv":  {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:windowed_value:v1"}, ComponentCoderIds: []string{"kv", "gw"}},
+	"wv-b":   {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:windowed_value:v1"}, ComponentCoderIds: []string{"bytes", "gw"}},
 	"wv-ikv": {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:windowed_value:v1"}, ComponentCoderIds: []string{"kv", "iw"}},
 	"timer":  {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:timer:v1"}, ComponentCoderIds: []string{"bytes", "gw"}},
 }
@@ -319,5 +320,77 @@ func TestSplitRequestsAndDrain(t *testing.T) {
 	e.AdvanceProcessingTime(1000 + 4*splitMinAge)
 	if got := e.SplitRequests(); len(got) != 0 || !e.Draining() {
 		t.Fatalf("SplitRequests while draining = %v, want none", got)
+	}
+}
+
+// An event-time timer never fires before input its key already holds: the
+// watermark passing a timer means the input before it has arrived at the
+// stage, not that it has been processed, and an SDK need not process a
+// bundle's elements before its timers. Here a self-checkpointing upstream
+// stage delivers a key's last element in the same commit that completes
+// its input, while the key's timer is set.
+func TestTimersWaitForTheirKeysPendingInput(t *testing.T) {
+	tc, err := coders.CompileTimer(testCoders, "timer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := TimerStream{Transform: "pardo", Family: "cb"}
+	e, err := New(Spec{
+		Streaming: true, MaxBundles: 4,
+		PColls: map[string]PCollSpec{
+			"imp": {Codec: wvCodec(t, "wv-b")},
+			"mid": {Codec: wvCodec(t, "wv-kv"), Key: mustCompile(t, "bytes")},
+			"out": {Codec: wvCodec(t, "wv-kv")},
+		},
+		Stages: []StageSpec{
+			{ID: "imp", Kind: ImpulseStage, Outputs: []string{"imp"}},
+			{ID: "up", Kind: SDKStage, Inputs: []string{"imp"}, Outputs: []string{"mid"}},
+			{ID: "st", Kind: SDKStage, Keyed: true, Inputs: []string{"mid"}, Outputs: []string{"out"},
+				Timers: []TimerSpec{{Stream: stream, Codec: tc}}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := func(stage string) *Bundle {
+		t.Helper()
+		bs := e.Ready()
+		if len(bs) != 1 || bs[0].Stage != stage {
+			t.Fatalf("ready %v, want one bundle of %s", bs, stage)
+		}
+		return bs[0]
+	}
+	commit := func(b *Bundle, r Result) {
+		t.Helper()
+		if err := e.Commit(b.ID, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// up emits a@1 and checkpoints; st takes a@1 and sets a timer at 50.
+	up := one("up")
+	commit(up, Result{Data: map[string][][]byte{"mid": {globalKV(1, "a", "1")}},
+		Residuals: []Residual{{Element: Impulse().Chunks[0], Hold: 1}}})
+	bs := e.Ready()
+	var st *Bundle
+	for _, b := range bs {
+		if b.Stage == "st" {
+			st = b
+		} else {
+			up = b // the residual
+		}
+	}
+	if st == nil || up == nil || len(bs) != 2 {
+		t.Fatalf("ready %v, want the residual of up and a bundle of st", bs)
+	}
+	commit(st, Result{Timers: map[TimerStream][][]byte{stream: {timerBytes("a", 50, 1, "")}}})
+	// The residual emits a@2 and finishes: up's input is complete.
+	commit(up, Result{Data: map[string][][]byte{"mid": {globalKV(2, "a", "2")}}})
+	in := one("st")
+	if len(in.Input) == 0 || len(in.Timers[stream]) != 0 {
+		t.Fatalf("bundle with %d input chunks and timers %x; want a@2 alone first", len(in.Input), in.Timers[stream])
+	}
+	commit(in, Result{})
+	if fired := drainTimers(t, e, stream); len(fired) != 1 || fired[0] != "a@50" {
+		t.Fatalf("fired %v after the input, want [a@50]", fired)
 	}
 }
