@@ -9,14 +9,13 @@ import (
 )
 
 // testCoders: c-bytes, c-kv = KV(bytes, bytes), global and interval
-// windowed values of both (and of bytes), and a timer coder keyed by bytes.
+// windowed values of both, and a timer coder keyed by bytes.
 var testCoders = map[string]*pipepb.Coder{
 	"bytes":  {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:bytes:v1"}},
 	"kv":     {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:kv:v1"}, ComponentCoderIds: []string{"bytes", "bytes"}},
 	"gw":     {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:global_window:v1"}},
 	"iw":     {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:interval_window:v1"}},
 	"wv-kv":  {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:windowed_value:v1"}, ComponentCoderIds: []string{"kv", "gw"}},
-	"wv-b":   {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:windowed_value:v1"}, ComponentCoderIds: []string{"bytes", "gw"}},
 	"wv-ikv": {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:windowed_value:v1"}, ComponentCoderIds: []string{"kv", "iw"}},
 	"timer":  {Spec: &pipepb.FunctionSpec{Urn: "beam:coder:timer:v1"}, ComponentCoderIds: []string{"bytes", "gw"}},
 }
@@ -246,24 +245,7 @@ func sortByKeyStable(xs []string) []string {
 // once it has run long enough while the stage has idle capacity, and not
 // again until splitMinAge passes; residuals of a split run in a new bundle.
 func TestSplitPolicy(t *testing.T) {
-	spec := Spec{
-		Streaming: true, MaxBundles: 2, StartTime: 1000,
-		PColls: map[string]PCollSpec{"src": {Codec: wvCodec(t, "wv-kv")}},
-		Stages: []StageSpec{
-			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
-				{Kind: AddElements, PColl: "src", Elements: globalKV(1, "a", "1")},
-			}},
-			{ID: "sdf", Kind: SDKStage, Splittable: true, Inputs: []string{"src"}},
-		},
-	}
-	e, err := New(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bs := e.Ready()
-	if len(bs) != 1 {
-		t.Fatalf("Ready = %d bundles, want 1", len(bs))
-	}
+	e, bs := oneSplittableBundle(t)
 	if got := e.SplitCandidates(); len(got) != 0 {
 		t.Fatalf("split offered before the bundle ran %dms: %v", splitMinAge, got)
 	}
@@ -286,24 +268,7 @@ func TestSplitPolicy(t *testing.T) {
 // dynamic splits halve idle-capacity candidates; Drain checkpoints every
 // running splittable bundle once and stops dynamic splits.
 func TestSplitRequestsAndDrain(t *testing.T) {
-	spec := Spec{
-		Streaming: true, MaxBundles: 2, StartTime: 1000,
-		PColls: map[string]PCollSpec{"src": {Codec: wvCodec(t, "wv-kv")}},
-		Stages: []StageSpec{
-			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
-				{Kind: AddElements, PColl: "src", Elements: globalKV(1, "a", "1")},
-			}},
-			{ID: "sdf", Kind: SDKStage, Splittable: true, Inputs: []string{"src"}},
-		},
-	}
-	e, err := New(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bs := e.Ready()
-	if len(bs) != 1 {
-		t.Fatalf("Ready = %d bundles, want 1", len(bs))
-	}
+	e, bs := oneSplittableBundle(t)
 	e.AdvanceProcessingTime(1000 + splitMinAge)
 	if got := e.SplitRequests(); len(got) != 1 || got[0] != (SplitRequest{Bundle: bs[0].ID, Fraction: 0.5}) {
 		t.Fatalf("SplitRequests = %v, want a half split of bundle %d", got, bs[0].ID)
@@ -330,28 +295,7 @@ func TestSplitRequestsAndDrain(t *testing.T) {
 // stage delivers a key's last element in the same commit that completes
 // its input, while the key's timer is set.
 func TestTimersWaitForTheirKeysPendingInput(t *testing.T) {
-	tc, err := coders.CompileTimer(testCoders, "timer")
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream := TimerStream{Transform: "pardo", Family: "cb"}
-	e, err := New(Spec{
-		Streaming: true, MaxBundles: 4,
-		PColls: map[string]PCollSpec{
-			"imp": {Codec: wvCodec(t, "wv-b")},
-			"mid": {Codec: wvCodec(t, "wv-kv"), Key: mustCompile(t, "bytes")},
-			"out": {Codec: wvCodec(t, "wv-kv")},
-		},
-		Stages: []StageSpec{
-			{ID: "imp", Kind: ImpulseStage, Outputs: []string{"imp"}},
-			{ID: "up", Kind: SDKStage, Inputs: []string{"imp"}, Outputs: []string{"mid"}},
-			{ID: "st", Kind: SDKStage, Keyed: true, Inputs: []string{"mid"}, Outputs: []string{"out"},
-				Timers: []TimerSpec{{Stream: stream, Codec: tc}}},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, stream := upstreamTimerEngine(t)
 	one := func(stage string) *Bundle {
 		t.Helper()
 		bs := e.Ready()
@@ -368,7 +312,7 @@ func TestTimersWaitForTheirKeysPendingInput(t *testing.T) {
 	}
 	// up emits a@1 and checkpoints; st takes a@1 and sets a timer at 50.
 	up := one("up")
-	commit(up, Result{Data: map[string][][]byte{"mid": {globalKV(1, "a", "1")}},
+	commit(up, Result{Data: map[string][][]byte{"src": {globalKV(1, "a", "1")}},
 		Residuals: []Residual{{Element: Impulse().Chunks[0], Hold: 1}}})
 	bs := e.Ready()
 	var st *Bundle
@@ -384,7 +328,7 @@ func TestTimersWaitForTheirKeysPendingInput(t *testing.T) {
 	}
 	commit(st, Result{Timers: map[TimerStream][][]byte{stream: {timerBytes("a", 50, 1, "")}}})
 	// The residual emits a@2 and finishes: up's input is complete.
-	commit(up, Result{Data: map[string][][]byte{"mid": {globalKV(2, "a", "2")}}})
+	commit(up, Result{Data: map[string][][]byte{"src": {globalKV(2, "a", "2")}}})
 	in := one("st")
 	if len(in.Input) == 0 || len(in.Timers[stream]) != 0 {
 		t.Fatalf("bundle with %d input chunks and timers %x; want a@2 alone first", len(in.Input), in.Timers[stream])
@@ -393,4 +337,29 @@ func TestTimersWaitForTheirKeysPendingInput(t *testing.T) {
 	if fired := drainTimers(t, e, stream); len(fired) != 1 || fired[0] != "a@50" {
 		t.Fatalf("fired %v after the input, want [a@50]", fired)
 	}
+}
+
+// oneSplittableBundle starts an engine whose splittable stage runs one
+// bundle at processing time 1000, with room for a second.
+func oneSplittableBundle(t *testing.T) (*Engine, []*Bundle) {
+	t.Helper()
+	spec := Spec{
+		Streaming: true, MaxBundles: 2, StartTime: 1000,
+		PColls: map[string]PCollSpec{"src": {Codec: wvCodec(t, "wv-kv")}},
+		Stages: []StageSpec{
+			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
+				{Kind: AddElements, PColl: "src", Elements: globalKV(1, "a", "1")},
+			}},
+			{ID: "sdf", Kind: SDKStage, Splittable: true, Inputs: []string{"src"}},
+		},
+	}
+	e, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := e.Ready()
+	if len(bs) != 1 {
+		t.Fatalf("Ready = %d bundles, want 1", len(bs))
+	}
+	return e, bs
 }
