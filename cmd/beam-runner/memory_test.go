@@ -22,11 +22,11 @@ func TestMemoryLimitFlag(t *testing.T) {
 }
 
 // TestHeapLimit: the Go heap's soft limit sits above a job's limit, by
-// half of it or 512 MiB, whichever is more, and GOMEMLIMIT wins.
+// a quarter of it or 384 MiB, whichever is more, and GOMEMLIMIT wins.
 func TestHeapLimit(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	t.Setenv("GOMEMLIMIT", "")
-	for limit, want := range map[int64]int64{1 << 30: 3 << 29, 64 << 20: 576 << 20} {
+	for limit, want := range map[int64]int64{4 << 30: 5 << 30, 1 << 30: 1408 << 20, 64 << 20: 448 << 20} {
 		setHeapLimit(limit)
 		if got := debug.SetMemoryLimit(-1); got != want {
 			t.Errorf("setHeapLimit(%d): soft limit %d, want %d", limit, got, want)
