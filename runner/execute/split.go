@@ -20,14 +20,18 @@ type splitter struct {
 	// pending counts split requests in flight per bundle: a bundle's
 	// completion is reported only after the driver has every split result,
 	// since work a split gave up is lost if its result is dropped.
-	pending  map[int]*sync.WaitGroup
+	pending map[int]*sync.WaitGroup
+	// order serialises a bundle's split requests, each from asking the
+	// SDK to delivering its result: the engine must apply results in the
+	// order the SDK made the splits, as each is relative to the last.
+	order    map[int]*sync.Mutex
 	draining atomic.Bool
 	drainCh  chan struct{}
 	once     sync.Once
 }
 
 func newSplitter() *splitter {
-	return &splitter{insts: map[int]string{}, pending: map[int]*sync.WaitGroup{}, drainCh: make(chan struct{})}
+	return &splitter{insts: map[int]string{}, pending: map[int]*sync.WaitGroup{}, order: map[int]*sync.Mutex{}, drainCh: make(chan struct{})}
 }
 
 func (s *splitter) started(id int, inst string) {
@@ -43,6 +47,7 @@ func (s *splitter) finished(id int) {
 	wg := s.pending[id]
 	delete(s.insts, id)
 	delete(s.pending, id)
+	delete(s.order, id)
 	s.mu.Unlock()
 	if wg != nil {
 		wg.Wait()
@@ -51,20 +56,21 @@ func (s *splitter) finished(id int) {
 
 // begin registers a split request for a running bundle; false if the
 // bundle is not running (not started yet, or finished).
-func (s *splitter) begin(id int) (string, *sync.WaitGroup, bool) {
+func (s *splitter) begin(id int) (string, *sync.WaitGroup, *sync.Mutex, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	inst := s.insts[id]
 	if inst == "" {
-		return "", nil, false
+		return "", nil, nil, false
 	}
 	wg := s.pending[id]
 	if wg == nil {
 		wg = &sync.WaitGroup{}
 		s.pending[id] = wg
+		s.order[id] = &sync.Mutex{}
 	}
 	wg.Add(1)
-	return inst, wg, true
+	return inst, wg, s.order[id], true
 }
 
 func (s *splitter) inst(id int) string {
@@ -90,12 +96,14 @@ type splitDone struct {
 // requestSplit asks a running bundle to give up the given fraction of its
 // remaining work, reporting on done.
 func (r *run) requestSplit(ctx context.Context, ss *sdkStage, b *engine.Bundle, fraction float64, done chan<- splitDone) {
-	inst, wg, ok := r.split.begin(b.ID)
+	inst, wg, order, ok := r.split.begin(b.ID)
 	if !ok {
 		return // not started yet, or already finished
 	}
 	go func() {
 		defer wg.Done()
+		order.Lock() // one split of the bundle at a time, results in order
+		defer order.Unlock()
 		res, err := ss.harness.Split(ctx, inst, ss.io.Source, fraction, countElements(b, ss))
 		select {
 		case done <- splitDone{id: b.ID, res: res, err: err}:
