@@ -117,30 +117,39 @@ func (c chunk) bytes() int {
 	return len(c.data)
 }
 
-// checkpointMillis bounds how long a bundle of a splittable stage (a
+// checkpointInterval bounds how long a bundle of a splittable stage (a
 // source) runs under a memory limit before it is checkpointed: the driver
 // holds a bundle's output until it commits, so a long-running source
 // bundle would hold any amount of it. A checkpoint commits what the bundle
 // produced (to pending input or a GroupByKey, which spill) and its
 // residual runs as a new bundle. Time stands in for output bytes, which
-// the engine does not see until the commit; at the tens of MB/s a harness
-// emits, a second keeps each bundle's output to tens of MB.
-const checkpointMillis = 1000
+// the engine does not see until the commit: at an assumed
+// assumedOutputRate per bundle, each bundle's output fits its share of
+// the pending budget, checkpointing at most every second and at least
+// every 30 (a large default limit then rarely splits anything).
+func (e *Engine) checkpointInterval() int64 {
+	ms := int64(e.pend.budget) / int64(max(e.spec.MaxBundles, 1)) / (assumedOutputRate / 1000)
+	return min(max(ms, 1000), 30000)
+}
+
+// assumedOutputRate is the bytes per second a harness is taken to emit.
+const assumedOutputRate = 32 << 20
 
 // memoryCheckpoints are the checkpoints (splits keeping nothing of the
-// remaining work) of splittable bundles that ran checkpointMillis since
+// remaining work) of splittable bundles that ran checkpointInterval since
 // they started or were last split; none without a memory limit.
 func (e *Engine) memoryCheckpoints() []SplitRequest {
 	if e.pend == nil {
 		return nil
 	}
+	every := e.checkpointInterval()
 	var out []SplitRequest
 	for _, st := range e.stages {
 		if !st.spec.Splittable {
 			continue
 		}
 		for _, b := range oldestFirst(st.flight) {
-			if e.now-b.started >= checkpointMillis && e.now-b.splitAt >= checkpointMillis {
+			if e.now-b.started >= every && e.now-b.splitAt >= every {
 				b.splitAt = e.now // also keeps the dynamic split policy off it
 				out = append(out, SplitRequest{Bundle: b.ID})
 			}

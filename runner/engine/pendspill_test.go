@@ -222,9 +222,10 @@ func TestPendingSpillIsInvisible(t *testing.T) {
 	}
 }
 
-// TestMemoryCheckpoints: under a memory limit, a source bundle that ran a
-// second is checkpointed (Fraction 0) once per second, even with no idle
-// capacity for a dynamic split; without a limit it is not.
+// TestMemoryCheckpoints: under a small memory limit, a source bundle that
+// ran a second is checkpointed (Fraction 0) once per second, even with no
+// idle capacity for a dynamic split; without a limit it is not, and a
+// large limit checkpoints less often.
 func TestMemoryCheckpoints(t *testing.T) {
 	st, err := store.Open(t.TempDir(), nil)
 	if err != nil {
@@ -253,6 +254,7 @@ func TestMemoryCheckpoints(t *testing.T) {
 		if len(bs) != 1 {
 			t.Fatalf("Ready = %d bundles, want 1", len(bs))
 		}
+		const checkpointMillis = 1000
 		e.AdvanceProcessingTime(1000 + checkpointMillis - 1)
 		if got := e.SplitRequests(); len(got) != 0 {
 			t.Fatalf("limited=%v: split requested before a second: %v", limited, got)
@@ -272,6 +274,16 @@ func TestMemoryCheckpoints(t *testing.T) {
 		e.AdvanceProcessingTime(1000 + 2*checkpointMillis)
 		if got := e.SplitRequests(); limited && len(got) != 1 {
 			t.Fatalf("a second later: %v, want another checkpoint", got)
+		}
+		if limited {
+			e.pend.budget = 256 << 20 // 8 s of output at the assumed rate
+			if got := e.checkpointInterval(); got != 8000 {
+				t.Errorf("checkpoint interval with a 256 MiB budget: %d ms, want 8000", got)
+			}
+			e.pend.budget = 64 << 30
+			if got := e.checkpointInterval(); got != 30000 {
+				t.Errorf("checkpoint interval with a 64 GiB budget: %d ms, want the 30 s cap", got)
+			}
 		}
 	}
 }
