@@ -37,6 +37,7 @@ var (
 	artifactDir = flag.String("artifact_root", "", "directory for staged artifacts (default: $TMPDIR/beam-runner-artifacts)")
 	workerStart = flag.Duration("worker_start_timeout", 2*time.Minute, "how long an environment's SDK harness may take to connect before its job fails")
 	memLimit    = flag.String("memory_limit", "", "bytes a job's GroupByKeys may buffer before spilling to the store, e.g. 512MiB; default a quarter of the machine's memory; \"none\": no limit")
+	ckptEvery   = flag.Duration("checkpoint_interval", 10*time.Second, "least time between two checkpoints of a running job in the --state_dir store, from which it resumes after a crash; 0 takes none")
 	stateDir    = flag.String("state_dir", "", "directory of the durable store (job records survive restarts); default: one per --job_port in the user's cache dir; \"none\": keep nothing")
 )
 
@@ -96,7 +97,7 @@ func run(logger *slog.Logger) error {
 		JobPort:      *jobPort,
 		ArtifactRoot: *artifactDir,
 		Logger:       logger,
-		Executor:     execute.New(execute.Options{WorkerStartTimeout: *workerStart, Store: st, MemoryLimit: limit}),
+		Executor:     execute.New(execute.Options{WorkerStartTimeout: *workerStart, Store: st, MemoryLimit: limit, CheckpointInterval: *ckptEvery}),
 		IdleShutdown: max(*idleTimeout, 0),
 		WebAddr:      webAddr(),
 		Pprof:        *pprofOn || *pprofAddr != "",

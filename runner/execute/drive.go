@@ -46,13 +46,13 @@ func (r *run) runStages(ctx context.Context) error {
 	// clock (DoFns set processing-time timers from time.Now) and moves
 	// only with the stream's events.
 	virtual := r.hasTestStream()
-	spec, err := r.buildSpec(time.Now().UnixMilli())
+	eng, err := r.newEngine()
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(spec)
-	if err != nil {
-		return err
+	ckpt := checkpointPolicy{interval: r.opts.CheckpointInterval, last: time.Now()}
+	if !r.job.Durable() {
+		ckpt.interval = 0
 	}
 	defer r.liveEnd(eng)
 	stages, err := r.prepareSDKStages(ctx)
@@ -118,6 +118,10 @@ func (r *run) runStages(ctx context.Context) error {
 				return err
 			}
 			r.publishMetrics(inflightMetrics)
+			if now := time.Now(); ckpt.due(now) {
+				ckpt.taken(now)
+				r.checkpoint(eng)
+			}
 		case sd := <-splits:
 			if b := running[sd.id]; b != nil {
 				if err := r.applySplit(eng, stages[b.Stage], sd); err != nil {
