@@ -5,11 +5,23 @@ WORK ?= .work/validates
 # Extra harness flags, e.g. VALIDATES_FLAGS="-also 'TestTimers.*'".
 VALIDATES_FLAGS ?=
 
-.PHONY: test setup unit validates run
+# Packages with concurrency, run again under the race detector.
+RACE_PKGS = ./fnapi/... ./dataplane/... ./stateplane/... ./harness/... ./runner/execute/... ./runner/jobs/...
+
+.PHONY: test setup unit race faults validates run
 
 test: setup
 	$(GO) test ./...
+	$(MAKE) --no-print-directory race
+	$(MAKE) --no-print-directory faults
 	$(MAKE) --no-print-directory validates
+
+race:
+	$(GO) test -race $(RACE_PKGS)
+
+# Kills SDK workers during a Python job; needs the Python SDK (setup).
+faults:
+	$(GO) test -tags faults -timeout 20m ./validates/faults
 
 setup:
 	scripts/setup.sh

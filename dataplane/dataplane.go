@@ -71,11 +71,12 @@ func (r *Receiver) Result() Output {
 // the harness connects (SDKs open the data stream lazily, on their first
 // bundle), so receivers can be registered and sends wait for Attach.
 type Conn struct {
-	stream   Stream
-	attached chan struct{}
+	stream   Stream        // set once, under mu, before attached is closed
+	attached chan struct{} // closed when a stream attaches
 	sendMu   sync.Mutex
 
 	mu        sync.Mutex
+	isAttach  bool // a stream attached (guards closing attached once)
 	receivers map[string]*Receiver
 	err       error
 	closed    chan struct{}
@@ -89,16 +90,20 @@ func NewConn() *Conn {
 // Serve attaches the harness's stream and reads from it until it ends,
 // routing data to receivers. Only one stream may attach.
 func (c *Conn) Serve(s Stream) error {
-	select {
-	case <-c.attached:
-		return fmt.Errorf("data stream already connected for this worker")
-	default:
+	// Check and close under the lock: two streams opening at once must not
+	// both close attached (a panic in a gRPC goroutine ends the server).
+	c.mu.Lock()
+	if c.isAttach {
+		c.mu.Unlock()
+		return ErrAlreadyAttached
 	}
+	c.isAttach = true
 	c.stream = s
 	close(c.attached)
+	c.mu.Unlock()
 	defer close(c.closed)
 	for {
-		msg, err := c.stream.Recv()
+		msg, err := s.Recv()
 		if err != nil {
 			c.mu.Lock()
 			c.err = fmt.Errorf("data stream ended: %w", err)
@@ -110,6 +115,16 @@ func (c *Conn) Serve(s Stream) error {
 		}
 		c.route(msg)
 	}
+}
+
+// ErrAlreadyAttached refuses a second data stream for one worker.
+var ErrAlreadyAttached = errors.New("data stream already connected for this worker")
+
+// Err says why the stream ended; nil while it is open.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
 
 // Closed is closed when the stream has ended.
@@ -227,6 +242,8 @@ func (c *Conn) SendTimers(ctx context.Context, inst, transform, family string, t
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-c.closed:
+		return fmt.Errorf("data stream closed before the timers were sent")
 	case <-c.attached:
 	}
 	// The end is its own entry: Python harnesses ignore an is_last entry's

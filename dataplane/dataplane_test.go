@@ -1,30 +1,246 @@
 package dataplane
 
 import (
+	"bytes"
+	"context"
 	"errors"
-	"io"
+	"net"
+	"sync"
 	"testing"
+	"time"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
-// endStream delivers nothing and ends with err.
-type endStream struct{ err error }
+const bound = 10 * time.Second
 
-func (s endStream) Send(*fnpb.Elements) error     { return nil }
-func (s endStream) Recv() (*fnpb.Elements, error) { return nil, s.err }
+// dataServer serves BeamFnData over real gRPC on loopback, every stream
+// going to one Conn (one worker).
+type dataServer struct {
+	fnpb.UnimplementedBeamFnDataServer
+	conn *Conn
+}
 
-// A harness closing its data stream ends Serve cleanly (a returned io.EOF
-// reaches the harness as status UNKNOWN "EOF"); a broken stream is an
-// error. Either way the connection is closed.
-func TestServeEnd(t *testing.T) {
-	c := NewConn()
-	if err := c.Serve(endStream{io.EOF}); err != nil {
-		t.Errorf("Serve after the harness closed = %v, want nil", err)
+func (d *dataServer) Data(s fnpb.BeamFnData_DataServer) error {
+	err := d.conn.Serve(s)
+	if errors.Is(err, ErrAlreadyAttached) {
+		return status.Error(codes.AlreadyExists, err.Error())
 	}
-	<-c.Closed()
-	broken := errors.New("connection reset")
-	if err := NewConn().Serve(endStream{broken}); !errors.Is(err, broken) {
-		t.Errorf("Serve on a broken stream = %v, want %v", err, broken)
+	return nil
+}
+
+func serve(t *testing.T) (*Conn, fnpb.BeamFnDataClient) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
+	conn := NewConn()
+	gs := grpc.NewServer()
+	fnpb.RegisterBeamFnDataServer(gs, &dataServer{conn: conn})
+	go gs.Serve(lis)
+	t.Cleanup(gs.Stop)
+	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return conn, fnpb.NewBeamFnDataClient(cc)
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Many data streams opening at once for one worker: exactly one attaches,
+// the others are refused, and nothing panics (closing attached twice did).
+func TestConcurrentStreamsForOneWorker(t *testing.T) {
+	for round := 0; round < 10; round++ {
+		conn, cli := serve(t)
+		ctx := ctxT(t)
+		const n = 8
+		var wg sync.WaitGroup
+		codesSeen := make(chan codes.Code, n)
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s, err := cli.Data(ctx)
+				if err != nil {
+					codesSeen <- status.Code(err)
+					return
+				}
+				// A refused stream ends with AlreadyExists; the attached one
+				// stays open until the context ends.
+				_, err = s.Recv()
+				codesSeen <- status.Code(err)
+			}()
+		}
+		select {
+		case <-conn.attached:
+		case <-time.After(bound):
+			t.Fatal("no stream attached")
+		}
+		refused := 0
+		for i := 0; i < n-1; i++ {
+			select {
+			case c := <-codesSeen:
+				if c != codes.AlreadyExists {
+					t.Fatalf("round %d: a second stream ended with %v, want AlreadyExists", round, c)
+				}
+				refused++
+			case <-time.After(bound):
+				t.Fatalf("round %d: only %d of %d extra streams refused", round, refused, n-1)
+			}
+		}
+	}
+}
+
+// Output split over many messages, cutting through elements, with several
+// instructions and transforms interleaved, arrives in order per stream.
+func TestFramesSplitAcrossMessages(t *testing.T) {
+	conn, cli := serve(t)
+	ctx := ctxT(t)
+	r1 := conn.Expect("i1", []string{"a", "b"}, []string{"t/f"})
+	r2 := conn.Expect("i2", []string{"a"}, nil)
+	s, err := cli.Data(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := bytes.Repeat([]byte("0123456789"), 500)
+	for off := 0; off < len(payload); off += 333 {
+		chunk := payload[off:min(off+333, len(payload))]
+		s.Send(&fnpb.Elements{
+			Data: []*fnpb.Elements_Data{
+				{InstructionId: "i1", TransformId: "a", Data: chunk},
+				{InstructionId: "i2", TransformId: "a", Data: chunk},
+				{InstructionId: "unknown", TransformId: "a", Data: chunk},
+			},
+			Timers: []*fnpb.Elements_Timers{{InstructionId: "i1", TransformId: "t", TimerFamilyId: "f", Timers: chunk}},
+		})
+	}
+	s.Send(&fnpb.Elements{
+		Data: []*fnpb.Elements_Data{
+			{InstructionId: "i1", TransformId: "a", IsLast: true},
+			{InstructionId: "i1", TransformId: "b", IsLast: true},
+			{InstructionId: "i2", TransformId: "a", IsLast: true},
+		},
+		Timers: []*fnpb.Elements_Timers{{InstructionId: "i1", TransformId: "t", TimerFamilyId: "f", IsLast: true}},
+	})
+	for _, r := range []*Receiver{r1, r2} {
+		select {
+		case <-r.Done():
+		case <-time.After(bound):
+			t.Fatal("receiver not done after every stream's is_last")
+		}
+	}
+	if got := bytes.Join(r1.Result().Data["a"], nil); !bytes.Equal(got, payload) {
+		t.Errorf("i1/a: %d bytes, want the %d sent, in order", len(got), len(payload))
+	}
+	if got := bytes.Join(r1.Result().Timers["t/f"], nil); !bytes.Equal(got, payload) {
+		t.Errorf("i1 timers: %d bytes, want %d", len(got), len(payload))
+	}
+	if got := bytes.Join(r2.Result().Data["a"], nil); !bytes.Equal(got, payload) {
+		t.Errorf("i2/a: %d bytes, want %d", len(got), len(payload))
+	}
+}
+
+// A stream that closes early ends the Conn: Closed fires, Err says why,
+// and writes fail instead of waiting.
+func TestStreamClosingEarly(t *testing.T) {
+	conn, cli := serve(t)
+	ctx := ctxT(t)
+	r := conn.Expect("i1", []string{"a"}, nil)
+	s, err := cli.Data(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Send(&fnpb.Elements{Data: []*fnpb.Elements_Data{{InstructionId: "i1", TransformId: "a", Data: []byte("part")}}})
+	s.CloseSend()
+	select {
+	case <-conn.Closed():
+	case <-time.After(bound):
+		t.Fatal("Closed did not fire when the stream ended")
+	}
+	if conn.Err() == nil {
+		t.Error("Err is nil after the stream ended")
+	}
+	select {
+	case <-r.Done():
+		t.Error("receiver done without is_last")
+	default:
+	}
+	if got := r.Result().Data["a"]; len(got) != 1 || string(got[0]) != "part" {
+		t.Errorf("partial output %q, want [part]", got)
+	}
+	w := conn.NewWriter("i1", "src")
+	if err := w.Write(ctx, []byte("x")); err != nil {
+		t.Fatal(err) // buffered
+	}
+	if err := w.Close(ctx); err == nil {
+		t.Error("Close on an ended stream succeeded")
+	}
+	if err := conn.SendTimers(ctx, "i1", "t", "f", nil); err == nil {
+		t.Error("SendTimers on an ended stream succeeded")
+	}
+}
+
+// Writes before any stream attaches wait only as long as their context.
+func TestWriteBeforeAttachBoundedByContext(t *testing.T) {
+	conn := NewConn()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	w := conn.NewWriter("i1", "src")
+	w.Write(ctx, []byte("x"))
+	if err := w.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Close = %v, want the context's deadline", err)
+	}
+	if err := conn.SendTimers(ctx, "i1", "t", "f", nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("SendTimers = %v, want the context's deadline", err)
+	}
+}
+
+// FuzzRoute feeds arbitrary data-stream messages, as a harness could send
+// them, to receivers: no panic, and a receiver is done only once each of
+// its streams sent is_last.
+func FuzzRoute(f *testing.F) {
+	seed := func(e *fnpb.Elements) []byte { b, _ := proto.Marshal(e); return b }
+	f.Add(seed(&fnpb.Elements{Data: []*fnpb.Elements_Data{{InstructionId: "i", TransformId: "a", Data: []byte("x"), IsLast: true}}}))
+	f.Add(seed(&fnpb.Elements{Timers: []*fnpb.Elements_Timers{{InstructionId: "i", TransformId: "t", TimerFamilyId: "f", IsLast: true}}}))
+	f.Add([]byte{0xff, 0x01, 0x02})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var e fnpb.Elements
+		if proto.Unmarshal(b, &e) != nil {
+			return
+		}
+		c := NewConn()
+		r := c.Expect("i", []string{"a"}, []string{"t/f"})
+		c.route(&e)
+		c.route(&e) // duplicates too
+		lastA, lastT := false, false
+		for _, d := range e.GetData() {
+			lastA = lastA || d.GetInstructionId() == "i" && d.GetTransformId() == "a" && d.GetIsLast()
+		}
+		for _, tm := range e.GetTimers() {
+			lastT = lastT || tm.GetInstructionId() == "i" && tm.GetTransformId() == "t" && tm.GetTimerFamilyId() == "f" && tm.GetIsLast()
+		}
+		select {
+		case <-r.Done():
+			if !lastA || !lastT {
+				t.Fatalf("receiver done without both is_last (data %v, timers %v)", lastA, lastT)
+			}
+		default:
+			if lastA && lastT {
+				t.Fatal("receiver not done after both is_last")
+			}
+		}
+		r.Result()
+	})
 }

@@ -5,6 +5,7 @@ package fnapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	"github.com/beam-runner/beam-runner/dataplane"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -159,7 +161,13 @@ func (s *Server) Data(stream fnpb.BeamFnData_DataServer) error {
 	if err != nil {
 		return err
 	}
-	return w.Data.Serve(stream)
+	err = w.Data.Serve(stream)
+	if errors.Is(err, dataplane.ErrAlreadyAttached) {
+		return status.Error(codes.AlreadyExists, err.Error())
+	}
+	// The worker cannot run another bundle without its data stream.
+	w.fail(&StreamError{Worker: w.ID, Stream: "data", Err: err})
+	return nil
 }
 
 // State implements BeamFnState.
@@ -168,7 +176,10 @@ func (s *Server) State(stream fnpb.BeamFnState_StateServer) error {
 	if err != nil {
 		return err
 	}
-	return w.State.Serve(stream)
+	err = w.State.Serve(stream)
+	// A bundle waiting on state would never hear back: fail the worker.
+	w.fail(&StreamError{Worker: w.ID, Stream: "state", Err: err})
+	return nil
 }
 
 // Logging implements BeamFnLogging.

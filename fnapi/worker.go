@@ -2,12 +2,16 @@ package fnapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	"github.com/beam-runner/beam-runner/dataplane"
 	"github.com/beam-runner/beam-runner/stateplane"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // Worker is the runner's view of one harness's streams.
@@ -68,11 +72,11 @@ func (w *Worker) serveControl(stream fnpb.BeamFnControl_ControlServer) error {
 		select {
 		case req := <-w.send:
 			if err := stream.Send(req); err != nil {
-				w.fail(fmt.Errorf("worker %q: control send: %w", w.ID, err))
+				w.fail(&StreamError{Worker: w.ID, Stream: "control", Err: err})
 				return err
 			}
 		case err := <-recvErr:
-			w.fail(fmt.Errorf("worker %q: control stream ended: %v", w.ID, err))
+			w.fail(&StreamError{Worker: w.ID, Stream: "control", Err: err})
 			return nil
 		case <-w.failed:
 			return nil
@@ -95,6 +99,29 @@ func (w *Worker) recvLoop(stream fnpb.BeamFnControl_ControlServer) error {
 		}
 	}
 }
+
+// StreamError says which of a worker's streams ended, and how.
+type StreamError struct {
+	Worker, Stream string
+	Err            error
+}
+
+func (e *StreamError) Error() string {
+	switch {
+	case e.Err == nil || errors.Is(e.Err, io.EOF):
+		return fmt.Sprintf("worker %q closed its %s stream", e.Worker, e.Stream)
+	case status.Code(e.Err) == codes.Canceled:
+		// The server sees a peer that vanished as a cancelled stream.
+		return fmt.Sprintf("worker %q's %s stream broke: the connection was lost (did the worker die?)", e.Worker, e.Stream)
+	}
+	return fmt.Sprintf("worker %q's %s stream failed: %v", e.Worker, e.Stream, e.Err)
+}
+
+func (e *StreamError) Unwrap() error { return e.Err }
+
+// Fail marks the worker failed (the runner saw its process exit); the
+// first failure's error is kept.
+func (w *Worker) Fail(err error) { w.fail(err) }
 
 func (w *Worker) fail(err error) {
 	w.failOnce.Do(func() {

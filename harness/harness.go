@@ -4,6 +4,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -14,25 +15,52 @@ import (
 	"github.com/beam-runner/beam-runner/stateplane"
 )
 
-// Harness drives one SDK harness.
+// Harness drives one SDK harness. After its worker fails, Rebind moves it
+// to a restarted one, so callers keep one handle per environment.
 type Harness struct {
-	w    *fnapi.Worker
 	next atomic.Int64
 
-	mu         sync.Mutex
-	registered map[string]bool
+	mu struct {
+		sync.Mutex
+		w          *fnapi.Worker
+		registered map[string]bool
+		descs      []*fnpb.ProcessBundleDescriptor // every one registered, for Rebind
+	}
 }
 
 // New wraps a worker whose control stream is (or will be) connected.
 func New(w *fnapi.Worker) *Harness {
-	return &Harness{w: w, registered: map[string]bool{}}
+	h := &Harness{}
+	h.mu.w, h.mu.registered = w, map[string]bool{}
+	return h
 }
 
-// ID is the worker id.
-func (h *Harness) ID() string { return h.w.ID }
+// worker is the current worker; a call uses one worker throughout.
+func (h *Harness) worker() *fnapi.Worker {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.mu.w
+}
 
-// Failed is closed when the harness's control stream has ended.
-func (h *Harness) Failed() <-chan struct{} { return h.w.Failed() }
+// ID is the current worker's id.
+func (h *Harness) ID() string { return h.worker().ID }
+
+// Worker is the current worker.
+func (h *Harness) Worker() *fnapi.Worker { return h.worker() }
+
+// Failed is closed when the current worker has failed.
+func (h *Harness) Failed() <-chan struct{} { return h.worker().Failed() }
+
+// Rebind moves the harness to a new worker (a restart after a failure)
+// and registers with it every descriptor the old one had.
+func (h *Harness) Rebind(ctx context.Context, w *fnapi.Worker) error {
+	h.mu.Lock()
+	h.mu.w, h.mu.registered = w, map[string]bool{}
+	descs := h.mu.descs
+	h.mu.descs = nil
+	h.mu.Unlock()
+	return h.Register(ctx, descs...)
+}
 
 func (h *Harness) instID(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, h.next.Add(1))
@@ -42,8 +70,9 @@ func (h *Harness) instID(prefix string) string {
 func (h *Harness) Register(ctx context.Context, descs ...*fnpb.ProcessBundleDescriptor) error {
 	var todo []*fnpb.ProcessBundleDescriptor
 	h.mu.Lock()
+	w := h.mu.w
 	for _, d := range descs {
-		if !h.registered[d.GetId()] {
+		if !h.mu.registered[d.GetId()] {
 			todo = append(todo, d)
 		}
 	}
@@ -51,19 +80,22 @@ func (h *Harness) Register(ctx context.Context, descs ...*fnpb.ProcessBundleDesc
 	if len(todo) == 0 {
 		return nil
 	}
-	resp, err := h.w.Do(ctx, &fnpb.InstructionRequest{
+	resp, err := w.Do(ctx, &fnpb.InstructionRequest{
 		InstructionId: h.instID("reg"),
 		Request:       &fnpb.InstructionRequest_Register{Register: &fnpb.RegisterRequest{ProcessBundleDescriptor: todo}},
 	})
 	if err != nil {
-		return fmt.Errorf("registering descriptors with worker %q: %w", h.w.ID, err)
+		return &WorkerLost{Worker: w.ID, During: "registering descriptors", Cause: err}
 	}
 	if resp.GetError() != "" {
-		return fmt.Errorf("worker %q rejected descriptors: %s", h.w.ID, resp.GetError())
+		return fmt.Errorf("worker %q rejected descriptors: %s", w.ID, resp.GetError())
 	}
 	h.mu.Lock()
-	for _, d := range todo {
-		h.registered[d.GetId()] = true
+	if h.mu.w == w {
+		for _, d := range todo {
+			h.mu.registered[d.GetId()] = true
+			h.mu.descs = append(h.mu.descs, d)
+		}
 	}
 	h.mu.Unlock()
 	return nil
@@ -108,43 +140,47 @@ type Result struct {
 // Finalize runs a bundle's finalization callbacks; call it only after the
 // bundle's outputs are committed.
 func (h *Harness) Finalize(ctx context.Context, inst string) error {
-	resp, err := h.w.Do(ctx, &fnpb.InstructionRequest{
+	w := h.worker()
+	resp, err := w.Do(ctx, &fnpb.InstructionRequest{
 		InstructionId: h.instID("fin"),
 		Request: &fnpb.InstructionRequest_FinalizeBundle{FinalizeBundle: &fnpb.FinalizeBundleRequest{
 			InstructionId: inst,
 		}},
 	})
 	if err != nil {
-		return fmt.Errorf("finalizing bundle %s on worker %q: %w", inst, h.w.ID, err)
+		return fmt.Errorf("finalizing bundle %s on worker %q: %w", inst, w.ID, err)
 	}
 	if resp.GetError() != "" {
-		return fmt.Errorf("finalizing bundle %s on worker %q: %s", inst, h.w.ID, resp.GetError())
+		return fmt.Errorf("finalizing bundle %s on worker %q: %s", inst, w.ID, resp.GetError())
 	}
 	return nil
 }
 
-// Process runs one bundle to completion.
+// Process runs one bundle to completion. Every wait is bounded by ctx and
+// by the worker's failure: the input is sent while the response is awaited,
+// so an SDK that fails the bundle before reading its input (a DoFn that
+// cannot be loaded) is heard at once.
 func (h *Harness) Process(ctx context.Context, b Bundle) (Result, error) {
+	w := h.worker()
 	inst := h.instID("b")
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if b.State != nil {
-		h.w.State.Register(inst, b.State)
-		defer h.w.State.Unregister(inst)
+		w.State.Register(inst, b.State)
+		defer w.State.Unregister(inst)
 	}
 	var timerKeys []string
 	for _, ts := range b.TimerStreams {
 		timerKeys = append(timerKeys, ts.key())
 	}
-	recv := h.w.Data.Expect(inst, b.Outputs, timerKeys)
-	defer h.w.Data.Forget(inst)
+	recv := w.Data.Expect(inst, b.Outputs, timerKeys)
+	defer w.Data.Forget(inst)
 	if b.Started != nil {
 		b.Started(inst)
 	}
-
 	respc := make(chan respOrErr, 1)
 	go func() {
-		resp, err := h.w.Do(ctx, &fnpb.InstructionRequest{
+		resp, err := w.Do(ctx, &fnpb.InstructionRequest{
 			InstructionId: inst,
 			Request: &fnpb.InstructionRequest_ProcessBundle{ProcessBundle: &fnpb.ProcessBundleRequest{
 				ProcessBundleDescriptorId: b.Descriptor,
@@ -152,25 +188,22 @@ func (h *Harness) Process(ctx context.Context, b Bundle) (Result, error) {
 		})
 		respc <- respOrErr{resp, err}
 	}()
-	sendErr := h.sendInput(ctx, inst, b)
-	r := <-respc
-	if r.err != nil {
-		return Result{}, fmt.Errorf("bundle %s on worker %q: %w", inst, h.w.ID, r.err)
-	}
-	if msg := r.resp.GetError(); msg != "" {
-		return Result{}, &BundleError{Instruction: inst, Worker: h.w.ID, Msg: msg}
-	}
-	if sendErr != nil {
-		return Result{}, fmt.Errorf("bundle %s: sending input: %w", inst, sendErr)
+	sendc := make(chan error, 1)
+	go func() { sendc <- h.sendInput(ctx, w, inst, b) }()
+	resp, err := h.await(ctx, w, inst, respc, sendc)
+	if err != nil {
+		return Result{}, err
 	}
 	select {
 	case <-recv.Done():
 	case <-ctx.Done():
 		return Result{}, ctx.Err()
-	case <-h.w.Failed():
-		return Result{}, fmt.Errorf("bundle %s: worker %q failed: %v", inst, h.w.ID, h.w.Err())
+	case <-w.Failed():
+		return Result{}, &WorkerLost{Worker: w.ID, Instruction: inst, During: "receiving output", Cause: w.Err()}
+	case <-w.Data.Closed():
+		return Result{}, &WorkerLost{Worker: w.ID, Instruction: inst, During: "receiving output", Cause: dataLost(w)}
 	}
-	pb := r.resp.GetProcessBundle()
+	pb := resp.GetProcessBundle()
 	got := recv.Result()
 	timers := map[TimerStream][][]byte{}
 	for _, ts := range b.TimerStreams {
@@ -189,18 +222,53 @@ func (h *Harness) Process(ctx context.Context, b Bundle) (Result, error) {
 	}, nil
 }
 
+// await waits for a bundle's response and for its input to be sent,
+// returning the first failure: an error response, a failed send, the
+// worker's failure or the data stream's end.
+func (h *Harness) await(ctx context.Context, w *fnapi.Worker, inst string, respc <-chan respOrErr, sendc <-chan error) (*fnpb.InstructionResponse, error) {
+	var resp *fnpb.InstructionResponse
+	for resp == nil || sendc != nil {
+		select {
+		case r := <-respc:
+			if r.err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				return nil, &WorkerLost{Worker: w.ID, Instruction: inst, During: "processing", Cause: r.err}
+			}
+			if msg := r.resp.GetError(); msg != "" {
+				return nil, &BundleError{Instruction: inst, Worker: w.ID, Msg: msg}
+			}
+			resp, respc = r.resp, nil
+		case err := <-sendc:
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				return nil, &WorkerLost{Worker: w.ID, Instruction: inst, During: "sending input", Cause: err}
+			}
+			sendc = nil
+		case <-w.Data.Closed():
+			return nil, &WorkerLost{Worker: w.ID, Instruction: inst, During: "processing", Cause: dataLost(w)}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return resp, nil
+}
+
 type respOrErr struct {
 	resp *fnpb.InstructionResponse
 	err  error
 }
 
-func (h *Harness) sendInput(ctx context.Context, inst string, b Bundle) error {
+func (h *Harness) sendInput(ctx context.Context, w *fnapi.Worker, inst string, b Bundle) error {
 	for _, ts := range b.TimerStreams {
-		if err := h.w.Data.SendTimers(ctx, inst, ts.Transform, ts.Family, b.Timers[ts]); err != nil {
+		if err := w.Data.SendTimers(ctx, inst, ts.Transform, ts.Family, b.Timers[ts]); err != nil {
 			return err
 		}
 	}
-	wr := h.w.Data.NewWriter(inst, b.InputTransform)
+	wr := w.Data.NewWriter(inst, b.InputTransform)
 	for _, p := range b.Input {
 		if err := wr.Write(ctx, p); err != nil {
 			return err
@@ -217,4 +285,27 @@ type BundleError struct {
 
 func (e *BundleError) Error() string {
 	return fmt.Sprintf("bundle %s failed in worker %q: %s", e.Instruction, e.Worker, e.Msg)
+}
+
+// WorkerLost is a failure of the worker itself (it exited, or a stream
+// of it ended) rather than of the bundle's code.
+type WorkerLost struct {
+	Worker, Instruction string
+	During              string // what the runner was doing
+	Cause               error
+}
+
+func (e *WorkerLost) Error() string {
+	where := ""
+	if e.Instruction != "" {
+		where = " (bundle " + e.Instruction + ")"
+	}
+	return fmt.Sprintf("worker %q lost while %s%s: %v", e.Worker, e.During, where, e.Cause)
+}
+
+func (e *WorkerLost) Unwrap() error { return e.Cause }
+
+// dataLost is why a worker's data stream ended, as its failure.
+func dataLost(w *fnapi.Worker) error {
+	return &fnapi.StreamError{Worker: w.ID, Stream: "data", Err: errors.Unwrap(w.Data.Err())}
 }

@@ -21,7 +21,8 @@ type SplitResult struct {
 // Split asks a running bundle to keep only about fraction of its remaining
 // work. fraction 0 asks it to stop as soon as it can (a checkpoint).
 func (h *Harness) Split(ctx context.Context, inst, source string, fraction float64, estimatedElements int64) (SplitResult, error) {
-	resp, err := h.w.Do(ctx, &fnpb.InstructionRequest{
+	w := h.worker()
+	resp, err := w.Do(ctx, &fnpb.InstructionRequest{
 		InstructionId: h.instID("split"),
 		Request: &fnpb.InstructionRequest_ProcessBundleSplit{ProcessBundleSplit: &fnpb.ProcessBundleSplitRequest{
 			InstructionId: inst,
@@ -31,10 +32,10 @@ func (h *Harness) Split(ctx context.Context, inst, source string, fraction float
 		}},
 	})
 	if err != nil {
-		return SplitResult{}, fmt.Errorf("splitting bundle %s on worker %q: %w", inst, h.w.ID, err)
+		return SplitResult{}, fmt.Errorf("splitting bundle %s on worker %q: %w", inst, w.ID, err)
 	}
 	if resp.GetError() != "" {
-		return SplitResult{}, fmt.Errorf("splitting bundle %s on worker %q: %s", inst, h.w.ID, resp.GetError())
+		return SplitResult{}, fmt.Errorf("splitting bundle %s on worker %q: %s", inst, w.ID, resp.GetError())
 	}
 	sr := resp.GetProcessBundleSplit()
 	out := SplitResult{Primaries: sr.GetPrimaryRoots(), Residuals: sr.GetResidualRoots(), FirstResidual: -1}
@@ -48,17 +49,18 @@ func (h *Harness) Split(ctx context.Context, inst, source string, fraction float
 
 // Progress asks a running bundle for its metrics so far.
 func (h *Harness) Progress(ctx context.Context, inst string) ([]*pipepb.MonitoringInfo, error) {
-	resp, err := h.w.Do(ctx, &fnpb.InstructionRequest{
+	w := h.worker()
+	resp, err := w.Do(ctx, &fnpb.InstructionRequest{
 		InstructionId: h.instID("progress"),
 		Request: &fnpb.InstructionRequest_ProcessBundleProgress{ProcessBundleProgress: &fnpb.ProcessBundleProgressRequest{
 			InstructionId: inst,
 		}},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("progress of bundle %s on worker %q: %w", inst, h.w.ID, err)
+		return nil, fmt.Errorf("progress of bundle %s on worker %q: %w", inst, w.ID, err)
 	}
 	if resp.GetError() != "" {
-		return nil, fmt.Errorf("progress of bundle %s on worker %q: %s", inst, h.w.ID, resp.GetError())
+		return nil, fmt.Errorf("progress of bundle %s on worker %q: %s", inst, w.ID, resp.GetError())
 	}
 	return resp.GetProcessBundleProgress().GetMonitoringInfos(), nil
 }

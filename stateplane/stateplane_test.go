@@ -2,12 +2,11 @@ package stateplane
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"strings"
 	"testing"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
+	"google.golang.org/protobuf/proto"
 )
 
 type pieces [][]byte
@@ -72,38 +71,33 @@ func TestRequestsForOtherInstructionsAreRefused(t *testing.T) {
 	}
 }
 
-// scriptStream replays requests, then ends with err.
-type scriptStream struct {
-	reqs []*fnpb.StateRequest
-	sent []*fnpb.StateResponse
-	err  error
-}
-
-func (s *scriptStream) Send(r *fnpb.StateResponse) error { s.sent = append(s.sent, r); return nil }
-func (s *scriptStream) Recv() (*fnpb.StateRequest, error) {
-	if len(s.reqs) == 0 {
-		return nil, s.err
-	}
-	r := s.reqs[0]
-	s.reqs = s.reqs[1:]
-	return r, nil
-}
-
-// A harness closing its side of the stream ends Serve cleanly (gRPC would
-// report a returned io.EOF to the harness as status UNKNOWN "EOF"); other
-// stream errors are returned.
-func TestServeEndsCleanlyWhenHarnessCloses(t *testing.T) {
+// FuzzStateRequests answers arbitrary state requests, as a harness could
+// send them, for a registered and an unknown instruction: never a panic,
+// every response carries the request's id, and a Get either errs or pages
+// within the value.
+func FuzzStateRequests(f *testing.F) {
+	seed := func(r *fnpb.StateRequest) []byte { b, _ := proto.Marshal(r); return b }
+	f.Add(seed(getReq("b1", nil)))
+	f.Add(seed(getReq("b1", []byte{0, 0, 0, 0, 0, 0, 0, 9})))
+	f.Add(seed(getReq("b1", []byte{1})))
+	f.Add(seed(&fnpb.StateRequest{Id: "w", InstructionId: "b1", Request: &fnpb.StateRequest_Append{Append: &fnpb.StateAppendRequest{Data: []byte("x")}}}))
+	f.Add(seed(&fnpb.StateRequest{Id: "c", InstructionId: "other", Request: &fnpb.StateRequest_Clear{}}))
+	value := pieces{[]byte("ab"), []byte("cde"), []byte("f")}
 	r := NewRouter()
-	r.Register("b1", pieces{[]byte("v")})
-	s := &scriptStream{reqs: []*fnpb.StateRequest{getReq("b1", nil)}, err: io.EOF}
-	if err := r.Serve(s); err != nil {
-		t.Errorf("Serve after the harness closed = %v, want nil", err)
-	}
-	if len(s.sent) != 1 {
-		t.Errorf("answered %d requests, want 1", len(s.sent))
-	}
-	broken := errors.New("connection reset")
-	if err := r.Serve(&scriptStream{err: broken}); !errors.Is(err, broken) {
-		t.Errorf("Serve on a broken stream = %v, want %v", err, broken)
-	}
+	r.Register("b1", value)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var req fnpb.StateRequest
+		if proto.Unmarshal(b, &req) != nil {
+			return
+		}
+		resp := r.answer(&req)
+		if resp.GetId() != req.GetId() {
+			t.Fatalf("response id %q for request %q", resp.GetId(), req.GetId())
+		}
+		if resp.GetError() == "" && req.GetGet() != nil {
+			if !bytes.Contains([]byte("abcdef"), resp.GetGet().GetData()) {
+				t.Fatalf("page %q is not part of the value", resp.GetGet().GetData())
+			}
+		}
+	})
 }

@@ -125,7 +125,12 @@ type process struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	once   sync.Once
+	out    *tailLines
+	exit   string // set before exited is closed
 }
+
+// outputLines is how many lines of a harness's output are kept for errors.
+const outputLines = 30
 
 func startProcess(env *pipepb.Environment, workerID string, ep Endpoints) (Handle, error) {
 	var pl pipepb.ProcessPayload
@@ -140,20 +145,42 @@ func startProcess(env *pipepb.Environment, workerID string, ep Endpoints) (Handl
 	for k, v := range pl.GetEnv() {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	return runCmd(cmd, "process environment")
+	p, err := runCmd(cmd, "process environment")
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return p, nil
 }
 
-func runCmd(cmd *exec.Cmd, what string) (Handle, error) {
+// runCmd starts cmd, its output going to the runner's stderr and to a
+// tail kept for error messages.
+func runCmd(cmd *exec.Cmd, what string) (*process, error) {
+	p := &process{cmd: cmd, exited: make(chan struct{}), out: newTail(os.Stderr, outputLines)}
+	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: starting %s: %w", what, cmd.Path, err)
 	}
-	p := &process{cmd: cmd, exited: make(chan struct{})}
-	go func() { cmd.Wait(); close(p.exited) }()
+	go func() {
+		p.exit = describeExit(cmd.Wait())
+		close(p.exited)
+	}()
 	return p, nil
 }
 
 func (p *process) Exited() <-chan struct{} { return p.exited }
+
+// Exit implements Reporter.
+func (p *process) Exit() string {
+	select {
+	case <-p.exited:
+		return p.exit
+	default:
+		return ""
+	}
+}
+
+// Output implements Reporter.
+func (p *process) Output() []string { return p.out.Lines() }
 
 func (p *process) Stop(ctx context.Context) error {
 	select {
@@ -182,17 +209,17 @@ func startDocker(env *pipepb.Environment, workerID string, ep Endpoints) (Handle
 		return nil, fmt.Errorf("docker environment has no container image")
 	}
 	args := DockerArgs(pl.GetContainerImage(), workerID, ep)
-	h, err := runCmd(exec.Command("docker", args...), "docker environment")
+	p, err := runCmd(exec.Command("docker", args...), "docker environment")
 	if err != nil {
 		return nil, err
 	}
-	return &container{Handle: h, name: containerName(workerID)}, nil
+	return &container{process: p, name: containerName(workerID)}, nil
 }
 
 // container stops its SDK container with docker kill: interrupting the
 // docker client alone may leave the container running.
 type container struct {
-	Handle
+	*process
 	name string
 }
 
@@ -203,7 +230,7 @@ func (c *container) Stop(ctx context.Context) error {
 	default:
 	}
 	exec.CommandContext(ctx, "docker", "kill", c.name).Run()
-	return c.Handle.Stop(ctx)
+	return c.process.Stop(ctx)
 }
 
 func containerName(workerID string) string { return "beam-runner-" + workerID }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/beam-runner/beam-runner/runner/execute"
+	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/server"
 	"github.com/beam-runner/beam-runner/runner/store"
 )
@@ -34,8 +35,10 @@ var (
 	idleTimeout = flag.Duration("idle_shutdown_timeout", 0, "exit after no job has run for this long; 0 or negative: never")
 	cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile to this file")
 	pprofAddr   = flag.String("pprof_addr", "", "also serve /debug/pprof on this address of its own (older form of --pprof)")
-	artifactDir = flag.String("artifact_root", "", "directory for staged artifacts (default: $TMPDIR/beam-runner-artifacts)")
+	artifactDir = flag.String("artifact_root", "", "directory for staged artifacts (default: a fresh private directory in $TMPDIR, removed at exit; roots of dead servers are removed)")
+	maxPrepared = flag.Int64("max_prepared_bytes", jobs.DefaultMaxPreparedBytes, "cap on the pipeline bytes of prepared jobs not yet run; Prepare past it gets RESOURCE_EXHAUSTED (negative: no cap)")
 	workerStart = flag.Duration("worker_start_timeout", 2*time.Minute, "how long an environment's SDK harness may take to connect before its job fails")
+	maxAttempts = flag.Int("max_bundle_attempts", 4, "how many times a bundle whose worker died or whose user code failed may run before its job fails")
 	memLimit    = flag.String("memory_limit", "", "bytes a job's GroupByKeys may buffer before spilling to the store, e.g. 512MiB; default a quarter of the machine's memory; \"none\": no limit")
 	ckptEvery   = flag.Duration("checkpoint_interval", 10*time.Second, "least time between two checkpoints of a running job in the --state_dir store, from which it resumes after a crash; 0 takes none")
 	stateDir    = flag.String("state_dir", "", "directory of the durable store (job records survive restarts); default: one per --job_port in the user's cache dir; \"none\": keep nothing")
@@ -94,10 +97,12 @@ func run(logger *slog.Logger) error {
 	}
 
 	srv, err := server.New(server.Config{
-		JobPort:      *jobPort,
-		ArtifactRoot: *artifactDir,
-		Logger:       logger,
-		Executor:     execute.New(execute.Options{WorkerStartTimeout: *workerStart, Store: st, MemoryLimit: limit, CheckpointInterval: *ckptEvery}),
+		JobPort:          *jobPort,
+		ArtifactRoot:     *artifactDir,
+		MaxPreparedBytes: *maxPrepared,
+		Logger:           logger,
+		Executor: execute.New(execute.Options{WorkerStartTimeout: *workerStart, MaxBundleAttempts: *maxAttempts,
+			Store: st, MemoryLimit: limit, CheckpointInterval: *ckptEvery}),
 		IdleShutdown: max(*idleTimeout, 0),
 		WebAddr:      webAddr(),
 		Pprof:        *pprofOn || *pprofAddr != "",

@@ -6,7 +6,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -119,7 +121,7 @@ func TestStagingRoundTrip(t *testing.T) {
 	}
 
 	rc := jobpb.NewArtifactRetrievalServiceClient(serve(t, func(s *grpc.Server) {
-		jobpb.RegisterArtifactRetrievalServiceServer(s, NewRetrieval(staged))
+		jobpb.RegisterArtifactRetrievalServiceServer(s, NewRetrieval(staged, dir))
 	}))
 	b, err := fetch(t, rc, got[0])
 	if err != nil || !bytes.Equal(b, want) {
@@ -134,7 +136,7 @@ func TestStagingRoundTrip(t *testing.T) {
 func TestRetrievalEmbeddedAndUnknownTypes(t *testing.T) {
 	pl, _ := proto.Marshal(&pipepb.EmbeddedFilePayload{Data: []byte("hello")})
 	rc := jobpb.NewArtifactRetrievalServiceClient(serve(t, func(s *grpc.Server) {
-		jobpb.RegisterArtifactRetrievalServiceServer(s, NewRetrieval(&pipepb.Pipeline{}))
+		jobpb.RegisterArtifactRetrievalServiceServer(s, NewRetrieval(&pipepb.Pipeline{}, t.TempDir()))
 	}))
 	b, err := fetch(t, rc, &pipepb.ArtifactInformation{TypeUrn: TypeEmbedded, TypePayload: pl})
 	if err != nil || string(b) != "hello" {
@@ -178,4 +180,82 @@ func TestUnknownStagingToken(t *testing.T) {
 	if _, err := st.Recv(); status.Code(err) != codes.NotFound {
 		t.Errorf("got %v, want NotFound", err)
 	}
+}
+
+// A job that declares a server-side file it never staged (/etc/shadow, or
+// a file outside its directory reached through ".." or a symlink) cannot
+// read it: the file is never opened.
+func TestRetrievalServesOnlyStagedFiles(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(outside, []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	staged := filepath.Join(dir, "ok.txt")
+	if err := os.WriteFile(staged, []byte("ok"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	declared := []*pipepb.ArtifactInformation{
+		fileDep(t, "/etc/shadow", "shadow"),
+		fileDep(t, outside, "secret"),
+		fileDep(t, filepath.Join(dir, "..", filepath.Base(filepath.Dir(outside)), "secret"), "dotdot"),
+		fileDep(t, link, "link"),
+		fileDep(t, staged, "ok"),
+	}
+	p := pipelineWith(map[string][]*pipepb.ArtifactInformation{"env": declared})
+	rc := jobpb.NewArtifactRetrievalServiceClient(serve(t, func(s *grpc.Server) {
+		jobpb.RegisterArtifactRetrievalServiceServer(s, NewRetrieval(p, dir))
+	}))
+	for _, a := range declared[:4] {
+		path, _ := filePath(a)
+		if b, err := fetch(t, rc, a); err == nil || len(b) > 0 {
+			t.Errorf("declared %s: got %q, %v; want refused", path, b, err)
+		}
+	}
+	if b, err := fetch(t, rc, declared[4]); err != nil || string(b) != "ok" {
+		t.Errorf("staged file: got %q, %v", b, err)
+	}
+}
+
+// NewRoot makes a private directory and removes roots whose server died.
+func TestNewRootIsPrivateAndRemovesDeadRoots(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dead := filepath.Join(tmp, rootPattern+"dead")
+	live := filepath.Join(tmp, rootPattern+"live")
+	for dir, pid := range map[string]int{dead: deadPid(t), live: os.Getpid()} {
+		if err := os.MkdirAll(filepath.Join(dir, "job"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(pid)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := NewRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(root)
+	if err != nil || fi.Mode().Perm() != 0o700 || filepath.Dir(root) != tmp {
+		t.Fatalf("root %s: %v, mode %v; want a 0700 dir in %s", root, err, fi.Mode().Perm(), tmp)
+	}
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("dead server's root still there (%v)", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("live server's root removed: %v", err)
+	}
+}
+
+// deadPid is the pid of a process that has exited.
+func deadPid(t *testing.T) int {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
 }

@@ -33,7 +33,7 @@ func (w *writer) stage(p *peer, dep *pipepb.ArtifactInformation) (*pipepb.Artifa
 	if d, ok := w.done[name]; ok {
 		return d, nil // the same artifact in another environment
 	}
-	if err := os.MkdirAll(w.dir, 0o755); err != nil {
+	if err := os.MkdirAll(w.dir, 0o700); err != nil {
 		return nil, err
 	}
 	path := filepath.Join(w.dir, name)

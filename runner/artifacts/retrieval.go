@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
@@ -18,24 +19,42 @@ import (
 const chunkSize = 1 << 20
 
 // Retrieval implements jobpb.ArtifactRetrievalServiceServer for one job.
-// It serves only the files the job's pipeline declares, so a harness cannot
-// read arbitrary files from the runner's disk.
+// It serves only files staged for the job: declared by its environments
+// and lying directly in the job's own directory, opened through that
+// directory. A file the client declared but never staged (a path on the
+// server, /etc/shadow say) is never opened.
 type Retrieval struct {
 	jobpb.UnimplementedArtifactRetrievalServiceServer
-	files map[string]bool // declared file paths
+	dir   string
+	files map[string]bool // names in dir of the declared, staged files
 }
 
-// NewRetrieval serves the artifacts declared by p's environments.
-func NewRetrieval(p *pipepb.Pipeline) *Retrieval {
-	r := &Retrieval{files: map[string]bool{}}
+// NewRetrieval serves the artifacts p's environments declare that were
+// staged into dir.
+func NewRetrieval(p *pipepb.Pipeline, dir string) *Retrieval {
+	r := &Retrieval{dir: filepath.Clean(dir), files: map[string]bool{}}
 	for _, env := range p.GetComponents().GetEnvironments() {
 		for _, dep := range env.GetDependencies() {
-			if path, ok := filePath(dep); ok {
-				r.files[path] = true
+			if name, ok := r.staged(dep); ok {
+				r.files[name] = true
 			}
 		}
 	}
 	return r
+}
+
+// staged returns the name in the job's directory of a staged file
+// artifact; ok is false for anything else.
+func (r *Retrieval) staged(a *pipepb.ArtifactInformation) (string, bool) {
+	path, ok := filePath(a)
+	if !ok || r.dir == "." || !filepath.IsAbs(path) {
+		return "", false
+	}
+	path = filepath.Clean(path)
+	if filepath.Dir(path) != r.dir {
+		return "", false
+	}
+	return filepath.Base(path), true
 }
 
 // ResolveArtifacts returns the artifacts unchanged: staging already turned
@@ -75,10 +94,12 @@ func (r *Retrieval) open(a *pipepb.ArtifactInformation) (io.ReadCloser, error) {
 		if !ok {
 			return nil, status.Errorf(codes.InvalidArgument, "bad file artifact payload")
 		}
-		if !r.files[path] {
-			return nil, status.Errorf(codes.NotFound, "file artifact %q is not one of this job's artifacts", path)
+		name, ok := r.staged(a)
+		if !ok || !r.files[name] {
+			return nil, status.Errorf(codes.NotFound, "file artifact %q was not staged for this job", path)
 		}
-		f, err := os.Open(path)
+		// Opened within the job's directory: a symlink cannot lead out.
+		f, err := os.OpenInRoot(r.dir, name)
 		if err != nil {
 			return nil, status.Errorf(codes.NotFound, "opening artifact: %v", err)
 		}

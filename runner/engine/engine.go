@@ -24,6 +24,8 @@ type Engine struct {
 	err    error
 	// expired are stateful windows whose state may be dropped.
 	expired []StateWindow
+	// retries are in-flight bundles whose failed attempt is to run again.
+	retries []*Bundle
 	// draining stops dynamic splits (splitpolicy.go).
 	draining bool
 }
@@ -40,7 +42,9 @@ type Bundle struct {
 	minTS  int64
 	// started and splitAt are processing times, for the split policy.
 	started, splitAt int64
-	split            splitBook
+	// Attempt counts the runs of this bundle, from 1 (see Retry).
+	Attempt int
+	split   splitBook
 }
 
 type pcoll struct {

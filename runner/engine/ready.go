@@ -6,6 +6,9 @@ import "github.com/beam-runner/beam-runner/runner/coders"
 // and no bundle is in flight, it applies the next TestStream event, so a
 // TestStream advances only once the pipeline has settled.
 func (e *Engine) Ready() []*Bundle {
+	if rs := e.takeRetries(); len(rs) > 0 {
+		return append(rs, e.readyBundles()...)
+	}
 	for {
 		out := e.readyBundles()
 		if len(out) > 0 || len(e.flight) > 0 || e.err != nil {
@@ -102,7 +105,7 @@ func (e *Engine) start(st *stage, in chunkSet) *Bundle {
 // newBundle registers an empty bundle of the stage as in flight.
 func (e *Engine) newBundle(st *stage) *Bundle {
 	e.nextID++
-	b := &Bundle{ID: e.nextID, Stage: st.spec.ID, minTS: coders.MaxTimestamp, started: e.now, splitAt: e.now, split: newSplitBook()}
+	b := &Bundle{ID: e.nextID, Stage: st.spec.ID, minTS: coders.MaxTimestamp, started: e.now, splitAt: e.now, split: newSplitBook(), Attempt: 1}
 	e.flight[b.ID] = b
 	st.flight[b.ID] = b
 	return b

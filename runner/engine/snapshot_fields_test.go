@@ -12,7 +12,7 @@ import (
 // until snapshot.go handles it (and SnapshotVersion is bumped if the
 // format changes), so new state is never silently left out of checkpoints.
 var snapshotFields = map[reflect.Type]string{
-	reflect.TypeOf(Engine{}):      "spec stages pcolls now nextID draining flight err expired",
+	reflect.TypeOf(Engine{}):      "spec stages pcolls now nextID draining flight retries err expired",
 	reflect.TypeOf(stage{}):       "spec outWM inWM pending flight gbk events emitted keyed delayed",
 	reflect.TypeOf(pcoll{}):       "id spec wm consumers sides data",
 	reflect.TypeOf(keyed{}):       "pending busy timers windows scannedAt rescan",

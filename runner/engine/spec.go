@@ -86,6 +86,9 @@ type Spec struct {
 	MaxBundles int
 	// MinBundleBytes keeps small inputs in one bundle.
 	MinBundleBytes int
+	// MaxAttempts is how many times a failed bundle may run (see
+	// Engine.Retry); 0 means once.
+	MaxAttempts int
 	// StartTime is the initial processing time: the wall clock for real
 	// jobs, a fixed origin for TestStream's virtual time.
 	StartTime int64

@@ -34,6 +34,9 @@ type splitBook struct {
 	// (-1 for none), and primary that part.
 	primaryAt int
 	primary   [][]byte
+	// opaque: a split gave up work without a channel split, so what the
+	// bundle still owns is unknown.
+	opaque bool
 }
 
 func newSplitBook() splitBook { return splitBook{owned: -1, primaryAt: -1} }
@@ -68,6 +71,7 @@ func (b *Bundle) takeChannelResiduals(wv *coders.WindowedValueCodec, s SplitResu
 		if len(s.Primary) > 0 {
 			return nil, fmt.Errorf("split kept a primary but reported no channel split")
 		}
+		b.split.opaque = b.split.opaque || len(s.Residuals) > 0
 		return nil, nil
 	}
 	owned, err := b.ownedByIndex(wv)

@@ -111,8 +111,10 @@ func (r *run) runStages(ctx context.Context) error {
 			r.concurrency.end(d.b.Stage)
 			r.liveFinished(stages[d.b.Stage], d)
 			if d.err != nil {
-				eng.Fail(d.b.ID)
-				return d.err
+				if err := r.bundleFailed(ctx, eng, stages[d.b.Stage], d); err != nil {
+					return err
+				}
+				continue
 			}
 			if err := r.commit(ctx, eng, stages[d.b.Stage], d); err != nil {
 				return err

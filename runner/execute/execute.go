@@ -28,6 +28,9 @@ type Options struct {
 	// Parallelism is how many bundles of a stage run at once; 0 means twice
 	// the number of cores.
 	Parallelism int
+	// MaxBundleAttempts is how many times a bundle that failed (its worker
+	// died, or user code failed) may run; 0 means 4, like Dataflow batch.
+	MaxBundleAttempts int
 	// Store, if set, takes what GroupByKeys buffer past MemoryLimit bytes
 	// (per job, split evenly over its GroupByKeys); 0 means no limit.
 	Store       *store.Store
@@ -52,6 +55,9 @@ func New(opts Options) *Executor {
 	}
 	if opts.WorkerStartTimeout == 0 {
 		opts.WorkerStartTimeout = 2 * time.Minute
+	}
+	if opts.MaxBundleAttempts == 0 {
+		opts.MaxBundleAttempts = 4
 	}
 	if opts.Parallelism == 0 {
 		opts.Parallelism = 2 * runtime.NumCPU()

@@ -36,12 +36,15 @@ type run struct {
 
 	harnesses map[string]*workerSet // environment id -> its harnesses
 	handles   []worker.Handle
+	workers   map[string][]*envWorker  // environment id -> its workers
+	byWorker  map[string]worker.Handle // worker id -> its handle, restarts too
+	logTail   logTails
 }
 
 func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run, error) {
 	r := &run{
 		opts: opts, log: opts.Logger.With("job", j.ID), job: j, plan: pl,
-		metrics: metrics.NewStore(), state: userstate.NewStore(), split: newSplitter(), harnesses: map[string]*workerSet{},
+		metrics: metrics.NewStore(), state: userstate.NewStore(), split: newSplitter(), harnesses: map[string]*workerSet{}, workers: map[string][]*envWorker{}, byWorker: map[string]worker.Handle{},
 	}
 	srv, err := fnapi.Start(fnapi.Config{
 		Provision: r.provision,
@@ -93,21 +96,25 @@ func (r *run) startWorkers(ctx context.Context) error {
 	}
 	for i, envID := range r.envs() {
 		// Start all, then wait: SDK processes boot in parallel.
-		var started []*fnapi.Worker
+		var started []*envWorker
 		for k := 0; k < n; k++ {
-			w, err := r.startWorker(ctx, envID, workerID(r.job.ID, i, k))
+			id := workerID(r.job.ID, i, k)
+			w, h, err := r.startWorker(ctx, envID, id)
 			if err != nil {
 				return err
 			}
-			started = append(started, w)
+			started = append(started, &envWorker{envID: envID, base: id, fw: w, handle: h})
 		}
 		var hs []*harness.Harness
-		for k, w := range started {
-			if err := r.awaitWorker(ctx, envID, w, r.handles[len(r.handles)-n+k]); err != nil {
+		for _, ew := range started {
+			if err := r.awaitWorker(ctx, envID, ew.fw, ew.handle); err != nil {
 				return err
 			}
-			hs = append(hs, harness.New(w))
+			watchExit(ew.fw, ew.handle)
+			ew.h = harness.New(ew.fw)
+			hs = append(hs, ew.h)
 		}
+		r.workers[envID] = started
 		r.harnesses[envID] = newWorkerSet(hs)
 	}
 	return nil
@@ -122,17 +129,20 @@ func workerID(job string, i, k int) string {
 	return fmt.Sprintf("%s-w%d.%d", job, i, k)
 }
 
-func (r *run) startWorker(ctx context.Context, envID, id string) (*fnapi.Worker, error) {
+// startWorker starts a harness for the environment as worker id, without
+// waiting for it to connect.
+func (r *run) startWorker(ctx context.Context, envID, id string) (*fnapi.Worker, worker.Handle, error) {
 	ep := r.srv.Endpoint()
 	eps := worker.Endpoints{Control: ep, Logging: ep, Artifact: ep, Provision: ep}
 	env := r.plan.Components.GetEnvironments()[envID]
 	w := r.srv.AddWorker(id)
 	h, err := worker.Start(ctx, env, id, eps)
 	if err != nil {
-		return nil, fmt.Errorf("starting environment %q: %w", envID, err)
+		return nil, nil, fmt.Errorf("starting environment %q: %w", envID, err)
 	}
 	r.handles = append(r.handles, h)
-	return w, nil
+	r.byWorker[id] = h
+	return w, h, nil
 }
 
 func (r *run) awaitWorker(ctx context.Context, envID string, w *fnapi.Worker, h worker.Handle) error {
@@ -143,7 +153,7 @@ func (r *run) awaitWorker(ctx context.Context, envID string, w *fnapi.Worker, h 
 		r.log.Info("worker connected", "env", envID, "worker", w.ID)
 		return nil
 	case <-h.Exited():
-		return fmt.Errorf("environment %q: the worker process exited before connecting", envID)
+		return fmt.Errorf("environment %q: worker %q %s before connecting%s", envID, w.ID, exitOf(h), outputOf(h))
 	case <-timer.C:
 		return fmt.Errorf("environment %q: worker %q did not connect within %v", envID, w.ID, r.opts.WorkerStartTimeout)
 	case <-ctx.Done():
@@ -185,6 +195,7 @@ func (r *run) sdkLog(workerID string, e *fnpb.LogEntry) {
 		lvl = slog.LevelDebug
 	}
 	r.log.Log(context.Background(), lvl, e.GetMessage(), "worker", workerID, "transform", e.GetTransformId(), "at", e.GetLogLocation())
+	r.logTail.add(workerID, fmt.Sprintf("%s %s", e.GetSeverity(), truncate(e.GetMessage(), 4000)))
 	if lvl > slog.LevelDebug && !echoedJobMessage(e.GetMessage(), workerID) {
 		r.job.Message(jobpb.JobMessage_JOB_MESSAGE_DETAILED, fmt.Sprintf("[%s] %s: %s", workerID, lvl, e.GetMessage()))
 	}

@@ -20,6 +20,7 @@ func (r *run) buildSpec(startTime int64) (engine.Spec, error) {
 	spec := engine.Spec{
 		PColls:         map[string]engine.PCollSpec{},
 		MaxBundles:     r.opts.Parallelism,
+		MaxAttempts:    r.opts.MaxBundleAttempts,
 		MinBundleBytes: minBundleBytes,
 		StartTime:      startTime,
 	}

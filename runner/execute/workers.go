@@ -3,139 +3,159 @@ package execute
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"strconv"
 	"strings"
 	"sync"
+	"time"
 
-	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
-	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/harness"
-	"github.com/beam-runner/beam-runner/runner/jobs"
-	"google.golang.org/protobuf/types/known/structpb"
+	"github.com/beam-runner/beam-runner/worker"
 )
 
-// workersPerEnv reads jobs.WorkersOption (--workers_per_environment) from
-// the job's options: how many SDK harnesses each environment gets. Python
-// runs a harness's bundles on threads under one interpreter lock, so
-// CPU-bound Python scales only with harness processes (an EXTERNAL worker
-// pool, PROCESS or DOCKER). Absent, it is the machine's cores. SDKs send
-// integers as strings or numbers.
-func workersPerEnv(opts *structpb.Struct) (int, error) {
-	v, ok := opts.GetFields()["beam:option:"+jobs.WorkersOption+":v1"]
-	if !ok {
-		v, ok = opts.GetFields()[jobs.WorkersOption]
+// envWorker is the harness of one environment, across restarts.
+type envWorker struct {
+	envID    string
+	base     string // worker id of the first start; restarts add -rN
+	restarts int
+	fw       *fnapi.Worker // the current worker
+	handle   worker.Handle
+	h        *harness.Harness // stable: Rebind moves it to a restarted worker
+}
+
+// launch starts a harness for the environment as worker id and waits for
+// it to connect.
+func (r *run) launch(ctx context.Context, envID, id string) (*fnapi.Worker, worker.Handle, error) {
+	w, h, err := r.startWorker(ctx, envID, id)
+	if err != nil {
+		return nil, nil, err
 	}
-	if !ok || v.GetKind() == nil {
-		return runtime.NumCPU(), nil
+	if err := r.awaitWorker(ctx, envID, w, h); err != nil {
+		return nil, nil, err
 	}
-	var n int
-	switch k := v.GetKind().(type) {
-	case *structpb.Value_NumberValue:
-		n = int(k.NumberValue)
-		if float64(n) != k.NumberValue {
-			n = 0
+	watchExit(w, h)
+	return w, h, nil
+}
+
+// watchExit turns a harness process's exit into its worker's failure, so
+// the driver hears of it even when no stream breaks.
+func watchExit(w *fnapi.Worker, h worker.Handle) {
+	go func() {
+		select {
+		case <-h.Exited():
+			w.Fail(fmt.Errorf("worker %q %s", w.ID, exitOf(h)))
+		case <-w.Failed():
 		}
-	case *structpb.Value_StringValue:
-		n, _ = strconv.Atoi(strings.TrimSpace(k.StringValue))
+	}()
+}
+
+func exitOf(h worker.Handle) string {
+	if rep, ok := h.(worker.Reporter); ok && rep.Exit() != "" {
+		return rep.Exit()
 	}
-	if n < 1 || n > 256 {
-		return 0, fmt.Errorf("job option %s: want a whole number from 1 to 256, got %v", jobs.WorkersOption, v.AsInterface())
-	}
-	return n, nil
+	return "exited"
 }
 
-// workerSet is one environment's harnesses. A bundle goes to the harness
-// running the fewest; its splits, progress and finalization go to the
-// harness that runs it, found from the instruction key the set hands out
-// ("<harness index>/<instruction>": instruction ids are per harness).
-type workerSet struct {
-	hs []*harness.Harness
-
-	mu      sync.Mutex
-	running []int // bundles running per harness
-}
-
-func newWorkerSet(hs []*harness.Harness) *workerSet {
-	return &workerSet{hs: hs, running: make([]int, len(hs))}
-}
-
-// Register sends the descriptors to every harness.
-func (ws *workerSet) Register(ctx context.Context, descs ...*fnpb.ProcessBundleDescriptor) error {
-	for _, h := range ws.hs {
-		if err := h.Register(ctx, descs...); err != nil {
+// restartLost restarts the environment's worker that failed, if it is
+// still current.
+func (r *run) restartLost(ctx context.Context, envID, failed string) error {
+	for _, ew := range r.workers[envID] {
+		if err := r.restart(ctx, ew, failed); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Process runs b on the least busy harness. b.Started and the result's
-// Instruction carry instruction keys for Split, Progress and Finalize.
-func (ws *workerSet) Process(ctx context.Context, b harness.Bundle) (harness.Result, error) {
-	i := ws.acquire()
-	defer ws.release(i)
-	if started := b.Started; started != nil {
-		b.Started = func(inst string) { started(instKey(i, inst)) }
+// restart replaces the environment's failed worker with a new one and
+// moves its harness there. Failures of an already replaced worker (other
+// bundles it ran) do not restart again.
+func (r *run) restart(ctx context.Context, ew *envWorker, failed string) error {
+	if ew.fw.ID != failed {
+		return nil
 	}
-	res, err := ws.hs[i].Process(ctx, b)
-	res.Instruction = instKey(i, res.Instruction)
-	return res, err
+	stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ew.handle.Stop(stopCtx)
+	cancel()
+	ew.restarts++
+	id := fmt.Sprintf("%s-r%d", ew.base, ew.restarts)
+	r.log.Warn("restarting worker", "env", ew.envID, "failed", failed, "new", id)
+	w, h, err := r.launch(ctx, ew.envID, id)
+	if err != nil {
+		return fmt.Errorf("restarting the worker of environment %q: %w", ew.envID, err)
+	}
+	ew.fw, ew.handle = w, h
+	return ew.h.Rebind(ctx, w)
 }
 
-func (ws *workerSet) acquire() int {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	best := 0
-	for i, n := range ws.running {
-		if n < ws.running[best] {
-			best = i
+// describeLoss says how a lost worker ended: its exit status when the
+// runner started its process (waiting a moment for the exit to be seen),
+// else why its streams ended.
+func (r *run) describeLoss(ctx context.Context, lost *harness.WorkerLost) string {
+	if h := r.byWorker[lost.Worker]; h != nil {
+		if _, ok := h.(worker.Reporter); ok {
+			select {
+			case <-h.Exited():
+				return fmt.Sprintf("worker %s %s", lost.Worker, exitOf(h))
+			case <-time.After(2 * time.Second):
+			case <-ctx.Done():
+			}
 		}
 	}
-	ws.running[best]++
-	return best
+	return lost.Cause.Error()
 }
 
-func (ws *workerSet) release(i int) {
-	ws.mu.Lock()
-	ws.running[i]--
-	ws.mu.Unlock()
-}
-
-// Split asks the harness running key's bundle to split it.
-func (ws *workerSet) Split(ctx context.Context, key, source string, fraction float64, estimatedElements int64) (harness.SplitResult, error) {
-	h, inst, err := ws.route(key)
-	if err != nil {
-		return harness.SplitResult{}, err
+// workerOutput is the last output and log lines of a worker, for errors.
+func (r *run) workerOutput(workerID string) string {
+	var lines []string
+	if rep, ok := r.byWorker[workerID].(worker.Reporter); ok {
+		lines = append(lines, rep.Output()...)
 	}
-	return h.Split(ctx, inst, source, fraction, estimatedElements)
+	lines = append(lines, r.logTail.lines(workerID)...)
+	if len(lines) == 0 {
+		return ""
+	}
+	return "\nlast output and log lines of worker " + workerID + ":\n  " + strings.Join(lines, "\n  ")
 }
 
-// Progress asks the harness running key's bundle for its metrics so far.
-func (ws *workerSet) Progress(ctx context.Context, key string) ([]*pipepb.MonitoringInfo, error) {
-	h, inst, err := ws.route(key)
-	if err != nil {
-		return nil, err
-	}
-	return h.Progress(ctx, inst)
+// logTails keeps each worker's last log lines, for errors.
+type logTails struct {
+	mu sync.Mutex
+	m  map[string][]string
 }
 
-// Finalize runs the finalization callbacks of key's bundle.
-func (ws *workerSet) Finalize(ctx context.Context, key string) error {
-	h, inst, err := ws.route(key)
-	if err != nil {
-		return err
+const logTailLines = 20
+
+func (t *logTails) add(workerID, line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = map[string][]string{}
 	}
-	return h.Finalize(ctx, inst)
+	ls := append(t.m[workerID], line)
+	if len(ls) > logTailLines {
+		ls = append(ls[:0], ls[len(ls)-logTailLines:]...)
+	}
+	t.m[workerID] = ls
 }
 
-func instKey(i int, inst string) string { return strconv.Itoa(i) + "/" + inst }
+func (t *logTails) lines(workerID string) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]string(nil), t.m[workerID]...)
+}
 
-func (ws *workerSet) route(key string) (*harness.Harness, string, error) {
-	idx, inst, ok := strings.Cut(key, "/")
-	i, err := strconv.Atoi(idx)
-	if !ok || err != nil || i < 0 || i >= len(ws.hs) {
-		return nil, "", fmt.Errorf("instruction key %q names no harness of this environment", key)
+// outputOf is a handle's last output lines, for errors.
+func outputOf(h worker.Handle) string {
+	rep, ok := h.(worker.Reporter)
+	if !ok || len(rep.Output()) == 0 {
+		return ""
 	}
-	return ws.hs[i], inst, nil
+	return "; its last output:\n  " + strings.Join(rep.Output(), "\n  ")
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }

@@ -219,7 +219,7 @@ func (s *Service) restoreRecord(sv *saved) (*record, bool) {
 	why := s.cannotResume(j)
 	if why == "" {
 		j.Resume = sv.ckpt
-		j.Retrieval = artifacts.NewRetrieval(j.Pipeline)
+		j.Retrieval = artifacts.NewRetrieval(j.Pipeline, j.ArtifactDir)
 		return r, true
 	}
 	s.cleanup(j.ID, j.ArtifactDir)

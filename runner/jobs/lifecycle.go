@@ -96,6 +96,7 @@ func (s *Service) expirePrepared(now time.Time) int {
 		if now.Sub(p.created) >= s.opts.PrepareTTL {
 			old = append(old, p)
 			delete(s.mu.prepared, id)
+			s.mu.preparedBytes -= p.size
 		}
 	}
 	s.updateIdleLocked()

@@ -11,7 +11,27 @@ import (
 	"github.com/beam-runner/beam-runner/runner/artifacts"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
+
+// reserve counts a new preparation's bytes against the cap on prepared,
+// not yet run, pipelines.
+func (s *Service) reserve(n int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	max := s.opts.MaxPreparedBytes
+	if max > 0 && s.mu.preparedBytes+n > max {
+		return status.Errorf(codes.ResourceExhausted, "prepared jobs not yet run hold %d bytes of pipelines; %d more would pass the cap of %d (run or let them expire first)", s.mu.preparedBytes, n, max)
+	}
+	s.mu.preparedBytes += n
+	return nil
+}
+
+func (s *Service) release(n int64) {
+	s.mu.Lock()
+	s.mu.preparedBytes -= n
+	s.mu.Unlock()
+}
 
 func invalidArg(format string, args ...any) error {
 	return status.Errorf(codes.InvalidArgument, format, args...)
@@ -26,6 +46,9 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 	if req.GetPipeline() == nil {
 		return nil, invalidArg("pipeline is required")
 	}
+	if err := checkNames(req.GetJobName(), req.GetPipeline()); err != nil {
+		return nil, invalidArg("%v", err)
+	}
 	if err := s.validate(req.GetPipeline()); err != nil {
 		return nil, invalidArg("%v", err)
 	}
@@ -35,11 +58,16 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 		pipeline: req.GetPipeline(),
 		options:  req.GetPipelineOptions(),
 		created:  time.Now(),
+		size:     int64(proto.Size(req.GetPipeline())),
+	}
+	if err := s.reserve(p.size); err != nil {
+		return nil, err
 	}
 	p.dir = filepath.Join(s.opts.ArtifactRoot, p.id)
 	// The preparation id doubles as the staging token: both are unguessable
 	// and name the same thing.
 	if err := s.opts.Staging.Register(p.id, p.dir, artifacts.EnvDeps(p.pipeline)); err != nil {
+		s.release(p.size)
 		return nil, status.Errorf(codes.Internal, "registering staging: %v", err)
 	}
 	s.mu.Lock()
@@ -86,7 +114,7 @@ func (s *Service) Run(ctx context.Context, req *jobpb.RunJobRequest) (*jobpb.Run
 		Pipeline:    pipeline,
 		Options:     p.options,
 		ArtifactDir: p.dir,
-		Retrieval:   artifacts.NewRetrieval(pipeline),
+		Retrieval:   artifacts.NewRetrieval(pipeline, p.dir),
 	}
 	s.start(j)
 	return &jobpb.RunJobResponse{JobId: j.ID}, nil
@@ -102,6 +130,7 @@ func (s *Service) takePreparation(id string) (*preparation, error) {
 		return nil, notFound("no preparation with id %q (never prepared, already run, or expired)", id)
 	}
 	delete(s.mu.prepared, id)
+	s.mu.preparedBytes -= p.size
 	s.mu.running++
 	return p, nil
 }

@@ -35,13 +35,20 @@ type Options struct {
 	// StagingEndpoint returns the artifact staging address given to clients;
 	// a func because the server knows its port only once it listens.
 	StagingEndpoint func() string
-	ArtifactRoot    string        // per-job directories go here; default os.TempDir()/beam-runner-artifacts
+	ArtifactRoot    string        // per-job directories go here; default a fresh private one (artifacts.NewRoot), removed at Close
 	PrepareTTL      time.Duration // default DefaultPrepareTTL
 	Logger          *slog.Logger
+	// MaxPreparedBytes caps the pipeline bytes held for prepared jobs not
+	// yet run: a Prepare past it gets RESOURCE_EXHAUSTED. 0 means
+	// DefaultMaxPreparedBytes; negative means no cap.
+	MaxPreparedBytes int64
 	// Store keeps job records across restarts; nil keeps them in memory.
 	// The caller opens and closes it (after Close).
 	Store *store.Store
 }
+
+// DefaultMaxPreparedBytes is the default cap on prepared pipelines' bytes.
+const DefaultMaxPreparedBytes = 512 << 20
 
 // Service implements jobpb.JobServiceServer. Jobs run independently, each
 // in its own goroutine with its own cancellable context.
@@ -60,7 +67,10 @@ type Service struct {
 		jobs      map[string]*record      // by job id
 		running   int
 		idleSince time.Time // zero while anything is prepared or running
+		// preparedBytes sums the pipeline sizes of prepared.
+		preparedBytes int64
 	}
+	ownRoot bool // the artifact root was created here, removed at Close
 }
 
 // preparation is a prepared job waiting for Run.
@@ -71,13 +81,23 @@ type preparation struct {
 	options  *structpb.Struct
 	dir      string
 	created  time.Time
+	size     int64 // bytes of the pipeline, counted against the cap
 }
 
 // NewService returns a Service and starts its janitor, which drops
 // preparations that were never run. Call Close to stop it.
 func NewService(opts Options) *Service {
+	ownRoot := false
 	if opts.ArtifactRoot == "" {
-		opts.ArtifactRoot = filepath.Join(os.TempDir(), "beam-runner-artifacts")
+		root, err := artifacts.NewRoot()
+		if err != nil {
+			// Still private: a per-process directory, made on first use.
+			root = filepath.Join(os.TempDir(), fmt.Sprintf("beam-runner-artifacts-%d", os.Getpid()))
+		}
+		opts.ArtifactRoot, ownRoot = root, true
+	}
+	if opts.MaxPreparedBytes == 0 {
+		opts.MaxPreparedBytes = DefaultMaxPreparedBytes
 	}
 	if opts.PrepareTTL <= 0 {
 		opts.PrepareTTL = DefaultPrepareTTL
@@ -91,7 +111,7 @@ func NewService(opts Options) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Service{opts: opts, log: opts.Logger}
+	s := &Service{opts: opts, log: opts.Logger, ownRoot: ownRoot}
 	s.baseCtx, s.stopJobs = context.WithCancel(context.Background())
 	s.mu.prepared = map[string]*preparation{}
 	s.mu.jobs = map[string]*record{}
@@ -134,6 +154,9 @@ func (s *Service) Close(ctx context.Context) error {
 	go func() { s.wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		if s.ownRoot {
+			os.RemoveAll(s.opts.ArtifactRoot)
+		}
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("jobs still running at shutdown: %w", ctx.Err())

@@ -54,18 +54,22 @@ type env struct {
 }
 
 // newEnv serves a Service with exec over real gRPC on loopback.
-func newEnv(t *testing.T, exec Executor) *env {
+func newEnv(t *testing.T, exec Executor, tweak ...func(*Options)) *env {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	svc := NewService(Options{
+	opts := Options{
 		Executor:        exec,
 		ArtifactRoot:    root,
 		StagingEndpoint: func() string { return lis.Addr().String() },
-	})
+	}
+	for _, f := range tweak {
+		f(&opts)
+	}
+	svc := NewService(opts)
 	srv := grpc.NewServer()
 	jobpb.RegisterJobServiceServer(srv, svc)
 	jobpb.RegisterArtifactStagingServiceServer(srv, svc.Staging())

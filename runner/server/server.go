@@ -16,8 +16,8 @@ import (
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/runner/jobs"
-	"github.com/beam-runner/beam-runner/runner/web"
 	"github.com/beam-runner/beam-runner/runner/store"
+	"github.com/beam-runner/beam-runner/runner/web"
 	"google.golang.org/grpc"
 )
 
@@ -25,9 +25,12 @@ import (
 type Config struct {
 	JobPort      int    // used by ListenAndServe; 0 picks a free port
 	Host         string // interface for ListenAndServe; default "localhost"
-	ArtifactRoot string // default os.TempDir()/beam-runner-artifacts
-	Logger       *slog.Logger
-	Executor     jobs.Executor
+	ArtifactRoot string // default: a fresh private directory (see artifacts.NewRoot)
+	// MaxPreparedBytes caps prepared, not yet run, pipelines (see
+	// jobs.Options.MaxPreparedBytes).
+	MaxPreparedBytes int64
+	Logger           *slog.Logger
+	Executor         jobs.Executor
 	// IdleShutdown, when > 0, makes Serve return once no job has been
 	// prepared or running for this long.
 	IdleShutdown time.Duration
@@ -71,11 +74,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger}
 	s.svc = jobs.NewService(jobs.Options{
-		Executor:        cfg.Executor,
-		StagingEndpoint: s.Endpoint,
-		ArtifactRoot:    cfg.ArtifactRoot,
-		Logger:          cfg.Logger,
-		Store:           cfg.Store,
+		Executor:         cfg.Executor,
+		StagingEndpoint:  s.Endpoint,
+		ArtifactRoot:     cfg.ArtifactRoot,
+		MaxPreparedBytes: cfg.MaxPreparedBytes,
+		Logger:           cfg.Logger,
+		Store:            cfg.Store,
 	})
 	s.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg))
 	jobpb.RegisterJobServiceServer(s.grpc, s.svc)

@@ -104,18 +104,33 @@ function showList() {
   poll(async () => { last = await api("api/jobs"); renderList(last); });
 }
 
+// setCell shows c (a node or text) in td, touching the DOM only on change.
+function setCell(td, c) {
+  const html = c instanceof Node ? c.outerHTML : null;
+  if (html !== null ? td.innerHTML === html : (td.childElementCount === 0 && td.textContent === String(c))) return;
+  td.replaceChildren(c instanceof Node ? c : document.createTextNode(String(c)));
+}
+
 function renderList(data) {
   const f = $("state-filter").value;
   const jobs = data.jobs.filter((j) => !f || (f === "live" ? !TERMINAL.has(j.state) : j.state === f))
     .sort((a, b) => (b.start || "").localeCompare(a.start || ""));
-  const rows = jobs.map((j) => el("tr", { "data-job": j.id, "data-state": j.state },
-    el("td", {}, el("a", { href: "#/job/" + encodeURIComponent(j.id) }, j.name || "(unnamed)")),
-    el("td", { class: "muted" }, j.id),
-    el("td", {}, stateBadge(j.state)),
-    el("td", {}, fmtTime(j.start)),
-    el("td", { class: "num" }, jobDuration(j, data.now)),
-    el("td", {}, (j.environments || []).join(", "))));
-  $("jobs-body").replaceChildren(...rows);
+  // Rows are updated in place, not rebuilt: a row replaced between a
+  // mouse press and its release would swallow the click on its link.
+  const body = $("jobs-body");
+  const old = new Map([...body.children].map((tr) => [tr.dataset.job, tr]));
+  const rows = jobs.map((j) => {
+    const cells = [
+      el("a", { href: "#/job/" + encodeURIComponent(j.id) }, j.name || "(unnamed)"),
+      j.id, stateBadge(j.state), fmtTime(j.start), jobDuration(j, data.now), (j.environments || []).join(", ")];
+    const tr = old.get(j.id) || el("tr", { "data-job": j.id },
+      el("td", {}), el("td", { class: "muted" }), el("td", {}), el("td", {}), el("td", { class: "num" }), el("td", {}));
+    tr.dataset.state = j.state;
+    cells.forEach((c, i) => setCell(tr.children[i], c));
+    return tr;
+  });
+  for (const [id, tr] of old) if (!jobs.some((j) => j.id === id)) tr.remove();
+  rows.forEach((tr, i) => { if (body.children[i] !== tr) body.insertBefore(tr, body.children[i] || null); });
   $("jobs-empty").hidden = rows.length > 0;
 }
 

@@ -1,0 +1,45 @@
+package engine
+
+// Retry records a failed attempt of an in-flight bundle and decides whether
+// it runs again. A bundle with attempts left stays in flight, keeping its
+// input, keys and timers, and Ready hands it out again with Attempt
+// incremented: nothing a failed attempt produced was committed, so running
+// it again is exact. Otherwise the engine forgets the bundle and Retry
+// returns false: the job is expected to fail.
+//
+// A bundle that gave up work by splits runs again on what it still owns
+// (see OwnedInput): its residuals were filed to run elsewhere. One whose
+// split did not say which input it gave up cannot be run again exactly,
+// so it is not retried.
+func (e *Engine) Retry(id int) bool {
+	b := e.flight[id]
+	if b == nil {
+		return false
+	}
+	if b.split.opaque || b.Attempt >= e.MaxAttempts() {
+		e.Fail(id)
+		return false
+	}
+	if b.split.owned >= 0 || b.split.primaryAt >= 0 {
+		in, err := e.OwnedInput(id)
+		if err != nil {
+			e.Fail(id)
+			return false
+		}
+		b.Input, b.split = in, newSplitBook()
+	}
+	b.Attempt++
+	b.started, b.splitAt = e.now, e.now
+	e.retries = append(e.retries, b)
+	return true
+}
+
+// MaxAttempts is how many times one bundle may run.
+func (e *Engine) MaxAttempts() int { return max(1, e.spec.MaxAttempts) }
+
+// takeRetries returns the bundles waiting to run again, oldest first.
+func (e *Engine) takeRetries() []*Bundle {
+	out := e.retries
+	e.retries = nil
+	return out
+}
