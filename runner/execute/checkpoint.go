@@ -96,12 +96,26 @@ func (p *checkpointPolicy) due(now time.Time) bool {
 func (p *checkpointPolicy) taken(now time.Time) { p.last = now }
 
 // newEngine builds the job's engine: fresh, or on a resumed job restored
-// from its checkpoint with the user state and metrics saved with it.
-func (r *run) newEngine() (*engine.Engine, error) {
-	spec, err := r.buildSpec(time.Now().UnixMilli())
+// from its checkpoint with the user state and metrics saved with it. It
+// returns the checkpoint policy for the job too: only streaming jobs with
+// a durable record checkpoint. A batch job's input is bounded, so after a
+// restart it runs again from the beginning (Beam's file sinks finalize
+// only what a run completes); a checkpoint of it would copy what it
+// buffers, which may be gigabytes, every interval.
+func (r *run) newEngine(now time.Time) (*engine.Engine, checkpointPolicy, error) {
+	pol := checkpointPolicy{last: now}
+	spec, err := r.buildSpec(now.UnixMilli())
 	if err != nil {
-		return nil, err
+		return nil, pol, err
 	}
+	if spec.Streaming && r.job.Durable() {
+		pol.interval = r.opts.CheckpointInterval
+	}
+	eng, err := r.restoreEngine(spec)
+	return eng, pol, err
+}
+
+func (r *run) restoreEngine(spec engine.Spec) (*engine.Engine, error) {
 	if r.job.Resume == nil {
 		return engine.New(spec)
 	}

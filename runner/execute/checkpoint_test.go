@@ -6,7 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+	"github.com/beam-runner/beam-runner/runner/engine"
+	"github.com/beam-runner/beam-runner/runner/engine/userstate"
 )
 
 func TestCheckpointRoundTrip(t *testing.T) {
@@ -68,5 +72,36 @@ func TestCheckpointPolicy(t *testing.T) {
 	off := checkpointPolicy{last: t0}
 	if off.due(t0.Add(time.Hour)) {
 		t.Error("interval 0 must disable checkpoints")
+	}
+}
+
+// TestResumeRefusesForeignCheckpoint: a job resumed from a checkpoint
+// that is damaged, or was taken of another pipeline, fails saying why
+// instead of running from a wrong state.
+func TestResumeRefusesForeignCheckpoint(t *testing.T) {
+	other, err := engine.New(engine.Spec{PColls: map[string]engine.PCollSpec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := other.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := checkpoint{engine: snap, state: userstate.NewStore().Snapshot()}.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		ckpt []byte
+		want string
+	}{
+		"damaged": {[]byte("BRCKPT\x01garbage"), "resuming job test: checkpoint"},
+		"foreign": {foreign, "resuming job test from its checkpoint"},
+	} {
+		p, s := beam.NewPipelineWithRoot()
+		stats.Count(s, beam.Create(s, "a", "b", "a"))
+		if err := runResumed(t, p, Options{}, map[string]any{}, tc.ckpt); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want one containing %q", name, err, tc.want)
+		}
 	}
 }

@@ -46,13 +46,9 @@ func (r *run) runStages(ctx context.Context) error {
 	// clock (DoFns set processing-time timers from time.Now) and moves
 	// only with the stream's events.
 	virtual := r.hasTestStream()
-	eng, err := r.newEngine()
+	eng, ckpt, err := r.newEngine(time.Now())
 	if err != nil {
 		return err
-	}
-	ckpt := checkpointPolicy{interval: r.opts.CheckpointInterval, last: time.Now()}
-	if !r.job.Durable() {
-		ckpt.interval = 0
 	}
 	defer r.liveEnd(eng)
 	stages, err := r.prepareSDKStages(ctx)

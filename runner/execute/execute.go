@@ -36,7 +36,7 @@ type Options struct {
 	Store       *store.Store
 	MemoryLimit int64
 	// CheckpointInterval is the least time between two checkpoints of a
-	// job with a durable record; 0 takes none.
+	// streaming job with a durable record; 0 takes none.
 	CheckpointInterval time.Duration
 }
 
