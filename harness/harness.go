@@ -111,6 +111,8 @@ type Bundle struct {
 	Outputs []string
 	// State answers the bundle's state requests (side inputs); may be nil.
 	State stateplane.Handler
+	// CacheTokens name the state the SDK may cache across bundles.
+	CacheTokens []*fnpb.ProcessBundleRequest_CacheToken
 	// TimerStreams are the stage's timer families: each gets an input
 	// stream (Timers, possibly empty) and is expected back as an output.
 	TimerStreams []TimerStream
@@ -184,6 +186,7 @@ func (h *Harness) Process(ctx context.Context, b Bundle) (Result, error) {
 			InstructionId: inst,
 			Request: &fnpb.InstructionRequest_ProcessBundle{ProcessBundle: &fnpb.ProcessBundleRequest{
 				ProcessBundleDescriptorId: b.Descriptor,
+				CacheTokens:               b.CacheTokens,
 			}},
 		})
 		respc <- respOrErr{resp, err}

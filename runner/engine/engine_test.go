@@ -245,24 +245,7 @@ func sortByKeyStable(xs []string) []string {
 // once it has run long enough while the stage has idle capacity, and not
 // again until splitMinAge passes; residuals of a split run in a new bundle.
 func TestSplitPolicy(t *testing.T) {
-	spec := Spec{
-		Streaming: true, MaxBundles: 2, StartTime: 1000,
-		PColls: map[string]PCollSpec{"src": {Codec: wvCodec(t, "wv-kv")}},
-		Stages: []StageSpec{
-			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
-				{Kind: AddElements, PColl: "src", Elements: globalKV(1, "a", "1")},
-			}},
-			{ID: "sdf", Kind: SDKStage, Splittable: true, Inputs: []string{"src"}},
-		},
-	}
-	e, err := New(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bs := e.Ready()
-	if len(bs) != 1 {
-		t.Fatalf("Ready = %d bundles, want 1", len(bs))
-	}
+	e, bs := oneSplittableBundle(t)
 	if got := e.SplitCandidates(); len(got) != 0 {
 		t.Fatalf("split offered before the bundle ran %dms: %v", splitMinAge, got)
 	}
@@ -285,6 +268,81 @@ func TestSplitPolicy(t *testing.T) {
 // dynamic splits halve idle-capacity candidates; Drain checkpoints every
 // running splittable bundle once and stops dynamic splits.
 func TestSplitRequestsAndDrain(t *testing.T) {
+	e, bs := oneSplittableBundle(t)
+	e.AdvanceProcessingTime(1000 + splitMinAge)
+	if got := e.SplitRequests(); len(got) != 1 || got[0] != (SplitRequest{Bundle: bs[0].ID, Fraction: 0.5}) {
+		t.Fatalf("SplitRequests = %v, want a half split of bundle %d", got, bs[0].ID)
+	}
+	if e.Draining() {
+		t.Fatal("draining before Drain")
+	}
+	if got := e.Drain(); len(got) != 1 || got[0] != (SplitRequest{Bundle: bs[0].ID}) {
+		t.Fatalf("Drain = %v, want a checkpoint of bundle %d", got, bs[0].ID)
+	}
+	if got := e.Drain(); len(got) != 0 {
+		t.Fatalf("second Drain = %v, want nothing", got)
+	}
+	e.AdvanceProcessingTime(1000 + 4*splitMinAge)
+	if got := e.SplitRequests(); len(got) != 0 || !e.Draining() {
+		t.Fatalf("SplitRequests while draining = %v, want none", got)
+	}
+}
+
+// An event-time timer never fires before input its key already holds: the
+// watermark passing a timer means the input before it has arrived at the
+// stage, not that it has been processed, and an SDK need not process a
+// bundle's elements before its timers. Here a self-checkpointing upstream
+// stage delivers a key's last element in the same commit that completes
+// its input, while the key's timer is set.
+func TestTimersWaitForTheirKeysPendingInput(t *testing.T) {
+	e, stream := upstreamTimerEngine(t)
+	one := func(stage string) *Bundle {
+		t.Helper()
+		bs := e.Ready()
+		if len(bs) != 1 || bs[0].Stage != stage {
+			t.Fatalf("ready %v, want one bundle of %s", bs, stage)
+		}
+		return bs[0]
+	}
+	commit := func(b *Bundle, r Result) {
+		t.Helper()
+		if err := e.Commit(b.ID, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// up emits a@1 and checkpoints; st takes a@1 and sets a timer at 50.
+	up := one("up")
+	commit(up, Result{Data: map[string][][]byte{"src": {globalKV(1, "a", "1")}},
+		Residuals: []Residual{{Element: Impulse().Chunks[0], Hold: 1}}})
+	bs := e.Ready()
+	var st *Bundle
+	for _, b := range bs {
+		if b.Stage == "st" {
+			st = b
+		} else {
+			up = b // the residual
+		}
+	}
+	if st == nil || up == nil || len(bs) != 2 {
+		t.Fatalf("ready %v, want the residual of up and a bundle of st", bs)
+	}
+	commit(st, Result{Timers: map[TimerStream][][]byte{stream: {timerBytes("a", 50, 1, "")}}})
+	// The residual emits a@2 and finishes: up's input is complete.
+	commit(up, Result{Data: map[string][][]byte{"src": {globalKV(2, "a", "2")}}})
+	in := one("st")
+	if len(in.Input) == 0 || len(in.Timers[stream]) != 0 {
+		t.Fatalf("bundle with %d input chunks and timers %x; want a@2 alone first", len(in.Input), in.Timers[stream])
+	}
+	commit(in, Result{})
+	if fired := drainTimers(t, e, stream); len(fired) != 1 || fired[0] != "a@50" {
+		t.Fatalf("fired %v after the input, want [a@50]", fired)
+	}
+}
+
+// oneSplittableBundle starts an engine whose splittable stage runs one
+// bundle at processing time 1000, with room for a second.
+func oneSplittableBundle(t *testing.T) (*Engine, []*Bundle) {
+	t.Helper()
 	spec := Spec{
 		Streaming: true, MaxBundles: 2, StartTime: 1000,
 		PColls: map[string]PCollSpec{"src": {Codec: wvCodec(t, "wv-kv")}},
@@ -303,21 +361,5 @@ func TestSplitRequestsAndDrain(t *testing.T) {
 	if len(bs) != 1 {
 		t.Fatalf("Ready = %d bundles, want 1", len(bs))
 	}
-	e.AdvanceProcessingTime(1000 + splitMinAge)
-	if got := e.SplitRequests(); len(got) != 1 || got[0] != (SplitRequest{Bundle: bs[0].ID, Fraction: 0.5}) {
-		t.Fatalf("SplitRequests = %v, want a half split of bundle %d", got, bs[0].ID)
-	}
-	if e.Draining() {
-		t.Fatal("draining before Drain")
-	}
-	if got := e.Drain(); len(got) != 1 || got[0] != (SplitRequest{Bundle: bs[0].ID}) {
-		t.Fatalf("Drain = %v, want a checkpoint of bundle %d", got, bs[0].ID)
-	}
-	if got := e.Drain(); len(got) != 0 {
-		t.Fatalf("second Drain = %v, want nothing", got)
-	}
-	e.AdvanceProcessingTime(1000 + 4*splitMinAge)
-	if got := e.SplitRequests(); len(got) != 0 || !e.Draining() {
-		t.Fatalf("SplitRequests while draining = %v, want none", got)
-	}
+	return e, bs
 }

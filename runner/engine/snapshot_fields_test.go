@@ -2,8 +2,9 @@ package engine
 
 import (
 	"reflect"
-	"strings"
 	"testing"
+
+	"github.com/beam-runner/beam-runner/runner/engine/internal/fieldcheck"
 )
 
 // snapshotFields lists, per type whose state Snapshot writes, the fields
@@ -25,24 +26,12 @@ var snapshotFields = map[reflect.Type]string{
 
 func TestSnapshotCoversEveryField(t *testing.T) {
 	for typ, known := range snapshotFields {
-		checkFields(t, typ, known)
-	}
-}
-
-func checkFields(t *testing.T, typ reflect.Type, known string) {
-	t.Helper()
-	want := map[string]bool{}
-	for _, f := range strings.Fields(known) {
-		want[f] = true
-	}
-	for i := 0; i < typ.NumField(); i++ {
-		name := typ.Field(i).Name
-		if !want[name] {
+		added, removed := fieldcheck.Diff(typ, known)
+		for _, name := range added {
 			t.Errorf("%s has field %s that the engine snapshot does not know: write it in snapshot.go (bumping SnapshotVersion) or say why it needs no saving, then list it here", typ, name)
 		}
-		delete(want, name)
-	}
-	for name := range want {
-		t.Errorf("%s no longer has field %s: update snapshot.go and this list", typ, name)
+		for _, name := range removed {
+			t.Errorf("%s no longer has field %s: update snapshot.go and this list", typ, name)
+		}
 	}
 }

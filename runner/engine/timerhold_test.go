@@ -18,28 +18,7 @@ func init() {
 // is running, leaving a@14 pending; the timer that bundle sets at 20 must
 // wait for a@14, whose bundle clears it, so it never fires.
 func TestEventTimerWaitsForPendingInput(t *testing.T) {
-	tc, err := coders.CompileTimer(testCoders, "timer")
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream := TimerStream{Transform: "pardo", Family: "cb"}
-	e, err := New(Spec{
-		Streaming: true, MaxBundles: 4,
-		PColls: map[string]PCollSpec{
-			"imp": {Codec: wvCodec(t, "wv-bytes")},
-			"src": {Codec: wvCodec(t, "wv-kv"), Key: mustCompile(t, "bytes")},
-			"out": {Codec: wvCodec(t, "wv-kv")},
-		},
-		Stages: []StageSpec{
-			{ID: "imp", Kind: ImpulseStage, Outputs: []string{"imp"}},
-			{ID: "up", Kind: SDKStage, Inputs: []string{"imp"}, Outputs: []string{"src"}},
-			{ID: "st", Kind: SDKStage, Keyed: true, Inputs: []string{"src"}, Outputs: []string{"out"},
-				Timers: []TimerSpec{{Stream: stream, Codec: tc}}},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, stream := upstreamTimerEngine(t)
 	up := onlyBundle(t, e.Ready(), "up")
 	// The source emits a@1 and checkpoints, holding its watermark at 2.
 	resid := coders.AppendWindowedValue(nil, 2, 1, nil, coders.NoFiringPane, coders.AppendLengthPrefixed(nil, nil))
@@ -88,4 +67,33 @@ func onlyBundle(t *testing.T, bs []*Bundle, stage string) *Bundle {
 		t.Fatalf("ready bundles %v, want one of stage %s", bs, stage)
 	}
 	return bs[0]
+}
+
+// upstreamTimerEngine: an Impulse feeds an SDK stage "up" writing keyed
+// "src", read by the stateful stage "st" with an event-time timer family.
+func upstreamTimerEngine(t *testing.T) (*Engine, TimerStream) {
+	t.Helper()
+	tc, err := coders.CompileTimer(testCoders, "timer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := TimerStream{Transform: "pardo", Family: "cb"}
+	e, err := New(Spec{
+		Streaming: true, MaxBundles: 4,
+		PColls: map[string]PCollSpec{
+			"imp": {Codec: wvCodec(t, "wv-bytes")},
+			"src": {Codec: wvCodec(t, "wv-kv"), Key: mustCompile(t, "bytes")},
+			"out": {Codec: wvCodec(t, "wv-kv")},
+		},
+		Stages: []StageSpec{
+			{ID: "imp", Kind: ImpulseStage, Outputs: []string{"imp"}},
+			{ID: "up", Kind: SDKStage, Inputs: []string{"imp"}, Outputs: []string{"src"}},
+			{ID: "st", Kind: SDKStage, Keyed: true, Inputs: []string{"src"}, Outputs: []string{"out"},
+				Timers: []TimerSpec{{Stream: stream, Codec: tc}}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, stream
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/coders"
@@ -21,7 +22,9 @@ type sdkStage struct {
 	io      plan.StageIO
 	sinks   []string
 	side    *sideHandler // built on the first bundle: sides are complete then
-	input   *coders.WindowedValueCodec
+	// sideTokens let the SDK cache the side inputs across bundles.
+	sideTokens []*fnpb.ProcessBundleRequest_CacheToken
+	input      *coders.WindowedValueCodec
 
 	// The truncation descriptor of a splittable stage, used while draining.
 	truncDesc, truncSink string
@@ -231,7 +234,7 @@ func (r *run) runBundle(ctx context.Context, ss *sdkStage, b *engine.Bundle, txn
 	}
 	hb := harness.Bundle{
 		Descriptor: ss.desc, InputTransform: ss.io.Source, Input: input,
-		Outputs: ss.sinks, State: bundleState(ss.side, txn),
+		Outputs: ss.sinks, State: bundleState(ss.side, txn), CacheTokens: ss.sideTokens,
 		Started: func(inst string) { r.split.started(b.ID, inst) },
 	}
 	for _, tf := range ss.stage.Timers {
@@ -326,7 +329,11 @@ func (r *run) ensureSideHandler(ss *sdkStage, eng *engine.Engine) error {
 			return engine.IndexSide(data, wv, key)
 		}
 	}
-	ss.side = newSideHandler(build)
+	tokens, err := sideCacheTokens(ss.stage.SideInputs)
+	if err != nil {
+		return err
+	}
+	ss.side, ss.sideTokens = newSideHandler(build), tokens
 	return nil
 }
 
