@@ -40,6 +40,7 @@ var (
 	workerStart = flag.Duration("worker_start_timeout", 2*time.Minute, "how long an environment's SDK harness may take to connect before its job fails")
 	maxAttempts = flag.Int("max_bundle_attempts", 4, "how many times a bundle whose worker died or whose user code failed may run before its job fails")
 	memLimit    = flag.String("memory_limit", "", "bytes a job's GroupByKeys and pending bundle input may buffer before spilling to the store, e.g. 512MiB; default a quarter of the machine's memory; \"none\": no limit")
+	ckptEvery   = flag.Duration("checkpoint_interval", 10*time.Second, "least time between two checkpoints of a streaming job in the --state_dir store, from which it resumes after a crash (a batch job runs again from the beginning); 0 takes none")
 	stateDir    = flag.String("state_dir", "", "directory of the durable store (job records survive restarts); default: one per --job_port in the user's cache dir; \"none\": keep nothing")
 )
 
@@ -102,7 +103,7 @@ func run(logger *slog.Logger) error {
 		MaxPreparedBytes: *maxPrepared,
 		Logger:           logger,
 		Executor: execute.New(execute.Options{WorkerStartTimeout: *workerStart, MaxBundleAttempts: *maxAttempts,
-			Store: st, MemoryLimit: limit}),
+			Store: st, MemoryLimit: limit, CheckpointInterval: *ckptEvery}),
 		IdleShutdown: max(*idleTimeout, 0),
 		WebAddr:      webAddr(),
 		Pprof:        *pprofOn || *pprofAddr != "",

@@ -146,9 +146,9 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func startBinary(t *testing.T, bin string, port int, dir string) *exec.Cmd {
+func startBinary(t *testing.T, bin string, port int, dir string, flags ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(bin, "--job_port="+strconv.Itoa(port), "--state_dir="+dir, "--log_level=warn")
+	cmd := exec.Command(bin, append([]string{"--job_port=" + strconv.Itoa(port), "--state_dir=" + dir, "--log_level=warn"}, flags...)...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -49,11 +49,7 @@ func (r *run) runStages(ctx context.Context) error {
 	// clock (DoFns set processing-time timers from time.Now) and moves
 	// only with the stream's events.
 	virtual := r.hasTestStream()
-	spec, err := r.buildSpec(time.Now().UnixMilli())
-	if err != nil {
-		return err
-	}
-	eng, err := engine.New(spec)
+	eng, ckpt, err := r.newEngine(time.Now())
 	if err != nil {
 		return err
 	}
@@ -123,6 +119,10 @@ func (r *run) runStages(ctx context.Context) error {
 				return err
 			}
 			r.publishMetrics(inflightMetrics)
+			if now := time.Now(); ckpt.due(now) {
+				ckpt.taken(now)
+				r.checkpoint(eng)
+			}
 		case sd := <-splits:
 			if b := running[sd.id]; b != nil {
 				if err := r.applySplit(eng, stages[b.Stage], sd); err != nil {

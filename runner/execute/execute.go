@@ -35,6 +35,9 @@ type Options struct {
 	// (per job, split evenly over its GroupByKeys); 0 means no limit.
 	Store       *store.Store
 	MemoryLimit int64
+	// CheckpointInterval is the least time between two checkpoints of a
+	// streaming job with a durable record; 0 takes none.
+	CheckpointInterval time.Duration
 }
 
 // Executor implements jobs.Executor and jobs.Drainer.
@@ -92,6 +95,17 @@ func (e *Executor) releaseMemory() {
 	if idle {
 		debug.FreeOSMemory()
 	}
+}
+
+// Resumable implements jobs.Resumer: a job can run again after a restart
+// if the runner can start every environment its stages use.
+func (e *Executor) Resumable(j *jobs.Job) error {
+	for id, env := range j.Pipeline.GetComponents().GetEnvironments() {
+		if urn := env.GetUrn(); urn != "" && !worker.Supported(urn) {
+			return fmt.Errorf("the runner cannot start its environment %q (%s) again", id, urn)
+		}
+	}
+	return nil
 }
 
 // Validate implements jobs.Executor: a pipeline is valid if it plans.

@@ -54,6 +54,12 @@ func runPipeline(t *testing.T, p *beam.Pipeline) error {
 // runPipelineWith is runPipeline with executor and job options.
 func runPipelineWith(t *testing.T, p *beam.Pipeline, eopts Options, options map[string]any) error {
 	t.Helper()
+	return runResumed(t, p, eopts, options, nil)
+}
+
+// runResumed is runPipelineWith of a job resumed from checkpoint resume.
+func runResumed(t *testing.T, p *beam.Pipeline, eopts Options, options map[string]any, resume []byte) error {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	pool, err := extworker.StartLoopback(ctx, 0)
@@ -81,7 +87,7 @@ func runPipelineWith(t *testing.T, p *beam.Pipeline, eopts Options, options map[
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e.Execute(ctx, &jobs.Job{ID: "test", Name: t.Name(), Pipeline: pb, Options: opts})
+	return e.Execute(ctx, &jobs.Job{ID: "test", Name: t.Name(), Pipeline: pb, Options: opts, Resume: resume})
 }
 
 func TestCountWords(t *testing.T) {

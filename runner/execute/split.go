@@ -21,17 +21,17 @@ type splitter struct {
 	// completion is reported only after the driver has every split result,
 	// since work a split gave up is lost if its result is dropped.
 	pending map[int]*sync.WaitGroup
-	// order serialises a bundle's split requests, each from asking the
-	// SDK to delivering its result: the engine must apply results in the
-	// order the SDK made the splits, as each is relative to the last.
-	order    map[int]*sync.Mutex
+	// turn lets one split request of a bundle be in flight at a time, so
+	// the SDK answers them in the order the driver applies their results:
+	// each result is relative to what the bundle kept after the one before.
+	turn     map[int]chan struct{}
 	draining atomic.Bool
 	drainCh  chan struct{}
 	once     sync.Once
 }
 
 func newSplitter() *splitter {
-	return &splitter{insts: map[int]string{}, pending: map[int]*sync.WaitGroup{}, order: map[int]*sync.Mutex{}, drainCh: make(chan struct{})}
+	return &splitter{insts: map[int]string{}, pending: map[int]*sync.WaitGroup{}, turn: map[int]chan struct{}{}, drainCh: make(chan struct{})}
 }
 
 func (s *splitter) started(id int, inst string) {
@@ -47,7 +47,7 @@ func (s *splitter) finished(id int) {
 	wg := s.pending[id]
 	delete(s.insts, id)
 	delete(s.pending, id)
-	delete(s.order, id)
+	delete(s.turn, id)
 	s.mu.Unlock()
 	if wg != nil {
 		wg.Wait()
@@ -55,8 +55,10 @@ func (s *splitter) finished(id int) {
 }
 
 // begin registers a split request for a running bundle; false if the
-// bundle is not running (not started yet, or finished).
-func (s *splitter) begin(id int) (string, *sync.WaitGroup, *sync.Mutex, bool) {
+// bundle is not running (not started yet, or finished). The request takes
+// the bundle's turn before it is sent and passes it on once its result is
+// delivered.
+func (s *splitter) begin(id int) (string, *sync.WaitGroup, chan struct{}, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	inst := s.insts[id]
@@ -67,10 +69,14 @@ func (s *splitter) begin(id int) (string, *sync.WaitGroup, *sync.Mutex, bool) {
 	if wg == nil {
 		wg = &sync.WaitGroup{}
 		s.pending[id] = wg
-		s.order[id] = &sync.Mutex{}
+	}
+	turn := s.turn[id]
+	if turn == nil {
+		turn = make(chan struct{}, 1)
+		s.turn[id] = turn
 	}
 	wg.Add(1)
-	return inst, wg, s.order[id], true
+	return inst, wg, turn, true
 }
 
 func (s *splitter) inst(id int) string {
@@ -96,15 +102,20 @@ type splitDone struct {
 // requestSplit asks a running bundle to give up the given fraction of its
 // remaining work, reporting on done.
 func (r *run) requestSplit(ctx context.Context, ss *sdkStage, b *engine.Bundle, fraction float64, done chan<- splitDone) {
-	inst, wg, order, ok := r.split.begin(b.ID)
+	inst, wg, turn, ok := r.split.begin(b.ID)
 	if !ok {
 		return // not started yet, or already finished
 	}
+	n := countElements(b, ss) // here: a retry replaces b.Input on this goroutine
 	go func() {
 		defer wg.Done()
-		order.Lock() // one split of the bundle at a time, results in order
-		defer order.Unlock()
-		res, err := ss.harness.Split(ctx, inst, ss.io.Source, fraction, countElements(b, ss))
+		select {
+		case turn <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		defer func() { <-turn }()
+		res, err := ss.harness.Split(ctx, inst, ss.io.Source, fraction, n)
 		select {
 		case done <- splitDone{id: b.ID, res: res, err: err}:
 		case <-ctx.Done():

@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
@@ -9,6 +11,7 @@ import (
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/artifacts"
 	"github.com/beam-runner/beam-runner/runner/store"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -24,6 +27,8 @@ import (
 //	         big-endian uint64 so keys sort in log order
 //	m        the last metrics, as jobpb.MetricResults, written with the
 //	         terminal state
+//	c        the executor's last checkpoint (opaque bytes), deleted with
+//	         the terminal state
 //
 // State changes are synced to disk; messages are only handed to the OS,
 // which is enough to survive the server being killed.
@@ -62,6 +67,7 @@ func (jl *journal) event(seq int, ev *jobpb.JobMessagesResponse, metrics []*pipe
 	st := ev.GetStateResponse()
 	if st != nil && isTerminal(st.GetState()) {
 		jl.put(b, "m", &jobpb.MetricResults{Attempted: metrics, Committed: metrics})
+		b.Delete(jobKey(jl.id, "c")) // a finished job never resumes
 	}
 	jl.commit(b, st != nil)
 }
@@ -91,6 +97,14 @@ func (jl *journal) commit(b *store.Batch, sync bool) {
 	}
 }
 
+// checkpoint replaces the job's checkpoint, synced: a restart resumes
+// from the last one that reached the disk.
+func (jl *journal) checkpoint(data []byte) error {
+	b := jl.st.NewBatch()
+	b.Set(jobKey(jl.id, "c"), data)
+	return b.Commit(true)
+}
+
 // saved is one job's record as read back from the store.
 type saved struct {
 	info     jobpb.JobInfo
@@ -98,6 +112,7 @@ type saved struct {
 	dir      string
 	events   []*jobpb.JobMessagesResponse
 	metrics  jobpb.MetricResults
+	ckpt     []byte
 	hasInfo  bool
 }
 
@@ -125,6 +140,8 @@ func loadSaved(st *store.Store) (map[string]*saved, error) {
 			sv.dir = string(v)
 		case part == "m":
 			err = proto.Unmarshal(v, &sv.metrics)
+		case part == "c":
+			sv.ckpt = bytes.Clone(v)
 		case strings.HasPrefix(part, "l/"):
 			ev := &jobpb.JobMessagesResponse{}
 			err = proto.Unmarshal(v, ev)
@@ -155,16 +172,25 @@ func (s *Service) restore() {
 		}
 	}
 	sort.Strings(ids)
+	var resume []*record
 	for _, id := range ids {
-		r := s.restoreRecord(all[id])
+		r, again := s.restoreRecord(all[id])
 		s.mu.jobs[id] = r
+		if again {
+			resume = append(resume, r)
+		}
 	}
 	if len(ids) > 0 {
-		s.log.Info("restored saved jobs", "count", len(ids), "state_dir", s.opts.Store.Dir())
+		s.log.Info("restored saved jobs", "count", len(ids), "resuming", len(resume), "state_dir", s.opts.Store.Dir())
+	}
+	for _, r := range resume {
+		s.resume(r)
 	}
 }
 
-func (s *Service) restoreRecord(sv *saved) *record {
+// restoreRecord rebuilds a saved job's record, and reports whether the
+// job was live when the previous server died and can go on.
+func (s *Service) restoreRecord(sv *saved) (*record, bool) {
 	j := &Job{ID: sv.info.GetJobId(), Name: sv.info.GetJobName(), Options: sv.info.GetPipelineOptions(),
 		Pipeline: &sv.pipeline, ArtifactDir: sv.dir}
 	r := &record{job: j, cancel: func() {}, done: make(chan struct{})}
@@ -187,22 +213,61 @@ func (s *Service) restoreRecord(sv *saved) *record {
 	j.sink = r
 	if isTerminal(r.mu.state) {
 		close(r.done)
-		return r
+		return r, false
 	}
 	// The job's workers and engine died with the previous server.
+	why := s.cannotResume(j)
+	if why == "" {
+		j.Resume = sv.ckpt
+		j.Retrieval = artifacts.NewRetrieval(j.Pipeline, j.ArtifactDir)
+		return r, true
+	}
 	s.cleanup(j.ID, j.ArtifactDir)
-	final := r.finish(interruptedError(j, r.mu.state), false)
+	final := r.finish(interruptedError(j, r.mu.state, why), false)
 	s.log.Info("job interrupted by a server restart", "job_id", j.ID, "state", final.String())
-	return r
+	return r, false
+}
+
+// cannotResume says why a job live when the server died cannot go on
+// after the restart; "" if it can.
+func (s *Service) cannotResume(j *Job) string {
+	if isLoopback(j) {
+		return "its SDK workers ran inside the program that submitted it (LOOPBACK environment), which a restarted server cannot reach"
+	}
+	res, ok := s.opts.Executor.(Resumer)
+	if !ok {
+		return "this executor cannot resume jobs"
+	}
+	if err := res.Resumable(j); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// resume runs a job again after a restart: from its last checkpoint if
+// it has one, else from the beginning.
+func (s *Service) resume(r *record) {
+	j := r.job
+	from := "from its last checkpoint"
+	if j.Resume == nil {
+		from = "from the beginning: it had no checkpoint yet"
+	}
+	s.log.Info("resuming job after a server restart", "job_id", j.ID, "from", from)
+	r.message(jobpb.JobMessage_JOB_MESSAGE_WARNING, fmt.Sprintf("the beam-runner server restarted; job %s resumes %s", j.ID, from))
+	j.Stats()
+	ctx, cancel := context.WithCancel(s.baseCtx)
+	r.cancel = cancel
+	s.mu.Lock()
+	s.mu.running++
+	s.updateIdleLocked()
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go s.runJob(ctx, r)
 }
 
 // interruptedError explains why a job that was live when the server died
 // cannot go on.
-func interruptedError(j *Job, was jobpb.JobState_Enum) error {
-	why := "beam-runner cannot yet resume a job from a checkpoint"
-	if isLoopback(j) {
-		why = "its SDK workers ran inside the program that submitted it (LOOPBACK environment), which a restarted server cannot reach"
-	}
+func interruptedError(j *Job, was jobpb.JobState_Enum, why string) error {
 	return fmt.Errorf("job %s was %v when the beam-runner server stopped; after the restart it cannot continue: %s. Submit it again", j.ID, was, why)
 }
 

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -138,4 +139,72 @@ func TestRecordsSurviveRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	e2.waitState(t, id, jobpb.JobState_CANCELLED)
+}
+
+// resumer is a fakeExec that can resume jobs.
+type resumer struct{ fakeExec }
+
+func (resumer) Resumable(*Job) error { return nil }
+
+// TestLiveJobResumes: a job live when its server died runs again on the
+// restart, given its last checkpoint, and ends normally; a job that never
+// checkpointed runs again from the beginning (Resume nil). A finished
+// job's checkpoint is deleted with its terminal state.
+func TestLiveJobResumes(t *testing.T) {
+	dir, root := t.TempDir(), t.TempDir()
+	st := openStore(t, dir)
+	e1, stop1 := serveDurable(t, &resumer{fakeExec{execute: func(ctx context.Context, j *Job) error {
+		j.Running()
+		if j.Name == "ckpt" {
+			for _, c := range []string{"first", "second"} {
+				if err := j.Checkpoint([]byte(c)); err != nil {
+					return err
+				}
+			}
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}}}, st, root)
+	ids := map[string]string{}
+	for _, name := range []string{"ckpt", "fresh"} {
+		prep, err := e1.cli.Prepare(ctxT(t), &jobpb.PrepareJobRequest{Pipeline: pipeline(), JobName: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := e1.cli.Run(ctxT(t), &jobpb.RunJobRequest{PreparationId: prep.GetPreparationId()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[name] = run.GetJobId()
+		e1.waitState(t, ids[name], jobpb.JobState_RUNNING)
+	}
+	if err := st.Close(); err != nil { // the server "dies"
+		t.Fatal(err)
+	}
+	stop1()
+
+	st2 := openStore(t, dir)
+	resumed := make(chan string, 2)
+	e2, stop2 := serveDurable(t, &resumer{fakeExec{execute: func(ctx context.Context, j *Job) error {
+		resumed <- j.Name + ":" + string(j.Resume)
+		if j.Retrieval == nil {
+			return fmt.Errorf("no artifact retrieval for the resumed job")
+		}
+		j.Running()
+		return nil
+	}}}, st2, root)
+	defer stop2()
+	got := map[string]bool{<-resumed: true, <-resumed: true}
+	if !got["ckpt:second"] || !got["fresh:"] {
+		t.Errorf("resumed with %v, want ckpt from its last checkpoint and fresh from the beginning", got)
+	}
+	for name, id := range ids {
+		e2.waitState(t, id, jobpb.JobState_DONE)
+		if evs := strings.Join(e2.events(t, id), " | "); !strings.Contains(evs, "resumes from") {
+			t.Errorf("%s's events %q: want a message saying it resumed", name, evs)
+		}
+		if _, ok, err := st2.Get(jobKey(id, "c")); ok || err != nil {
+			t.Errorf("%s: checkpoint kept after the job ended (err %v)", name, err)
+		}
+	}
 }

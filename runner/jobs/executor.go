@@ -36,9 +36,20 @@ type Job struct {
 	ArtifactDir string
 	// Retrieval serves the staged artifacts to this job's SDK harnesses.
 	Retrieval jobpb.ArtifactRetrievalServiceServer
+	// Resume is the last checkpoint (see Checkpoint) of a job that runs
+	// again after a server restart; nil for a first run, or a job resumed
+	// before its first checkpoint, which runs from the beginning.
+	Resume []byte
 
 	sink  eventSink
 	stats *Stats // set by the service; see Stats
+}
+
+// Resumer is an optional Executor capability: run jobs again after a
+// server restart (see Job.Resume). Found by type assertion.
+type Resumer interface {
+	// Resumable returns why j's workers cannot be started again, or nil.
+	Resumable(j *Job) error
 }
 
 // Stats returns the live statistics the executor should update. A Job the
@@ -55,6 +66,7 @@ type eventSink interface {
 	message(importance jobpb.JobMessage_MessageImportance, text string)
 	running()
 	metrics(infos []*pipepb.MonitoringInfo)
+	checkpoint(data []byte) (bool, error)
 }
 
 // Message appends a job message visible through GetMessageStream.
@@ -77,4 +89,22 @@ func (j *Job) SetMetrics(infos []*pipepb.MonitoringInfo) {
 	if j.sink != nil {
 		j.sink.metrics(infos)
 	}
+}
+
+// Durable reports whether the job's record outlives the server, so that
+// checkpoints (see Checkpoint) are worth taking.
+func (j *Job) Durable() bool {
+	r, ok := j.sink.(*record)
+	return ok && r.journal != nil
+}
+
+// Checkpoint replaces the job's saved checkpoint with data, atomically
+// and synced to disk; after a restart the job runs again with it as
+// Resume. A job whose record is not durable keeps nothing.
+func (j *Job) Checkpoint(data []byte) error {
+	if j.sink == nil {
+		return nil
+	}
+	_, err := j.sink.checkpoint(data)
+	return err
 }

@@ -192,3 +192,18 @@ func (r *record) follow(ctx context.Context, send func(*jobpb.JobMessagesRespons
 		}
 	}
 }
+
+// checkpoint implements eventSink: it saves data if the record is
+// durable and the job has not ended (a finished job's checkpoint is gone
+// for good), and reports whether it did.
+func (r *record) checkpoint(data []byte) (bool, error) {
+	if r.journal == nil {
+		return false, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if isTerminal(r.mu.state) {
+		return false, nil
+	}
+	return true, r.journal.checkpoint(data)
+}

@@ -1,0 +1,160 @@
+package execute
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/engine"
+	"github.com/beam-runner/beam-runner/runner/engine/userstate"
+	"google.golang.org/protobuf/proto"
+)
+
+// Checkpoint format: the magic bytes, checkpointVersion as a uvarint, then
+// three sections, each a uvarint length and its bytes: the engine's
+// snapshot (engine.Snapshot, its own versioned format), the user-state
+// snapshot (userstate.Store.Snapshot, likewise) and the committed metrics
+// (jobpb.MetricResults). All three are taken at one consistent point of
+// the driver, between two commits.
+const (
+	checkpointMagic   = "BRCKPT"
+	checkpointVersion = 1
+)
+
+// checkpoint is what a job needs to resume where it was.
+type checkpoint struct {
+	engine  []byte
+	state   []byte
+	metrics []*pipepb.MonitoringInfo
+}
+
+func (c checkpoint) encode() ([]byte, error) {
+	m, err := proto.Marshal(&jobpb.MetricResults{Committed: c.metrics})
+	if err != nil {
+		return nil, fmt.Errorf("encoding metrics: %w", err)
+	}
+	out := append([]byte(checkpointMagic), binary.AppendUvarint(nil, checkpointVersion)...)
+	for _, sec := range [][]byte{c.engine, c.state, m} {
+		out = binary.AppendUvarint(out, uint64(len(sec)))
+		out = append(out, sec...)
+	}
+	return out, nil
+}
+
+// decodeCheckpoint reads a checkpoint, refusing one of another format.
+func decodeCheckpoint(data []byte) (checkpoint, error) {
+	var c checkpoint
+	rest, ok := bytes.CutPrefix(data, []byte(checkpointMagic))
+	if !ok {
+		return c, fmt.Errorf("not a beam-runner checkpoint")
+	}
+	v, n := binary.Uvarint(rest)
+	if n <= 0 {
+		return c, fmt.Errorf("checkpoint: damaged version")
+	}
+	if v != checkpointVersion {
+		return c, fmt.Errorf("checkpoint format version %d; this beam-runner reads version %d", v, checkpointVersion)
+	}
+	rest = rest[n:]
+	var secs [3][]byte
+	for i := range secs {
+		l, n := binary.Uvarint(rest)
+		if n <= 0 || l > uint64(len(rest)-n) {
+			return c, fmt.Errorf("checkpoint: section %d is damaged or cut short", i)
+		}
+		secs[i], rest = rest[n:n+int(l)], rest[n+int(l):]
+	}
+	if len(rest) > 0 {
+		return c, fmt.Errorf("checkpoint: %d bytes after its last section", len(rest))
+	}
+	var m jobpb.MetricResults
+	if err := proto.Unmarshal(secs[2], &m); err != nil {
+		return c, fmt.Errorf("checkpoint metrics: %w", err)
+	}
+	return checkpoint{engine: secs[0], state: secs[1], metrics: m.GetCommitted()}, nil
+}
+
+// checkpointPolicy decides when the driver checkpoints: right after a
+// commit (a consistent point, and something new to save; an idle job
+// does not rewrite the same state), once interval has passed since the
+// last checkpoint or the run's start. Pure: the driver passes the time.
+type checkpointPolicy struct {
+	interval time.Duration // 0: never
+	last     time.Time
+}
+
+// due reports whether a commit at now should be followed by a checkpoint.
+func (p *checkpointPolicy) due(now time.Time) bool {
+	return p.interval > 0 && now.Sub(p.last) >= p.interval
+}
+
+// taken records a checkpoint attempted at now, written or not: a state
+// that cannot be saved is not retried on every commit.
+func (p *checkpointPolicy) taken(now time.Time) { p.last = now }
+
+// newEngine builds the job's engine: fresh, or on a resumed job restored
+// from its checkpoint with the user state and metrics saved with it. It
+// returns the checkpoint policy for the job too: only streaming jobs with
+// a durable record checkpoint. A batch job's input is bounded, so after a
+// restart it runs again from the beginning (Beam's file sinks finalize
+// only what a run completes); a checkpoint of it would copy what it
+// buffers, which may be gigabytes, every interval.
+func (r *run) newEngine(now time.Time) (*engine.Engine, checkpointPolicy, error) {
+	pol := checkpointPolicy{last: now}
+	spec, err := r.buildSpec(now.UnixMilli())
+	if err != nil {
+		return nil, pol, err
+	}
+	if spec.Streaming && r.job.Durable() {
+		pol.interval = r.opts.CheckpointInterval
+	}
+	eng, err := r.restoreEngine(spec)
+	return eng, pol, err
+}
+
+func (r *run) restoreEngine(spec engine.Spec) (*engine.Engine, error) {
+	if r.job.Resume == nil {
+		return engine.New(spec)
+	}
+	c, err := decodeCheckpoint(r.job.Resume)
+	if err != nil {
+		return nil, fmt.Errorf("resuming job %s: %w", r.job.ID, err)
+	}
+	eng, err := engine.Restore(spec, c.engine)
+	if err != nil {
+		return nil, fmt.Errorf("resuming job %s from its checkpoint: %w", r.job.ID, err)
+	}
+	st, err := userstate.RestoreStore(c.state)
+	if err != nil {
+		return nil, fmt.Errorf("resuming job %s: its user state: %w", r.job.ID, err)
+	}
+	r.state = st
+	r.metrics.AddBundle(c.metrics)
+	r.job.SetMetrics(r.metrics.Results())
+	r.log.Info("job resumed from its checkpoint", "engine_bytes", len(c.engine), "state_bytes", len(c.state))
+	return eng, nil
+}
+
+// checkpoint saves the engine, user state and metrics as they are between
+// two commits; bundles still running give their input back in the saved
+// engine (SnapshotRequeuingFlight), so they need not stop. A failure costs
+// only the checkpoint: the job goes on.
+func (r *run) checkpoint(eng *engine.Engine) {
+	snap, err := eng.SnapshotRequeuingFlight()
+	if err != nil {
+		r.log.Warn("checkpoint skipped", "err", err)
+		return
+	}
+	data, err := checkpoint{engine: snap, state: r.state.Snapshot(), metrics: r.metrics.Results()}.encode()
+	if err == nil {
+		err = r.job.Checkpoint(data)
+	}
+	if err != nil {
+		r.log.Warn("checkpoint not saved", "err", err)
+		return
+	}
+	r.log.Debug("checkpoint saved", "bytes", len(data))
+}

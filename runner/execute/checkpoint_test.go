@@ -1,0 +1,107 @@
+package execute
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+	"github.com/beam-runner/beam-runner/runner/engine"
+	"github.com/beam-runner/beam-runner/runner/engine/userstate"
+)
+
+func TestCheckpointRoundTrip(t *testing.T) {
+	in := checkpoint{engine: []byte("engine state"), state: nil,
+		metrics: []*pipepb.MonitoringInfo{{Urn: "beam:metric:user:sum_int64:v1", Payload: []byte{42}}}}
+	data, err := in.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := decodeCheckpoint(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.engine, in.engine) || len(out.state) != 0 || len(out.metrics) != 1 || out.metrics[0].GetPayload()[0] != 42 {
+		t.Errorf("decoded %+v, want %+v", out, in)
+	}
+}
+
+// TestCheckpointRefusals: a damaged checkpoint, or one of another format
+// version, is refused with an error saying which, never a panic.
+func TestCheckpointRefusals(t *testing.T) {
+	good, err := checkpoint{engine: []byte("e"), state: []byte("s")}.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := append([]byte(checkpointMagic), checkpointVersion+1)
+	newer = append(newer, good[len(checkpointMagic)+1:]...)
+	for name, tc := range map[string]struct {
+		data []byte
+		want string
+	}{
+		"empty":     {nil, "not a beam-runner checkpoint"},
+		"newer":     {newer, "format version 2"},
+		"truncated": {good[:len(good)-1], "cut short"},
+		"trailing":  {append(append([]byte{}, good...), 0), "after its last section"},
+	} {
+		if _, err := decodeCheckpoint(tc.data); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want one containing %q", name, err, tc.want)
+		}
+	}
+	for i := range good {
+		decodeCheckpoint(good[:i]) // must not panic
+	}
+}
+
+func TestCheckpointPolicy(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	p := checkpointPolicy{interval: 10 * time.Second, last: t0}
+	if p.due(t0.Add(9 * time.Second)) {
+		t.Error("due before the interval passed")
+	}
+	if !p.due(t0.Add(10 * time.Second)) {
+		t.Error("not due once the interval passed")
+	}
+	p.taken(t0.Add(12 * time.Second))
+	if p.due(t0.Add(21*time.Second)) || !p.due(t0.Add(22*time.Second)) {
+		t.Error("the interval does not count from the last checkpoint")
+	}
+	off := checkpointPolicy{last: t0}
+	if off.due(t0.Add(time.Hour)) {
+		t.Error("interval 0 must disable checkpoints")
+	}
+}
+
+// TestResumeRefusesForeignCheckpoint: a job resumed from a checkpoint
+// that is damaged, or was taken of another pipeline, fails saying why
+// instead of running from a wrong state.
+func TestResumeRefusesForeignCheckpoint(t *testing.T) {
+	other, err := engine.New(engine.Spec{PColls: map[string]engine.PCollSpec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := other.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := checkpoint{engine: snap, state: userstate.NewStore().Snapshot()}.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		ckpt []byte
+		want string
+	}{
+		"damaged": {[]byte("BRCKPT\x01garbage"), "resuming job test: checkpoint"},
+		"foreign": {foreign, "resuming job test from its checkpoint"},
+	} {
+		p, s := beam.NewPipelineWithRoot()
+		stats.Count(s, beam.Create(s, "a", "b", "a"))
+		if err := runResumed(t, p, Options{}, map[string]any{}, tc.ckpt); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want one containing %q", name, err, tc.want)
+		}
+	}
+}
