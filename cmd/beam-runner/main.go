@@ -103,7 +103,7 @@ func run(logger *slog.Logger) error {
 		MaxPreparedBytes: *maxPrepared,
 		Logger:           logger,
 		Executor: execute.New(execute.Options{WorkerStartTimeout: *workerStart, MaxBundleAttempts: *maxAttempts,
-			Store: st, MemoryLimit: limit, CheckpointInterval: *ckptEvery}),
+			Store: st, MemoryLimit: limit, BoundPending: *memLimit != "" && *memLimit != "none", CheckpointInterval: *ckptEvery}),
 		IdleShutdown: max(*idleTimeout, 0),
 		WebAddr:      webAddr(),
 		Pprof:        *pprofOn || *pprofAddr != "",

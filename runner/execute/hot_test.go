@@ -49,7 +49,7 @@ func TestHotKeyStateBackedIterable(t *testing.T) {
 	}
 	defer st.Close()
 	served := hotPagesServed.Load()
-	if err := runPipelineWith(t, p, Options{Store: st, MemoryLimit: 8 << 20}, nil); err != nil {
+	if err := runPipelineWith(t, p, Options{Store: st, MemoryLimit: 8 << 20, BoundPending: true}, nil); err != nil {
 		t.Fatal(err)
 	}
 	// 64 MiB, less the 1 MiB held in memory, in 1 MiB pages.

@@ -13,9 +13,10 @@ const spillPrefix = "spill/"
 const pendingShare = 2
 
 // pendingSpill gives the engine the space and byte budget for SDK stages'
-// pending input. No store or no limit: pending input stays in memory.
+// pending input. No store, no limit or no BoundPending: pending input
+// stays in memory.
 func (r *run) pendingSpill() (agg.Spill, int) {
-	if r.opts.Store == nil || r.opts.MemoryLimit <= 0 {
+	if r.opts.Store == nil || r.opts.MemoryLimit <= 0 || !r.opts.BoundPending {
 		return nil, 0
 	}
 	return r.opts.Store.Space(spillPrefix + r.job.ID + "/\x00pending/"), int(r.opts.MemoryLimit / pendingShare)

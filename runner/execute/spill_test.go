@@ -55,7 +55,7 @@ func TestGroupByKeyMemoryLimit(t *testing.T) {
 	}
 	defer st.Close()
 	before := st.WrittenBytes()
-	if err := runPipelineWith(t, build(), Options{Store: st, MemoryLimit: 4 << 10}, map[string]any{}); err != nil {
+	if err := runPipelineWith(t, build(), Options{Store: st, MemoryLimit: 4 << 10, BoundPending: true}, map[string]any{}); err != nil {
 		t.Fatalf("with a 4 KiB limit: %v", err)
 	}
 	if w := st.WrittenBytes() - before; w < n*2 {
