@@ -28,13 +28,5 @@ var snapshotFields = map[reflect.Type]string{
 }
 
 func TestSnapshotCoversEveryField(t *testing.T) {
-	for typ, known := range snapshotFields {
-		added, removed := fieldcheck.Diff(typ, known)
-		for _, name := range added {
-			t.Errorf("%s has field %s that the engine snapshot does not know: write it in snapshot.go (bumping SnapshotVersion) or say why it needs no saving, then list it here", typ, name)
-		}
-		for _, name := range removed {
-			t.Errorf("%s no longer has field %s: update snapshot.go and this list", typ, name)
-		}
-	}
+	fieldcheck.Check(t, snapshotFields, "the engine snapshot", "snapshot.go")
 }
