@@ -343,16 +343,7 @@ func TestTimersWaitForTheirKeysPendingInput(t *testing.T) {
 // bundle at processing time 1000, with room for a second.
 func oneSplittableBundle(t *testing.T) (*Engine, []*Bundle) {
 	t.Helper()
-	spec := Spec{
-		Streaming: true, MaxBundles: 2, StartTime: 1000,
-		PColls: map[string]PCollSpec{"src": {Codec: wvCodec(t, "wv-kv")}},
-		Stages: []StageSpec{
-			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
-				{Kind: AddElements, PColl: "src", Elements: globalKV(1, "a", "1")},
-			}},
-			{ID: "sdf", Kind: SDKStage, Splittable: true, Inputs: []string{"src"}},
-		},
-	}
+	spec := splittableSpec(t, 2)
 	e, err := New(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -362,4 +353,20 @@ func oneSplittableBundle(t *testing.T) (*Engine, []*Bundle) {
 		t.Fatalf("Ready = %d bundles, want 1", len(bs))
 	}
 	return e, bs
+}
+
+// splittableSpec: a TestStream of one element feeding a splittable stage,
+// processing time starting at 1000.
+func splittableSpec(t *testing.T, maxBundles int) Spec {
+	t.Helper()
+	return Spec{
+		Streaming: true, MaxBundles: maxBundles, StartTime: 1000,
+		PColls: map[string]PCollSpec{"src": {Codec: wvCodec(t, "wv-kv")}},
+		Stages: []StageSpec{
+			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
+				{Kind: AddElements, PColl: "src", Elements: globalKV(1, "a", "1")},
+			}},
+			{ID: "sdf", Kind: SDKStage, Splittable: true, Inputs: []string{"src"}},
+		},
+	}
 }

@@ -233,16 +233,7 @@ func TestMemoryCheckpoints(t *testing.T) {
 	}
 	defer st.Close()
 	for _, limited := range []bool{false, true} {
-		spec := Spec{
-			Streaming: true, MaxBundles: 1, StartTime: 1000,
-			PColls: map[string]PCollSpec{"src": {Codec: wvCodec(t, "wv-kv")}},
-			Stages: []StageSpec{
-				{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
-					{Kind: AddElements, PColl: "src", Elements: globalKV(1, "a", "1")},
-				}},
-				{ID: "sdf", Kind: SDKStage, Splittable: true, Inputs: []string{"src"}},
-			},
-		}
+		spec := splittableSpec(t, 1)
 		if limited {
 			spec.PendingSpill, spec.PendingBudget = st.Space("m/"), 1<<20
 		}
