@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 )
@@ -36,6 +37,15 @@ type Receiver struct {
 	pending  map[string]bool // streams not yet ended
 	done     chan struct{}
 	doneOnce sync.Once
+	counter  *atomic.Int64 // if set, adds the data bytes received
+}
+
+// CountInto makes the receiver add the bytes of data it receives to c, so
+// a caller can watch a running bundle's output grow.
+func (r *Receiver) CountInto(c *atomic.Int64) {
+	r.mu.Lock()
+	r.counter = c
+	r.mu.Unlock()
 }
 
 func (r *Receiver) add(transform string, data []byte, isLast bool, timers bool, family string) {
@@ -47,6 +57,9 @@ func (r *Receiver) add(transform string, data []byte, isLast bool, timers bool, 
 	}
 	if len(data) > 0 {
 		m[key] = append(m[key], data)
+		if r.counter != nil && !timers {
+			r.counter.Add(int64(len(data)))
+		}
 	}
 	if isLast {
 		delete(r.pending, key)

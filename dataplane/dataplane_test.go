@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -110,6 +111,8 @@ func TestFramesSplitAcrossMessages(t *testing.T) {
 	ctx := ctxT(t)
 	r1 := conn.Expect("i1", []string{"a", "b"}, []string{"t/f"})
 	r2 := conn.Expect("i2", []string{"a"}, nil)
+	var counted atomic.Int64
+	r1.CountInto(&counted)
 	s, err := cli.Data(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +152,9 @@ func TestFramesSplitAcrossMessages(t *testing.T) {
 	}
 	if got := bytes.Join(r2.Result().Data["a"], nil); !bytes.Equal(got, payload) {
 		t.Errorf("i2/a: %d bytes, want %d", len(got), len(payload))
+	}
+	if got := counted.Load(); got != int64(len(payload)) {
+		t.Errorf("i1 counted %d bytes of data, want %d (its data, not its timers or i2's)", got, len(payload))
 	}
 }
 

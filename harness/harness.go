@@ -120,6 +120,9 @@ type Bundle struct {
 	// Started, if set, learns the bundle's instruction id before its input
 	// is sent, so the caller can split the running bundle.
 	Started func(inst string)
+	// OutputBytes, if set, grows by the bytes of data output received,
+	// while the bundle runs.
+	OutputBytes *atomic.Int64
 }
 
 // TimerStream names the timers of one family of one transform.
@@ -176,6 +179,9 @@ func (h *Harness) Process(ctx context.Context, b Bundle) (Result, error) {
 		timerKeys = append(timerKeys, ts.key())
 	}
 	recv := w.Data.Expect(inst, b.Outputs, timerKeys)
+	if b.OutputBytes != nil {
+		recv.CountInto(b.OutputBytes)
+	}
 	defer w.Data.Forget(inst)
 	if b.Started != nil {
 		b.Started(inst)

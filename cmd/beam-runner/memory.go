@@ -30,18 +30,19 @@ func memoryLimit(flagValue string) (int64, error) {
 
 // setHeapLimit gives the Go runtime a soft heap limit above a job's
 // --memory_limit, unless GOMEMLIMIT sets one: the runner keeps what it
-// buffers near the limit, but by default the collector lets the heap grow
-// to twice what is live before it runs, so a job buffering 1 GiB would
-// show 2 GiB of RSS. The headroom (a quarter of the limit, at least 384
-// MiB) covers bundle outputs awaiting commit and the server's own needs;
-// past it the collector works harder, at most half the CPU by Go's own
-// cap. (With half the limit as headroom, 10M x 500 B under 1 GiB peaked
-// at 1.59 GiB of RSS.)
+// buffers within seven eighths of the limit (runner/execute/spill.go), but
+// by default the collector lets the heap grow to twice what is live
+// before it runs, so a job buffering 1 GiB would show 2 GiB of RSS. The
+// headroom (an eighth of the limit, at least 256 MiB) covers what no
+// budget counts and the server's own needs; past it the collector works
+// harder, at most half the CPU by Go's own cap. (With a quarter as
+// headroom, 10M x 500 B under 1 GiB sat at 1.3-1.47 GiB of RSS with 640
+// MiB live.)
 func setHeapLimit(limit int64) {
 	if limit <= 0 || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(max(limit+limit/4, limit+384<<20))
+	debug.SetMemoryLimit(max(limit+limit/8, limit+256<<20))
 }
 
 // machineMemory is the machine's memory in bytes from /proc/meminfo, or 0

@@ -22,11 +22,11 @@ func TestMemoryLimitFlag(t *testing.T) {
 }
 
 // TestHeapLimit: the Go heap's soft limit sits above a job's limit, by
-// a quarter of it or 384 MiB, whichever is more, and GOMEMLIMIT wins.
+// an eighth of it or 256 MiB, whichever is more, and GOMEMLIMIT wins.
 func TestHeapLimit(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	t.Setenv("GOMEMLIMIT", "")
-	for limit, want := range map[int64]int64{4 << 30: 5 << 30, 1 << 30: 1408 << 20, 64 << 20: 448 << 20} {
+	for limit, want := range map[int64]int64{4 << 30: 4608 << 20, 1 << 30: 1280 << 20, 64 << 20: 320 << 20} {
 		setHeapLimit(limit)
 		if got := debug.SetMemoryLimit(-1); got != want {
 			t.Errorf("setHeapLimit(%d): soft limit %d, want %d", limit, got, want)

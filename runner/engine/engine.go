@@ -48,6 +48,9 @@ type Bundle struct {
 	Attempt int
 	split   splitBook
 	mem     int // bytes of the pending budget its input holds
+	// out is what the bundle has sent back so far (NoteOutput); outAtCkpt
+	// what it had sent at its last memory checkpoint.
+	out, outAtCkpt int64
 }
 
 type pcoll struct {

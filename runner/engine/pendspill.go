@@ -117,39 +117,45 @@ func (c chunk) bytes() int {
 	return len(c.data)
 }
 
-// checkpointInterval bounds how long a bundle of a splittable stage (a
-// source) runs under a memory limit before it is checkpointed: the driver
-// holds a bundle's output until it commits, so a long-running source
-// bundle would hold any amount of it. A checkpoint commits what the bundle
-// produced (to pending input or a GroupByKey, which spill) and its
-// residual runs as a new bundle. Time stands in for output bytes, which
-// the engine does not see until the commit: at an assumed
-// assumedOutputRate per bundle, each bundle's output fits its share of
-// the pending budget, checkpointing at most every second and at least
-// every 30 (a large default limit then rarely splits anything).
-func (e *Engine) checkpointInterval() int64 {
-	ms := int64(e.pend.budget) / int64(max(e.spec.MaxBundles, 1)) / (assumedOutputRate / 1000)
-	return min(max(ms, 1000), 30000)
+// checkpointBytes bounds how much output a bundle of a splittable stage
+// (a source) sends under a memory limit before it is checkpointed: the
+// driver holds a bundle's output until it commits, so a long-running
+// source bundle would hold any amount of it. A checkpoint commits what the
+// bundle produced (to pending input or a GroupByKey, which spill) and its
+// residual runs as a new bundle. The bundles in flight share a third of
+// the pending budget's size, which the driver leaves free beside it.
+func (e *Engine) checkpointBytes() int64 {
+	return max(int64(e.pend.budget)/int64(3*max(e.spec.MaxBundles, 1)), minCheckpointBytes)
 }
 
-// assumedOutputRate is the bytes per second a harness is taken to emit.
-const assumedOutputRate = 32 << 20
+// minCheckpointBytes keeps a tiny limit from checkpointing after every few
+// elements: a checkpoint is a round trip to the SDK and a new bundle.
+const minCheckpointBytes = 1 << 20
+
+// NoteOutput records how many bytes a running bundle has sent back so
+// far; the driver reports it as output arrives.
+func (e *Engine) NoteOutput(bundle int, bytes int64) {
+	if b := e.flight[bundle]; b != nil {
+		b.out = bytes
+	}
+}
 
 // memoryCheckpoints are the checkpoints (splits keeping nothing of the
-// remaining work) of splittable bundles that ran checkpointInterval since
-// they started or were last split; none without a memory limit.
+// remaining work) of splittable bundles that sent checkpointBytes since
+// they started or were last checkpointed; none without a memory limit.
 func (e *Engine) memoryCheckpoints() []SplitRequest {
 	if e.pend == nil {
 		return nil
 	}
-	every := e.checkpointInterval()
+	every := e.checkpointBytes()
 	var out []SplitRequest
 	for _, st := range e.stages {
 		if !st.spec.Splittable {
 			continue
 		}
 		for _, b := range oldestFirst(st.flight) {
-			if e.now-b.started >= every && e.now-b.splitAt >= every {
+			if b.out-b.outAtCkpt >= every {
+				b.outAtCkpt = b.out
 				b.splitAt = e.now // also keeps the dynamic split policy off it
 				out = append(out, SplitRequest{Bundle: b.ID})
 			}

@@ -222,10 +222,10 @@ func TestPendingSpillIsInvisible(t *testing.T) {
 	}
 }
 
-// TestMemoryCheckpoints: under a small memory limit, a source bundle that
-// ran a second is checkpointed (Fraction 0) once per second, even with no
-// idle capacity for a dynamic split; without a limit it is not, and a
-// large limit checkpoints less often.
+// TestMemoryCheckpoints: under a memory limit, a source bundle is
+// checkpointed (Fraction 0) each time it has sent another checkpointBytes
+// of output, even with no idle capacity for a dynamic split; without a
+// limit it is not, and output alone, not time, decides.
 func TestMemoryCheckpoints(t *testing.T) {
 	st, err := store.Open(t.TempDir(), nil)
 	if err != nil {
@@ -235,7 +235,7 @@ func TestMemoryCheckpoints(t *testing.T) {
 	for _, limited := range []bool{false, true} {
 		spec := splittableSpec(t, 1)
 		if limited {
-			spec.PendingSpill, spec.PendingBudget = st.Space("m/"), 1<<20
+			spec.PendingSpill, spec.PendingBudget = st.Space("m/"), 12<<20
 		}
 		e, err := New(spec)
 		if err != nil {
@@ -245,12 +245,13 @@ func TestMemoryCheckpoints(t *testing.T) {
 		if len(bs) != 1 {
 			t.Fatalf("Ready = %d bundles, want 1", len(bs))
 		}
-		const checkpointMillis = 1000
-		e.AdvanceProcessingTime(1000 + checkpointMillis - 1)
+		const every = 4 << 20 // a third of the 12 MiB budget, over one bundle
+		e.AdvanceProcessingTime(1 << 40)
+		e.NoteOutput(bs[0].ID, every-1)
 		if got := e.SplitRequests(); len(got) != 0 {
-			t.Fatalf("limited=%v: split requested before a second: %v", limited, got)
+			t.Fatalf("limited=%v: checkpoint requested before %d bytes of output: %v", limited, every, got)
 		}
-		e.AdvanceProcessingTime(1000 + checkpointMillis)
+		e.NoteOutput(bs[0].ID, every)
 		got := e.SplitRequests()
 		want := []SplitRequest(nil)
 		if limited {
@@ -262,18 +263,18 @@ func TestMemoryCheckpoints(t *testing.T) {
 		if got := e.SplitRequests(); len(got) != 0 {
 			t.Fatalf("limited=%v: requested again at once: %v", limited, got)
 		}
-		e.AdvanceProcessingTime(1000 + 2*checkpointMillis)
+		e.NoteOutput(bs[0].ID, 2*every-1)
+		if got := e.SplitRequests(); len(got) != 0 {
+			t.Fatalf("limited=%v: requested again before another %d bytes: %v", limited, every, got)
+		}
+		e.NoteOutput(bs[0].ID, 2*every)
 		if got := e.SplitRequests(); limited && len(got) != 1 {
-			t.Fatalf("a second later: %v, want another checkpoint", got)
+			t.Fatalf("after another %d bytes: %v, want another checkpoint", every, got)
 		}
 		if limited {
-			e.pend.budget = 256 << 20 // 8 s of output at the assumed rate
-			if got := e.checkpointInterval(); got != 8000 {
-				t.Errorf("checkpoint interval with a 256 MiB budget: %d ms, want 8000", got)
-			}
-			e.pend.budget = 64 << 30
-			if got := e.checkpointInterval(); got != 30000 {
-				t.Errorf("checkpoint interval with a 64 GiB budget: %d ms, want the 30 s cap", got)
+			e.pend.budget = 1 << 10
+			if got := e.checkpointBytes(); got != minCheckpointBytes {
+				t.Errorf("checkpoint bytes with a 1 KiB budget: %d, want the %d floor", got, minCheckpointBytes)
 			}
 		}
 	}

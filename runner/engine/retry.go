@@ -30,6 +30,7 @@ func (e *Engine) Retry(id int) bool {
 	}
 	b.Attempt++
 	b.started, b.splitAt = e.now, e.now
+	b.out, b.outAtCkpt = 0, 0 // the new run reports its output afresh
 	e.retries = append(e.retries, b)
 	return true
 }

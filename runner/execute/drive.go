@@ -3,6 +3,7 @@ package execute
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
@@ -63,6 +64,7 @@ func (r *run) runStages(ctx context.Context) error {
 	done := make(chan bundleDone)
 	splits := make(chan splitDone)
 	running := map[int]*engine.Bundle{}
+	outBytes := map[int]*atomic.Int64{} // output received so far, per running bundle
 	defer func() {
 		cancel()
 		for ; len(running) > 0; delete(running, (<-done).b.ID) {
@@ -89,9 +91,10 @@ func (r *run) runStages(ctx context.Context) error {
 				txn = r.state.Begin(r.orderedListCodec)
 			}
 			running[b.ID] = b
+			outBytes[b.ID] = new(atomic.Int64)
 			r.concurrency.start(b.Stage)
 			r.liveStarted(b)
-			go r.runBundle(ctx, ss, b, txn, done)
+			go r.runBundle(ctx, ss, b, txn, outBytes[b.ID], done)
 		}
 		if err := eng.Err(); err != nil {
 			return err
@@ -106,6 +109,7 @@ func (r *run) runStages(ctx context.Context) error {
 		select {
 		case d := <-done:
 			delete(running, d.b.ID)
+			delete(outBytes, d.b.ID)
 			delete(inflightMetrics, d.b.ID)
 			r.concurrency.end(d.b.Stage)
 			r.liveFinished(stages[d.b.Stage], d)
@@ -140,6 +144,9 @@ func (r *run) runStages(ctx context.Context) error {
 				eng.AdvanceProcessingTime(time.Now().UnixMilli())
 			}
 			r.liveSample(eng)
+			for id, n := range outBytes {
+				eng.NoteOutput(id, n.Load())
+			}
 			if ticks++; ticks%progressEvery == 0 {
 				r.requestProgress(ctx, stages, running, progress)
 			}
@@ -223,7 +230,7 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 	return out, nil
 }
 
-func (r *run) runBundle(ctx context.Context, ss *sdkStage, b *engine.Bundle, txn *userstate.Txn, done chan<- bundleDone) {
+func (r *run) runBundle(ctx context.Context, ss *sdkStage, b *engine.Bundle, txn *userstate.Txn, outBytes *atomic.Int64, done chan<- bundleDone) {
 	input, err := engine.Frames(b.Input, ss.input, frameBytes)
 	if err == nil && r.split.draining.Load() && ss.truncDesc != "" {
 		input, err = r.truncate(ctx, ss, input)
@@ -235,7 +242,8 @@ func (r *run) runBundle(ctx context.Context, ss *sdkStage, b *engine.Bundle, txn
 	hb := harness.Bundle{
 		Descriptor: ss.desc, InputTransform: ss.io.Source, Input: input,
 		Outputs: ss.sinks, State: r.withHot(bundleState(ss.side, txn)), CacheTokens: ss.sideTokens,
-		Started: func(inst string) { r.split.started(b.ID, inst) },
+		Started:     func(inst string) { r.split.started(b.ID, inst) },
+		OutputBytes: outBytes,
 	}
 	for _, tf := range ss.stage.Timers {
 		ts := harness.TimerStream{Transform: tf.Transform, Family: tf.Family}
@@ -286,7 +294,9 @@ func (r *run) commit(ctx context.Context, eng *engine.Engine, ss *sdkStage, d bu
 	return nil
 }
 
-// join concatenates a stream's frames: elements may span frames.
+// join concatenates a stream's frames: elements may span frames. It drops
+// each frame from the slice once copied, so a large output is held about
+// once, not twice, while it is joined.
 func join(frames [][]byte) []byte {
 	if len(frames) == 1 {
 		return frames[0]
@@ -296,8 +306,9 @@ func join(frames [][]byte) []byte {
 		n += len(f)
 	}
 	b := make([]byte, 0, n)
-	for _, f := range frames {
+	for i, f := range frames {
 		b = append(b, f...)
+		frames[i] = nil
 	}
 	return b
 }

@@ -8,9 +8,13 @@ import (
 // spillPrefix is where GroupByKeys spill in the store, per job and stage.
 const spillPrefix = "spill/"
 
-// The job's --memory_limit is shared: half for SDK stages' pending and
-// in-flight bundle input, half split evenly over its GroupByKeys.
-const pendingShare = 2
+// The job's --memory_limit is shared in eighths: three for SDK stages'
+// pending and in-flight bundle input, three split evenly over its
+// GroupByKeys, and one for the output of source bundles in flight (the
+// engine checkpoints them by it: a third of the pending budget). The last
+// eighth is headroom for what no budget counts: frames on the wire,
+// decoding, and the Go heap's own slack.
+func budgetShare(limit int64) int64 { return limit / 8 * 3 }
 
 // pendingSpill gives the engine the space and byte budget for SDK stages'
 // pending input. No store, no limit or no BoundPending: pending input
@@ -19,7 +23,7 @@ func (r *run) pendingSpill() (agg.Spill, int) {
 	if r.opts.Store == nil || r.opts.MemoryLimit <= 0 || !r.opts.BoundPending {
 		return nil, 0
 	}
-	return r.opts.Store.Space(spillPrefix + r.job.ID + "/\x00pending/"), int(r.opts.MemoryLimit / pendingShare)
+	return r.opts.Store.Space(spillPrefix + r.job.ID + "/\x00pending/"), int(budgetShare(r.opts.MemoryLimit))
 }
 
 // gbkSpill gives a GroupByKey stage its spill space and byte budget: its
@@ -35,7 +39,7 @@ func (r *run) gbkSpill(stageID string) (agg.Spill, int) {
 			n++
 		}
 	}
-	gbks := r.opts.MemoryLimit - r.opts.MemoryLimit/pendingShare
+	gbks := budgetShare(r.opts.MemoryLimit)
 	return r.opts.Store.Space(spillPrefix + r.job.ID + "/" + stageID + "/"), int(gbks / int64(max(n, 1)))
 }
 
