@@ -195,6 +195,14 @@ func (e *Engine) Done() bool {
 // InFlight is the number of bundles handed out and not yet committed.
 func (e *Engine) InFlight() int { return len(e.flight) }
 
+// maxBundles is how many bundles of st may be in flight at once.
+func (e *Engine) maxBundles(st *stage) int {
+	if n := st.spec.MaxBundles; n > 0 && n < e.spec.MaxBundles {
+		return n
+	}
+	return e.spec.MaxBundles
+}
+
 // Result is what a successful bundle produced.
 type Result struct {
 	// Data maps PCollection ids to chunks of whole encoded elements.

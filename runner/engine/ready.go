@@ -31,7 +31,7 @@ func (e *Engine) readyBundles() []*Bundle {
 			continue
 		}
 		e.wakeResiduals(st)
-		free := e.spec.MaxBundles - len(st.flight)
+		free := e.maxBundles(st) - len(st.flight)
 		if free <= 0 {
 			continue
 		}

@@ -46,6 +46,9 @@ type StageSpec struct {
 	// Splittable marks a stage that processes restrictions of a splittable
 	// DoFn: its running bundles may be split to use idle capacity.
 	Splittable bool
+	// MaxBundles, if positive, bounds this stage's bundles in flight below
+	// the Spec's MaxBundles (harnesses that cannot run bundles in parallel).
+	MaxBundles int
 }
 
 // EventKind is the kind of a TestStream event.

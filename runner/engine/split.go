@@ -17,7 +17,7 @@ func (e *Engine) SplitCandidates() []int {
 		if !st.spec.Splittable || len(st.flight) == 0 || len(st.pending) > 0 || st.hasReadyResiduals(e.now) {
 			continue
 		}
-		idle := e.spec.MaxBundles - len(st.flight)
+		idle := e.maxBundles(st) - len(st.flight)
 		for _, b := range oldestFirst(st.flight) {
 			if idle <= 0 {
 				break

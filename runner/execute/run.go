@@ -90,11 +90,11 @@ func (r *run) envs() []string {
 // waits until each has connected, failing with the environment's name if
 // one does not in time.
 func (r *run) startWorkers(ctx context.Context) error {
-	n, err := workersPerEnv(r.job.Options)
-	if err != nil {
-		return err
-	}
 	for i, envID := range r.envs() {
+		n, err := workersPerEnv(r.job.Options, r.plan.Components.GetEnvironments()[envID])
+		if err != nil {
+			return err
+		}
 		// Start all, then wait: SDK processes boot in parallel.
 		var started []*envWorker
 		for k := 0; k < n; k++ {

@@ -19,14 +19,15 @@ import (
 // the job's options: how many SDK harnesses each environment gets. Python
 // runs a harness's bundles on threads under one interpreter lock, so
 // CPU-bound Python scales only with harness processes (an EXTERNAL worker
-// pool, PROCESS or DOCKER). Absent, it is the machine's cores. SDKs send
-// integers as strings or numbers.
-func workersPerEnv(opts *structpb.Struct) (int, error) {
-	v, ok := opts.GetFields()["beam:option:"+jobs.WorkersOption+":v1"]
-	if !ok {
-		v, ok = opts.GetFields()[jobs.WorkersOption]
-	}
+// pool, PROCESS or DOCKER). Absent, it is the machine's cores, or 1 for an
+// environment whose harnesses would share one interpreter (sharedInterpreter).
+// SDKs send integers as strings or numbers.
+func workersPerEnv(opts *structpb.Struct, env *pipepb.Environment) (int, error) {
+	v, ok := option(opts, jobs.WorkersOption)
 	if !ok || v.GetKind() == nil {
+		if sharedInterpreter(env, opts) {
+			return 1, nil
+		}
 		return runtime.NumCPU(), nil
 	}
 	var n int
@@ -43,6 +44,43 @@ func workersPerEnv(opts *structpb.Struct) (int, error) {
 		return 0, fmt.Errorf("job option %s: want a whole number from 1 to 256, got %v", jobs.WorkersOption, v.AsInterface())
 	}
 	return n, nil
+}
+
+// option finds a job option under Python's URN-style name or the plain one.
+func option(opts *structpb.Struct, name string) (*structpb.Value, bool) {
+	v, ok := opts.GetFields()["beam:option:"+name+":v1"]
+	if !ok {
+		v, ok = opts.GetFields()[name]
+	}
+	return v, ok
+}
+
+// sharedInterpreter reports whether an environment's harnesses all run in
+// one Python interpreter: a Python LOOPBACK job starts them as threads of
+// the submitting process (unless its use_loopback_process_worker
+// experiment asks for processes), where bundles run at once only contend
+// for the interpreter lock. Measured on wordcount over 60 MiB: 4 bundles
+// at once on 2 harnesses 55.9 s, 1 bundle on 1 harness 40.5 s.
+func sharedInterpreter(env *pipepb.Environment, opts *structpb.Struct) bool {
+	python := false
+	for _, c := range env.GetCapabilities() {
+		if strings.HasPrefix(c, "beam:version:sdk_base:") && strings.Contains(c, "python") {
+			python = true
+		}
+	}
+	if !python {
+		return false
+	}
+	if v, ok := option(opts, "environment_type"); !ok || !strings.EqualFold(v.GetStringValue(), "LOOPBACK") {
+		return false
+	}
+	exps, _ := option(opts, "experiments")
+	for _, e := range exps.GetListValue().GetValues() {
+		if e.GetStringValue() == "use_loopback_process_worker" {
+			return false
+		}
+	}
+	return true
 }
 
 // workerSet is one environment's harnesses. A bundle goes to the harness
