@@ -64,6 +64,7 @@ type pcoll struct {
 
 type stage struct {
 	spec    StageSpec
+	probe   *probe // picks the stage's concurrency (probe.go); nil: fixed
 	outWM   int64
 	inWM    int64
 	pending []chunk
@@ -117,6 +118,9 @@ func build(spec Spec) (*Engine, error) {
 
 func (e *Engine) newStage(ss StageSpec) (*stage, error) {
 	st := &stage{spec: ss, outWM: coders.MinTimestamp, inWM: coders.MinTimestamp, flight: map[int]*Bundle{}, events: ss.Events}
+	if ss.ProbeBundles {
+		st.probe = newProbe(e.maxBundles(st))
+	}
 	for _, pc := range append(append([]string{}, ss.Inputs...), ss.SideInputs...) {
 		if e.pcolls[pc] == nil {
 			return nil, fmt.Errorf("stage %s reads unknown PCollection %q", ss.ID, pc)
@@ -195,12 +199,14 @@ func (e *Engine) Done() bool {
 // InFlight is the number of bundles handed out and not yet committed.
 func (e *Engine) InFlight() int { return len(e.flight) }
 
-// maxBundles is how many bundles of st may be in flight at once.
+// maxBundles is how many bundles of st may be in flight at once: the
+// engine's bound, or less while the stage's probe allows less.
 func (e *Engine) maxBundles(st *stage) int {
-	if n := st.spec.MaxBundles; n > 0 && n < e.spec.MaxBundles {
-		return n
+	n := e.spec.MaxBundles
+	if st.probe != nil && st.probe.limit < n {
+		n = st.probe.limit
 	}
-	return e.spec.MaxBundles
+	return n
 }
 
 // Result is what a successful bundle produced.
@@ -271,6 +277,7 @@ func (e *Engine) AdvanceProcessingTime(now int64) {
 		return
 	}
 	e.now = now
+	e.tickProbes()
 	for _, st := range e.stages {
 		if st.gbk != nil {
 			st.gbk.AdvanceProcessingTime(now)

@@ -371,34 +371,3 @@ func splittableSpec(t *testing.T, maxBundles int) Spec {
 	}
 }
 
-// A stage's own MaxBundles caps it below the engine's: with one allowed,
-// its running bundle is not split for idle capacity, and the residual of
-// a split it makes anyway (a checkpoint) waits for the bundle to end.
-func TestStageMaxBundles(t *testing.T) {
-	spec := splittableSpec(t, 4)
-	spec.Stages[1].MaxBundles = 1
-	e, err := New(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bs := e.Ready()
-	if len(bs) != 1 {
-		t.Fatalf("Ready = %d bundles, want 1", len(bs))
-	}
-	e.AdvanceProcessingTime(1000 + 4*splitMinAge)
-	if got := e.SplitCandidates(); len(got) != 0 {
-		t.Fatalf("SplitCandidates = %v, want none: the stage has no idle capacity", got)
-	}
-	if _, err := e.ApplySplit(bs[0].ID, SplitResult{FirstResidual: -1, Residuals: []Residual{{Element: globalKV(1, "a", "2")}}}); err != nil {
-		t.Fatal(err)
-	}
-	if more := e.Ready(); len(more) != 0 {
-		t.Fatalf("a second bundle started while the first runs: %v", more)
-	}
-	if err := e.Commit(bs[0].ID, Result{}); err != nil {
-		t.Fatal(err)
-	}
-	if more := e.Ready(); len(more) != 1 {
-		t.Fatalf("after the first bundle, Ready = %d bundles, want the residual's", len(more))
-	}
-}

@@ -15,9 +15,11 @@ import (
 // Engine.pend is scratch made from the spec (a restored engine starts with
 // its pending input in memory); a chunk's spill fields are resolved by
 // Snapshot, which writes spilled data itself, so the format is unchanged.
+// stage.probe is policy made from the spec: a restored stage probes its
+// concurrency afresh.
 var snapshotFields = map[reflect.Type]string{
 	reflect.TypeOf(Engine{}):      "spec stages pcolls now nextID draining flight retries err expired pend",
-	reflect.TypeOf(stage{}):       "spec outWM inWM pending flight gbk events emitted keyed delayed",
+	reflect.TypeOf(stage{}):       "spec probe outWM inWM pending flight gbk events emitted keyed delayed",
 	reflect.TypeOf(pcoll{}):       "id spec wm consumers sides data",
 	reflect.TypeOf(keyed{}):       "pending busy timers windows scannedAt rescan",
 	reflect.TypeOf(timer{}):       "id stream key fire hold processing enc",

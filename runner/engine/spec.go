@@ -46,9 +46,10 @@ type StageSpec struct {
 	// Splittable marks a stage that processes restrictions of a splittable
 	// DoFn: its running bundles may be split to use idle capacity.
 	Splittable bool
-	// MaxBundles, if positive, bounds this stage's bundles in flight below
-	// the Spec's MaxBundles (harnesses that cannot run bundles in parallel).
-	MaxBundles int
+	// ProbeBundles starts the stage at one bundle in flight and adds more
+	// only while each makes it faster (probe.go): for harnesses whose
+	// bundles may not run in parallel (one Python interpreter).
+	ProbeBundles bool
 }
 
 // EventKind is the kind of a TestStream event.

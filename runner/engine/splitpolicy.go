@@ -22,7 +22,7 @@ func (e *Engine) SplitRequests() []SplitRequest {
 	if e.draining {
 		return nil
 	}
-	out := e.memoryCheckpoints()
+	out := append(e.memoryCheckpoints(), e.excessCheckpoints()...)
 	for _, id := range e.SplitCandidates() {
 		out = append(out, SplitRequest{Bundle: id, Fraction: dynamicSplitFraction})
 	}

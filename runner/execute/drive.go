@@ -65,6 +65,7 @@ func (r *run) runStages(ctx context.Context) error {
 	splits := make(chan splitDone)
 	running := map[int]*engine.Bundle{}
 	outBytes := map[int]*atomic.Int64{} // output received so far, per running bundle
+	workSeen := map[int]int64{}         // element counts reported so far, per running bundle
 	defer func() {
 		cancel()
 		for ; len(running) > 0; delete(running, (<-done).b.ID) {
@@ -110,6 +111,10 @@ func (r *run) runStages(ctx context.Context) error {
 		case d := <-done:
 			delete(running, d.b.ID)
 			delete(outBytes, d.b.ID)
+			if d.err == nil {
+				noteWork(eng, d.b, workSeen, d.res.Monitoring)
+			}
+			delete(workSeen, d.b.ID)
 			delete(inflightMetrics, d.b.ID)
 			r.concurrency.end(d.b.Stage)
 			r.liveFinished(stages[d.b.Stage], d)
@@ -135,7 +140,8 @@ func (r *run) runStages(ctx context.Context) error {
 				r.liveSplit(b, sd)
 			}
 		case p := <-progress:
-			if running[p.id] != nil {
+			if b := running[p.id]; b != nil {
+				noteWork(eng, b, workSeen, p.infos)
 				inflightMetrics[p.id] = p.infos
 				r.publishMetrics(inflightMetrics)
 			}

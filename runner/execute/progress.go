@@ -1,7 +1,10 @@
 package execute
 
 import (
+	"bytes"
 	"context"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/coder"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/engine"
@@ -50,4 +53,29 @@ func (r *run) publishMetrics(inflight map[int][]*pipepb.MonitoringInfo) {
 		view.AddBundle(infos)
 	}
 	r.job.SetMetrics(view.Results())
+}
+
+// elementCount sums a bundle's element counts so far: the work measure
+// that the engine's concurrency probe compares across concurrencies.
+func elementCount(infos []*pipepb.MonitoringInfo) int64 {
+	var n int64
+	for _, mi := range infos {
+		if mi.GetUrn() != metrics.UrnElementCount {
+			continue
+		}
+		if v, err := coder.DecodeVarInt(bytes.NewReader(mi.GetPayload())); err == nil && v > 0 {
+			n += v
+		}
+	}
+	return n
+}
+
+// noteWork tells the engine how much more work a bundle reported since its
+// last report.
+func noteWork(eng *engine.Engine, b *engine.Bundle, seen map[int]int64, infos []*pipepb.MonitoringInfo) {
+	n := elementCount(infos)
+	if d := n - seen[b.ID]; d > 0 {
+		eng.NoteWork(b.Stage, d)
+		seen[b.ID] = n
+	}
 }

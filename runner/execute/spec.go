@@ -89,14 +89,8 @@ func (r *run) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 			ss.AllowedLateness = r.plan.Components.GetWindowingStrategies()[pc.GetWindowingStrategyId()].GetAllowedLateness()
 		}
 		ss.Splittable = s.Truncate != ""
-		if env := r.plan.Components.GetEnvironments()[s.Env]; sharedInterpreter(env, r.job.Options) {
-			// One bundle per harness: more only contend for its interpreter.
-			n, err := workersPerEnv(r.job.Options, env)
-			if err != nil {
-				return ss, err
-			}
-			ss.MaxBundles = n
-		}
+		// Bundles in one interpreter run in parallel only if that pays.
+		ss.ProbeBundles = sharedInterpreter(r.plan.Components.GetEnvironments()[s.Env], r.job.Options)
 		timers, err := r.timerSpecs(s)
 		if err != nil {
 			return ss, err
