@@ -141,7 +141,8 @@ func run(logger *slog.Logger) error {
 // --state_dir the store is per job port, so a server restarted on its port
 // finds its jobs and servers on other ports never share a directory; a
 // random port (--job_port=0) has no identity to restart as, so it keeps
-// nothing, as --state_dir=none does.
+// nothing, as --state_dir=none does. Default stores of other ports that no
+// server has used for store.DefaultRetention are removed.
 func openStore(logger *slog.Logger) (*store.Store, error) {
 	dir := *stateDir
 	switch {
@@ -161,6 +162,7 @@ func openStore(logger *slog.Logger) (*store.Store, error) {
 			if st, err = store.Open(def, logger); err == nil || errors.Is(err, store.ErrInUse) {
 				if err == nil {
 					logger.Info("durable store open", "state_dir", def)
+					store.PruneDefaultDirs(def, store.DefaultRetention, time.Now(), logger)
 				}
 				return st, err
 			}
