@@ -183,31 +183,3 @@ func TestRebindReregisters(t *testing.T) {
 	}
 }
 
-// A checkpoint (fraction 0) reaches the SDK as a small positive fraction:
-// the Go SDK rounds a zero fraction below zero from its second element on
-// and then gives up the element it is processing while still processing it.
-func TestSplitSendsCheckpointAsSmallPositiveFraction(t *testing.T) {
-	h, _, sdk := setup(t)
-	for _, tc := range []struct{ asked, lo, hi float64 }{{0, 1e-9, 1e-5}, {0.5, 0.5, 0.5}} {
-		ch := make(chan error, 1)
-		go func() {
-			_, err := h.Split(context.Background(), "b-1", "src", tc.asked, 3)
-			ch <- err
-		}()
-		req := sdk.NextInstruction()
-		got := req.GetProcessBundleSplit().GetDesiredSplits()["src"].GetFractionOfRemainder()
-		if got < tc.lo || got > tc.hi {
-			t.Errorf("Split(fraction %v) sent %v, want within [%v, %v]", tc.asked, got, tc.lo, tc.hi)
-		}
-		sdk.Respond(&fnpb.InstructionResponse{InstructionId: req.GetInstructionId(),
-			Response: &fnpb.InstructionResponse_ProcessBundleSplit{ProcessBundleSplit: &fnpb.ProcessBundleSplitResponse{}}})
-		select {
-		case err := <-ch:
-			if err != nil {
-				t.Fatal(err)
-			}
-		case <-time.After(bound):
-			t.Fatal("Split did not return")
-		}
-	}
-}

@@ -18,21 +18,10 @@ type SplitResult struct {
 	FirstResidual int64
 }
 
-// checkpointFraction is sent in place of a fraction of 0. The Go SDK
-// (2.77) computes the split point as index+progress and takes the
-// fraction of the current element back out of it; from the second
-// element on, rounding can make that fraction a hair below zero, which it
-// reads as a channel split at the element it is processing: it reports
-// that element as given up and processes it anyway, so the runner would
-// run it twice. Keeping a millionth of the remainder avoids the rounding
-// and is still a checkpoint in effect.
-const checkpointFraction = 1e-6
-
 // Split asks a running bundle to keep only about fraction of its remaining
 // work. fraction 0 asks it to stop as soon as it can (a checkpoint).
 func (h *Harness) Split(ctx context.Context, inst, source string, fraction float64, estimatedElements int64) (SplitResult, error) {
 	w := h.worker()
-	fraction = max(fraction, checkpointFraction)
 	resp, err := w.Do(ctx, &fnpb.InstructionRequest{
 		InstructionId: h.instID("split"),
 		Request: &fnpb.InstructionRequest_ProcessBundleSplit{ProcessBundleSplit: &fnpb.ProcessBundleSplitRequest{

@@ -26,6 +26,9 @@ type sdkStage struct {
 	// sideTokens let the SDK cache the side inputs across bundles.
 	sideTokens []*fnpb.ProcessBundleRequest_CacheToken
 	input      *coders.WindowedValueCodec
+	// bounded: every output is a bounded PCollection, so a splittable
+	// stage's restrictions are bounded (see splitFraction).
+	bounded bool
 
 	// The truncation descriptor of a splittable stage, used while draining.
 	truncDesc, truncSink string
@@ -213,7 +216,7 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 		if err != nil {
 			return nil, err
 		}
-		ss := &sdkStage{stage: s, harness: h, desc: desc.GetId(), io: io, input: in}
+		ss := &sdkStage{stage: s, harness: h, desc: desc.GetId(), io: io, input: in, bounded: r.allBounded(s.Outputs)}
 		if s.Truncate != "" {
 			td, tio, err := r.plan.TruncateDescriptor(s, r.srv.Endpoint())
 			if err != nil {
@@ -382,4 +385,14 @@ func (r *run) dropExpiredState(eng *engine.Engine) {
 			}
 		}
 	}
+}
+
+// allBounded reports whether every one of the PCollections is bounded.
+func (r *run) allBounded(pcs []string) bool {
+	for _, pc := range pcs {
+		if r.plan.Components.GetPcollections()[pc].GetIsBounded() != pipepb.IsBounded_BOUNDED {
+			return false
+		}
+	}
+	return true
 }

@@ -107,6 +107,7 @@ func (r *run) requestSplit(ctx context.Context, ss *sdkStage, b *engine.Bundle, 
 		return // not started yet, or already finished
 	}
 	n := countElements(b, ss) // here: a retry replaces b.Input on this goroutine
+	fraction = splitFraction(fraction, ss.bounded)
 	go func() {
 		defer wg.Done()
 		select {
@@ -170,4 +171,24 @@ func (r *run) truncate(ctx context.Context, ss *sdkStage, input [][]byte) ([][]b
 		out = append(out, join(frames))
 	}
 	return out, nil
+}
+
+// boundedCheckpoint is sent in place of a checkpoint's fraction of 0 to a
+// stage whose restrictions are bounded. The Go SDK (2.77) computes the
+// split point as index+progress and takes the fraction of the current
+// element back out of it; from a bundle's second element on, rounding can
+// make that fraction a hair below zero, which it reads as a channel split
+// at the element it is processing: it reports that element as given up
+// and still processes it, so the runner would run it twice (10M x 500 B
+// under --memory_limit=1GiB failed on a later split that named input
+// already given up). A millionth of a bounded remainder is still a
+// checkpoint in effect; of an unbounded one it is not, so those get 0.
+const boundedCheckpoint = 1e-6
+
+// splitFraction is the fraction sent for a split the engine asked for.
+func splitFraction(asked float64, bounded bool) float64 {
+	if asked == 0 && bounded {
+		return boundedCheckpoint
+	}
+	return asked
 }
