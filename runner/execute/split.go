@@ -107,7 +107,7 @@ func (r *run) requestSplit(ctx context.Context, ss *sdkStage, b *engine.Bundle, 
 		return // not started yet, or already finished
 	}
 	n := countElements(b, ss) // here: a retry replaces b.Input on this goroutine
-	fraction = splitFraction(fraction, ss.bounded)
+	fraction = splitFraction(fraction, ss.bounded && !r.split.draining.Load())
 	go func() {
 		defer wg.Done()
 		select {
@@ -182,12 +182,15 @@ func (r *run) truncate(ctx context.Context, ss *sdkStage, input [][]byte) ([][]b
 // and still processes it, so the runner would run it twice (10M x 500 B
 // under --memory_limit=1GiB failed on a later split that named input
 // already given up). A millionth of a bounded remainder is still a
-// checkpoint in effect; of an unbounded one it is not, so those get 0.
+// checkpoint in effect; of an unbounded one it is not, so those get 0, and
+// so do a drain's checkpoints, which must stop a source however its output
+// is marked (Go marks an endless offset range's output bounded).
 const boundedCheckpoint = 1e-6
 
-// splitFraction is the fraction sent for a split the engine asked for.
-func splitFraction(asked float64, bounded bool) float64 {
-	if asked == 0 && bounded {
+// splitFraction is the fraction sent for a split the engine asked for;
+// tiny says a tiny fraction may stand for 0.
+func splitFraction(asked float64, tiny bool) float64 {
+	if asked == 0 && tiny {
 		return boundedCheckpoint
 	}
 	return asked
