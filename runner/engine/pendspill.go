@@ -128,9 +128,11 @@ func (e *Engine) checkpointBytes() int64 {
 	return max(int64(e.pend.budget)/int64(3*max(e.spec.MaxBundles, 1)), minCheckpointBytes)
 }
 
-// minCheckpointBytes keeps a tiny limit from checkpointing after every few
-// elements: a checkpoint is a round trip to the SDK and a new bundle.
-const minCheckpointBytes = 1 << 20
+// minCheckpointBytes keeps a small limit from checkpointing every few
+// elements: each checkpoint is a round trip to the SDK and a new bundle.
+// (1M x 100 B at --memory_limit=64MiB: 12.1 s with a 1 MiB floor, 8.3 s
+// with 8 MiB, against 7.2 s without a limit.)
+const minCheckpointBytes = 8 << 20
 
 // NoteOutput records how many bytes a running bundle has sent back so
 // far; the driver reports it as output arrives.
