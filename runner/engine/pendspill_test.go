@@ -235,7 +235,7 @@ func TestMemoryCheckpoints(t *testing.T) {
 	for _, limited := range []bool{false, true} {
 		spec := splittableSpec(t, 1)
 		if limited {
-			spec.PendingSpill, spec.PendingBudget = st.Space("m/"), 12<<20
+			spec.PendingSpill, spec.PendingBudget = st.Space("m/"), 48<<20
 		}
 		e, err := New(spec)
 		if err != nil {
@@ -245,7 +245,7 @@ func TestMemoryCheckpoints(t *testing.T) {
 		if len(bs) != 1 {
 			t.Fatalf("Ready = %d bundles, want 1", len(bs))
 		}
-		const every = 4 << 20 // a third of the 12 MiB budget, over one bundle
+		const every = 16 << 20 // a third of the 48 MiB budget, over one bundle
 		e.AdvanceProcessingTime(1 << 40)
 		e.NoteOutput(bs[0].ID, every-1)
 		if got := e.SplitRequests(); len(got) != 0 {
