@@ -343,7 +343,13 @@ func TestTimersWaitForTheirKeysPendingInput(t *testing.T) {
 // bundle at processing time 1000, with room for a second.
 func oneSplittableBundle(t *testing.T) (*Engine, []*Bundle) {
 	t.Helper()
-	spec := splittableSpec(t, 2)
+	return startOne(t, splittableSpec(t, 2))
+}
+
+// startOne starts an engine on spec and checks that exactly one bundle is
+// ready at once.
+func startOne(t *testing.T, spec Spec) (*Engine, []*Bundle) {
+	t.Helper()
 	e, err := New(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -370,4 +376,3 @@ func splittableSpec(t *testing.T, maxBundles int) Spec {
 		},
 	}
 }
-

@@ -237,14 +237,7 @@ func TestMemoryCheckpoints(t *testing.T) {
 		if limited {
 			spec.PendingSpill, spec.PendingBudget = st.Space("m/"), 48<<20
 		}
-		e, err := New(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bs := e.Ready()
-		if len(bs) != 1 {
-			t.Fatalf("Ready = %d bundles, want 1", len(bs))
-		}
+		e, bs := startOne(t, spec)
 		const every = 16 << 20 // a third of the 48 MiB budget, over one bundle
 		e.AdvanceProcessingTime(1 << 40)
 		e.NoteOutput(bs[0].ID, every-1)

@@ -66,14 +66,7 @@ func TestProbeIgnoresIdleWindows(t *testing.T) {
 func TestProbeBoundsStage(t *testing.T) {
 	spec := splittableSpec(t, 4)
 	spec.Stages[1].ProbeBundles = true
-	e, err := New(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bs := e.Ready()
-	if len(bs) != 1 {
-		t.Fatalf("Ready = %d bundles, want 1", len(bs))
-	}
+	e, bs := startOne(t, spec)
 	e.AdvanceProcessingTime(1000 + splitMinAge)
 	if got := e.SplitRequests(); len(got) != 0 {
 		t.Fatalf("SplitRequests = %v at one allowed bundle, want none", got)
