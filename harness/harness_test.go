@@ -182,4 +182,3 @@ func TestRebindReregisters(t *testing.T) {
 		t.Errorf("harness on %s, want w1", h.ID())
 	}
 }
-
