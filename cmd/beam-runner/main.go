@@ -36,6 +36,7 @@ var (
 	cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile to this file")
 	pprofAddr   = flag.String("pprof_addr", "", "also serve /debug/pprof on this address of its own (older form of --pprof)")
 	artifactDir = flag.String("artifact_root", "", "directory for staged artifacts (default: a fresh private directory in $TMPDIR, removed at exit; roots of dead servers are removed)")
+	maxFinished = flag.Int("max_finished_jobs", jobs.DefaultMaxFinishedJobs, "ended jobs kept, listed and saved; past it the oldest are forgotten (0: the default; negative: no cap)")
 	maxPrepared = flag.Int64("max_prepared_bytes", jobs.DefaultMaxPreparedBytes, "cap on the pipeline bytes of prepared jobs not yet run; Prepare past it gets RESOURCE_EXHAUSTED (negative: no cap)")
 	workerStart = flag.Duration("worker_start_timeout", 2*time.Minute, "how long an environment's SDK harness may take to connect before its job fails")
 	maxAttempts = flag.Int("max_bundle_attempts", 4, "how many times a bundle whose worker died or whose user code failed may run before its job fails")
@@ -101,6 +102,7 @@ func run(logger *slog.Logger) error {
 		JobPort:          *jobPort,
 		ArtifactRoot:     *artifactDir,
 		MaxPreparedBytes: *maxPrepared,
+		MaxFinishedJobs:  *maxFinished,
 		Logger:           logger,
 		Executor: execute.New(execute.Options{WorkerStartTimeout: *workerStart, MaxBundleAttempts: *maxAttempts,
 			Store: st, MemoryLimit: limit, BoundPending: *memLimit != "" && *memLimit != "none", CheckpointInterval: *ckptEvery}),

@@ -180,6 +180,9 @@ func (s *Service) restore() {
 			resume = append(resume, r)
 		}
 	}
+	for _, id := range endedInOrder(s.mu.jobs) {
+		s.ended(id)
+	}
 	if len(ids) > 0 {
 		s.log.Info("restored saved jobs", "count", len(ids), "resuming", len(resume), "state_dir", s.opts.Store.Dir())
 	}

@@ -19,14 +19,18 @@ import (
 
 // serveDurable serves a Service keeping its records in st, like newEnv.
 // The returned stop shuts the service down without closing st.
-func serveDurable(t *testing.T, exec Executor, st *store.Store, root string) (*env, func()) {
+func serveDurable(t *testing.T, exec Executor, st *store.Store, root string, tweak ...func(*Options)) (*env, func()) {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := NewService(Options{Executor: exec, ArtifactRoot: root, Store: st,
-		StagingEndpoint: func() string { return lis.Addr().String() }})
+	opts := Options{Executor: exec, ArtifactRoot: root, Store: st,
+		StagingEndpoint: func() string { return lis.Addr().String() }}
+	for _, f := range tweak {
+		f(&opts)
+	}
+	svc := NewService(opts)
 	srv := grpc.NewServer()
 	jobpb.RegisterJobServiceServer(srv, svc)
 	jobpb.RegisterArtifactStagingServiceServer(srv, svc.Staging())

@@ -42,6 +42,7 @@ func (s *Service) runJob(ctx context.Context, r *record) {
 	s.mu.running--
 	s.updateIdleLocked()
 	s.mu.Unlock()
+	s.ended(r.job.ID)
 }
 
 // execute calls the executor, turning a panic into a job failure so one

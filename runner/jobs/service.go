@@ -45,6 +45,10 @@ type Options struct {
 	// Store keeps job records across restarts; nil keeps them in memory.
 	// The caller opens and closes it (after Close).
 	Store *store.Store
+	// MaxFinishedJobs caps the ended jobs kept (listed, answered for, and
+	// saved): past it the oldest are forgotten. 0 means
+	// DefaultMaxFinishedJobs; negative means no cap.
+	MaxFinishedJobs int
 }
 
 // DefaultMaxPreparedBytes is the default cap on prepared pipelines' bytes.
@@ -65,6 +69,7 @@ type Service struct {
 		sync.Mutex
 		prepared  map[string]*preparation // by preparation id
 		jobs      map[string]*record      // by job id
+		finished  []string                // ended jobs' ids, oldest end first (retain.go)
 		running   int
 		idleSince time.Time // zero while anything is prepared or running
 		// preparedBytes sums the pipeline sizes of prepared.

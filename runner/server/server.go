@@ -29,8 +29,10 @@ type Config struct {
 	// MaxPreparedBytes caps prepared, not yet run, pipelines (see
 	// jobs.Options.MaxPreparedBytes).
 	MaxPreparedBytes int64
-	Logger           *slog.Logger
-	Executor         jobs.Executor
+	// MaxFinishedJobs caps the ended jobs kept (jobs.Options.MaxFinishedJobs).
+	MaxFinishedJobs int
+	Logger          *slog.Logger
+	Executor        jobs.Executor
 	// IdleShutdown, when > 0, makes Serve return once no job has been
 	// prepared or running for this long.
 	IdleShutdown time.Duration
@@ -78,6 +80,7 @@ func New(cfg Config) (*Server, error) {
 		StagingEndpoint:  s.Endpoint,
 		ArtifactRoot:     cfg.ArtifactRoot,
 		MaxPreparedBytes: cfg.MaxPreparedBytes,
+		MaxFinishedJobs:  cfg.MaxFinishedJobs,
 		Logger:           cfg.Logger,
 		Store:            cfg.Store,
 	})
