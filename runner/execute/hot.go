@@ -58,12 +58,7 @@ func (r *run) goReaders(pc string) bool {
 }
 
 func (r *run) goEnv(id string) bool {
-	for _, c := range r.plan.Components.GetEnvironments()[id].GetCapabilities() {
-		if strings.HasPrefix(c, "beam:version:sdk_base:go:") {
-			return true
-		}
-	}
-	return false
+	return strings.HasPrefix(sdkBase(r.plan.Components.GetEnvironments()[id]), "beam:version:sdk_base:go:")
 }
 
 // withHot adds the serving of hot-key pages to a bundle's state handler

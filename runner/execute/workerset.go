@@ -62,16 +62,7 @@ func option(opts *structpb.Struct, name string) (*structpb.Value, bool) {
 // for the interpreter lock. Measured on wordcount over 60 MiB: 4 bundles
 // at once on 2 harnesses 55.9 s, 1 bundle on 1 harness 40.5 s.
 func sharedInterpreter(env *pipepb.Environment, opts *structpb.Struct) bool {
-	python := false
-	for _, c := range env.GetCapabilities() {
-		if strings.HasPrefix(c, "beam:version:sdk_base:") && strings.Contains(c, "python") {
-			python = true
-		}
-	}
-	if !python {
-		return false
-	}
-	if v, ok := option(opts, "environment_type"); !ok || !strings.EqualFold(v.GetStringValue(), "LOOPBACK") {
+	if !strings.Contains(sdkBase(env), "python") || !loopbackOptions(opts) {
 		return false
 	}
 	exps, _ := option(opts, "experiments")
@@ -176,4 +167,15 @@ func (ws *workerSet) route(key string) (*harness.Harness, string, error) {
 		return nil, "", fmt.Errorf("instruction key %q names no harness of this environment", key)
 	}
 	return ws.hs[i], inst, nil
+}
+
+// sdkBase is the environment's SDK base version capability (such as
+// "beam:version:sdk_base:go:apache/beam_go_sdk:2.77.0"); "" if it has none.
+func sdkBase(env *pipepb.Environment) string {
+	for _, c := range env.GetCapabilities() {
+		if strings.HasPrefix(c, "beam:version:sdk_base:") {
+			return c
+		}
+	}
+	return ""
 }
