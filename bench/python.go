@@ -17,6 +17,9 @@ import (
 // the runner's default number of workers and once with one, to show what
 // several worker processes buy where one interpreter lock would serialize.
 // "direct" is then Python's DirectRunner (FnApiRunner, in process).
+// py-wordcount-process is the wordcount with Python's default environment
+// on beam-runner (its SDK container, run as local worker processes: one
+// interpreter per core), against Prism's LOOPBACK and the DirectRunner.
 var pythonWorkloads = []Workload{
 	{Name: "py-gbk", Python: true, Script: "bench/py/gbk.py",
 		Args: func(s Sizes, _, out string) []string {
@@ -24,6 +27,10 @@ var pythonWorkloads = []Workload{
 				"--value_size=" + itoa(s.ValueSize), "--output=" + out}
 		}},
 	{Name: "py-wordcount", Python: true, Text: true,
+		Args: func(_ Sizes, in, out string) []string {
+			return []string{"-m", "apache_beam.examples.wordcount", "--input=" + in, "--output=" + out}
+		}},
+	{Name: "py-wordcount-process", Python: true, Text: true, DefaultEnv: true,
 		Args: func(_ Sizes, in, out string) []string {
 			return []string{"-m", "apache_beam.examples.wordcount", "--input=" + in, "--output=" + out}
 		}},
@@ -60,6 +67,8 @@ func command(c *Config, w Workload, r Runner, in, out, endpoint, pool string) (s
 	switch {
 	case !r.Server:
 		args = append(args, "--runner=DirectRunner")
+	case w.DefaultEnv && r.BinaryName() == "beam-runner":
+		args = append(args, "--runner=PortableRunner", "--job_endpoint="+endpoint)
 	case pool != "":
 		args = append(args, "--runner=PortableRunner", "--job_endpoint="+endpoint,
 			"--environment_type=EXTERNAL", "--environment_config="+pool)

@@ -29,6 +29,10 @@ type Workload struct {
 	Script string // Python script, relative to the repository root ("" when Args name a module)
 	Text   bool   // reads the generated wordcount text
 	Pool   bool   // job servers run its SDK workers in an EXTERNAL worker pool
+	// DefaultEnv submits to beam-runner with no --environment_type (the
+	// SDK's container image, which beam-runner runs as local worker
+	// processes without Docker); other job servers get LOOPBACK.
+	DefaultEnv bool
 }
 
 const beamGo = "github.com/apache/beam/sdks/v2/go/"

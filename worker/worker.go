@@ -22,6 +22,7 @@ const (
 	URNExternal = "beam:env:external:v1"
 	URNProcess  = "beam:env:process:v1"
 	URNDocker   = "beam:env:docker:v1"
+	URNAnyOf    = "beam:env:anyof:v1"
 )
 
 // Endpoints are the runner's Fn API endpoints handed to a harness.
@@ -36,27 +37,14 @@ type Handle interface {
 	Exited() <-chan struct{}
 }
 
-// Supported reports whether the environment URN can be started.
+// Supported reports whether the environment URN can be started (for
+// anyof: some alternative may be; Launcher.Resolve picks it).
 func Supported(urn string) bool {
 	switch urn {
-	case URNExternal, URNProcess, URNDocker:
+	case URNExternal, URNProcess, URNDocker, URNAnyOf:
 		return true
 	}
 	return false
-}
-
-// Start launches a harness for env that connects as workerID.
-func Start(ctx context.Context, env *pipepb.Environment, workerID string, ep Endpoints) (Handle, error) {
-	switch env.GetUrn() {
-	case URNExternal:
-		return startExternal(ctx, env, workerID, ep)
-	case URNProcess:
-		return startProcess(env, workerID, ep)
-	case URNDocker:
-		return startDocker(env, workerID, ep)
-	default:
-		return nil, fmt.Errorf("environment urn %q is not supported (supported: %s, %s, %s)", env.GetUrn(), URNExternal, URNProcess, URNDocker)
-	}
 }
 
 type external struct {
@@ -196,47 +184,4 @@ func (p *process) Stop(ctx context.Context) error {
 		<-p.exited
 	}
 	return nil
-}
-
-// startDocker runs the SDK container with host networking, so the loopback
-// endpoints it is given are reachable from inside.
-func startDocker(env *pipepb.Environment, workerID string, ep Endpoints) (Handle, error) {
-	var pl pipepb.DockerPayload
-	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
-		return nil, fmt.Errorf("docker environment: bad payload: %w", err)
-	}
-	if pl.GetContainerImage() == "" {
-		return nil, fmt.Errorf("docker environment has no container image")
-	}
-	args := DockerArgs(pl.GetContainerImage(), workerID, ep)
-	p, err := runCmd(exec.Command("docker", args...), "docker environment")
-	if err != nil {
-		return nil, err
-	}
-	return &container{process: p, name: containerName(workerID)}, nil
-}
-
-// container stops its SDK container with docker kill: interrupting the
-// docker client alone may leave the container running.
-type container struct {
-	*process
-	name string
-}
-
-func (c *container) Stop(ctx context.Context) error {
-	select {
-	case <-c.Exited():
-		return nil
-	default:
-	}
-	exec.CommandContext(ctx, "docker", "kill", c.name).Run()
-	return c.process.Stop(ctx)
-}
-
-func containerName(workerID string) string { return "beam-runner-" + workerID }
-
-// DockerArgs is the docker command line for one SDK container.
-func DockerArgs(image, workerID string, ep Endpoints) []string {
-	args := []string{"run", "--rm", "--network=host", "--name=" + containerName(workerID), image}
-	return append(args, bootArgs(workerID, ep)...)
 }

@@ -21,13 +21,14 @@ func TestDockerArgsCarryBootFlags(t *testing.T) {
 
 func TestUnsupportedAndMalformedEnvironments(t *testing.T) {
 	ctx := context.Background()
-	if _, err := Start(ctx, &pipepb.Environment{Urn: "beam:env:made_up:v1"}, "w", Endpoints{}); err == nil || !strings.Contains(err.Error(), "made_up") {
+	l := NewLauncher(Config{}, Job{})
+	if _, err := l.Start(ctx, "e", &pipepb.Environment{Urn: "beam:env:made_up:v1"}, "w", Endpoints{}); err == nil || !strings.Contains(err.Error(), "made_up") {
 		t.Errorf("unknown URN: err = %v", err)
 	}
-	if _, err := Start(ctx, &pipepb.Environment{Urn: URNProcess, Payload: []byte{0xff}}, "w", Endpoints{}); err == nil {
+	if _, err := l.Start(ctx, "e", &pipepb.Environment{Urn: URNProcess, Payload: []byte{0xff}}, "w", Endpoints{}); err == nil {
 		t.Error("malformed process payload accepted")
 	}
-	if _, err := Start(ctx, &pipepb.Environment{Urn: URNExternal}, "w", Endpoints{}); err == nil {
+	if _, err := l.Start(ctx, "e", &pipepb.Environment{Urn: URNExternal}, "w", Endpoints{}); err == nil {
 		t.Error("external environment without endpoint accepted")
 	}
 }
@@ -36,7 +37,7 @@ func TestUnsupportedAndMalformedEnvironments(t *testing.T) {
 func TestProcessEnvironmentStartsAndStops(t *testing.T) {
 	pl, _ := proto.Marshal(&pipepb.ProcessPayload{Command: "/bin/sleep", Env: map[string]string{"X": "1"}})
 	// sleep rejects the boot flags and exits: Exited must close.
-	h, err := Start(context.Background(), &pipepb.Environment{Urn: URNProcess, Payload: pl}, "w", Endpoints{})
+	h, err := NewLauncher(Config{}, Job{}).Start(context.Background(), "e", &pipepb.Environment{Urn: URNProcess, Payload: pl}, "w", Endpoints{})
 	if err != nil {
 		t.Fatal(err)
 	}

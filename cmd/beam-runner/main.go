@@ -22,6 +22,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/server"
 	"github.com/beam-runner/beam-runner/runner/store"
+	"github.com/beam-runner/beam-runner/worker"
 )
 
 var (
@@ -42,6 +43,9 @@ var (
 	maxAttempts = flag.Int("max_bundle_attempts", 4, "how many times a bundle whose worker died or whose user code failed may run before its job fails")
 	memLimit    = flag.String("memory_limit", "", "bytes a job's GroupByKeys and pending bundle input may buffer before spilling to the store, e.g. 512MiB; default a quarter of the machine's memory; \"none\": no limit")
 	ckptEvery   = flag.Duration("checkpoint_interval", 10*time.Second, "least time between two checkpoints of a streaming job in the --state_dir store, from which it resumes after a crash (a batch job runs again from the beginning); 0 takes none")
+	sdkContain  = flag.String("sdk_containers", "auto", "how environments of Beam's own SDK images (apache/beam_python3.X_sdk, apache/beam_go_sdk) run: auto (in Docker when a Docker daemon answers, else as local SDK worker processes), local (always local processes) or docker")
+	sdkPython   = flag.String("sdk_python", "", "Python interpreter of local Python SDK workers (default: python3.X of the image, then python3, on PATH; it must have the image's apache-beam version)")
+	venvDir     = flag.String("venv_dir", "", "where virtualenvs for jobs' Python requirements are kept and reused (default: beam-runner/venvs in the user's cache dir)")
 	stateDir    = flag.String("state_dir", "", "directory of the durable store (job records survive restarts); default: one per --job_port in the user's cache dir; \"none\": keep nothing")
 )
 
@@ -89,6 +93,10 @@ func run(logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	containers, err := worker.ParseContainerMode(*sdkContain)
+	if err != nil {
+		return err
+	}
 	setHeapLimit(limit)
 	st, err := openStore(logger)
 	if err != nil {
@@ -105,7 +113,8 @@ func run(logger *slog.Logger) error {
 		MaxFinishedJobs:  *maxFinished,
 		Logger:           logger,
 		Executor: execute.New(execute.Options{WorkerStartTimeout: *workerStart, MaxBundleAttempts: *maxAttempts,
-			Store: st, MemoryLimit: limit, BoundPending: *memLimit != "" && *memLimit != "none", CheckpointInterval: *ckptEvery}),
+			Store: st, MemoryLimit: limit, BoundPending: *memLimit != "" && *memLimit != "none", CheckpointInterval: *ckptEvery,
+			Environments: worker.Config{Containers: containers, Python: *sdkPython, CacheDir: *venvDir, Logger: logger}}),
 		IdleShutdown: max(*idleTimeout, 0),
 		WebAddr:      webAddr(),
 		Pprof:        *pprofOn || *pprofAddr != "",

@@ -33,13 +33,13 @@ type Retrieval struct {
 // staged into dir.
 func NewRetrieval(p *pipepb.Pipeline, dir string) *Retrieval {
 	r := &Retrieval{dir: filepath.Clean(dir), files: map[string]bool{}}
-	for _, env := range p.GetComponents().GetEnvironments() {
+	eachEnv(p, func(_ string, env *pipepb.Environment) {
 		for _, dep := range env.GetDependencies() {
 			if name, ok := r.staged(dep); ok {
 				r.files[name] = true
 			}
 		}
-	}
+	})
 	return r
 }
 
@@ -86,6 +86,10 @@ func (r *Retrieval) GetArtifact(req *jobpb.GetArtifactRequest, stream jobpb.Arti
 		}
 	}
 }
+
+// Open opens one of the job's staged artifacts, as GetArtifact would
+// serve it: the runner reads them itself to start SDK workers locally.
+func (r *Retrieval) Open(a *pipepb.ArtifactInformation) (io.ReadCloser, error) { return r.open(a) }
 
 func (r *Retrieval) open(a *pipepb.ArtifactInformation) (io.ReadCloser, error) {
 	switch a.GetTypeUrn() {

@@ -51,12 +51,13 @@ func NewStaging() *Staging {
 	return s
 }
 
-// EnvDeps extracts every environment's dependencies from a pipeline.
+// EnvDeps extracts every environment's dependencies from a pipeline,
+// those of anyof alternatives included.
 func EnvDeps(p *pipepb.Pipeline) Deps {
 	d := Deps{}
-	for id, env := range p.GetComponents().GetEnvironments() {
-		d[id] = cloneDeps(env.GetDependencies())
-	}
+	eachEnv(p, func(key string, env *pipepb.Environment) {
+		d[key] = cloneDeps(env.GetDependencies())
+	})
 	return d
 }
 
@@ -65,9 +66,7 @@ func EnvDeps(p *pipepb.Pipeline) Deps {
 func Apply(p *pipepb.Pipeline, d Deps) *pipepb.Pipeline {
 	out := proto.Clone(p).(*pipepb.Pipeline)
 	for id, env := range out.GetComponents().GetEnvironments() {
-		if deps, ok := d[id]; ok {
-			env.Dependencies = cloneDeps(deps)
-		}
+		applyEnv(id, env, d)
 	}
 	return out
 }

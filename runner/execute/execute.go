@@ -44,6 +44,8 @@ type Options struct {
 	// CheckpointInterval is the least time between two checkpoints of a
 	// streaming job with a durable record; 0 takes none.
 	CheckpointInterval time.Duration
+	// Environments is how SDK workers start (Docker, local SDK workers).
+	Environments worker.Config
 }
 
 // Executor implements jobs.Executor and jobs.Drainer.
@@ -125,7 +127,16 @@ func (e *Executor) Validate(p *pipepb.Pipeline) error {
 
 // Execute implements jobs.Executor.
 func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
-	pl, err := plan.BuildWith(j.Pipeline, plan.Options{Startable: worker.Supported})
+	launcher, cleanup, err := e.newLauncher(j)
+	if err != nil {
+		return err
+	}
+	defer cleanup() // last: after the workers using it stopped
+	p, err := resolveEnvironments(ctx, launcher, j, j.Pipeline)
+	if err != nil {
+		return err
+	}
+	pl, err := plan.BuildWith(p, plan.Options{Startable: worker.Supported})
 	if err != nil {
 		return err
 	}
@@ -133,6 +144,7 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 	if err != nil {
 		return err
 	}
+	r.launcher = launcher
 	defer e.releaseMemory() // last: after the run has let go of everything
 	defer r.close()
 	e.mu.Lock()

@@ -39,6 +39,8 @@ type run struct {
 	workers   map[string][]*envWorker  // environment id -> its workers
 	byWorker  map[string]worker.Handle // worker id -> its handle, restarts too
 	logTail   logTails
+	launcher  *worker.Launcher
+	envOf     workerEnvs // worker id -> environment id, for provision
 }
 
 func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run, error) {
@@ -136,7 +138,8 @@ func (r *run) startWorker(ctx context.Context, envID, id string) (*fnapi.Worker,
 	eps := worker.Endpoints{Control: ep, Logging: ep, Artifact: ep, Provision: ep}
 	env := r.plan.Components.GetEnvironments()[envID]
 	w := r.srv.AddWorker(id)
-	h, err := worker.Start(ctx, env, id, eps)
+	r.envOf.set(id, envID)
+	h, err := r.launcher.Start(ctx, envID, env, id, eps)
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting environment %q: %w", envID, err)
 	}
@@ -170,10 +173,8 @@ func (r *run) provision(workerID string) (*fnpb.ProvisionInfo, error) {
 		ArtifactEndpoint: ep(),
 		ControlEndpoint:  ep(),
 	}
-	for _, envID := range r.envs() {
-		env := r.plan.Components.GetEnvironments()[envID]
-		info.Dependencies = append(info.Dependencies, env.GetDependencies()...)
-		break
+	if envID, ok := r.envOf.get(workerID); ok {
+		info.Dependencies = r.plan.Components.GetEnvironments()[envID].GetDependencies()
 	}
 	return info, nil
 }

@@ -49,7 +49,7 @@ func parseFlags() (*bench.Config, error) {
 	wcMB := flag.Int64("wordcount_mb", s.WordcountMB, "wordcount input size in MiB")
 	rounds := flag.Int("rounds", 3, "rounds; each runs every workload on every runner")
 	workloads := flag.String("workloads", bench.DefaultWorkloads,
-		"comma-separated: gbk,combine,pardo,sideinput,cogbk,wordcount (Go), py-gbk,py-wordcount,py-cpu,py-cpu-1w (Python)")
+		"comma-separated: gbk,combine,pardo,sideinput,cogbk,wordcount (Go), py-gbk,py-wordcount,py-wordcount-process,py-cpu,py-cpu-1w (Python)")
 	cpuElements := flag.Int64("cpu_elements", s.CPUElements, "elements of the CPU-bound Python ParDo (py-cpu)")
 	python := flag.String("python", "python3", "Python interpreter with apache-beam installed")
 	runners := flag.String("runners", "beam-runner,prism,direct", "comma-separated runners: beam-runner, beam-runner-limited (with --memory_limit), prism, direct")

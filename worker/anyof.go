@@ -1,0 +1,192 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"strings"
+	"time"
+
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// localProcess reports whether a PROCESS environment is a Python one
+// without a command (Python's --environment_type=PROCESS with no config),
+// which runs the SDK installed here, and prepares it if so.
+func (l *Launcher) localProcess(ctx context.Context, envID string, env *pipepb.Environment) (*localEnv, bool, error) {
+	var pl pipepb.ProcessPayload
+	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
+		return nil, true, fmt.Errorf("process environment: bad payload: %w", err)
+	}
+	if pl.GetCommand() != "" {
+		return nil, false, nil
+	}
+	img, ok := pythonFromSDKBase(env.GetCapabilities())
+	if !ok {
+		return nil, true, fmt.Errorf("process environment has no command (and no Python SDK capability to run here instead)")
+	}
+	le, err := l.local(ctx, envID, env, img, "a PROCESS environment without a command", "Python SDK "+img.Version)
+	if err == nil {
+		for k, v := range pl.GetEnv() {
+			le.env = append(le.env, k+"="+v)
+		}
+	}
+	return le, true, err
+}
+
+// Alternative ranks: lower is better. A worker that is already serving
+// costs nothing to use; a process costs a start; a container an image.
+const (
+	rankServing = iota
+	rankProcess
+	rankDocker
+)
+
+// choice is one anyof alternative and whether (and how well) it can start.
+type choice struct {
+	env  *pipepb.Environment
+	rank int
+	why  string // why it cannot start; "" if it can
+}
+
+// pick returns the index of the best startable choice (the first of the
+// best rank), or -1.
+func pick(cs []choice) int {
+	best := -1
+	for i, c := range cs {
+		if c.why == "" && (best < 0 || c.rank < cs[best].rank) {
+			best = i
+		}
+	}
+	return best
+}
+
+// Resolve returns the environment to start for env: env itself, or, for
+// beam:env:anyof:v1, the best alternative this server can start (an
+// EXTERNAL worker pool that answers, then PROCESS, then DOCKER), with a
+// note saying which was chosen and why.
+func (l *Launcher) Resolve(ctx context.Context, envID string, env *pipepb.Environment) (*pipepb.Environment, string, error) {
+	if env.GetUrn() != URNAnyOf {
+		return env, "", nil
+	}
+	var pl pipepb.AnyOfEnvironmentPayload
+	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
+		return nil, "", fmt.Errorf("environment %q: bad anyof payload: %w", envID, err)
+	}
+	var cs []choice
+	for i, alt := range pl.GetEnvironments() {
+		resolved, _, err := l.Resolve(ctx, fmt.Sprintf("%s/anyof/%d", envID, i), alt)
+		if err != nil {
+			cs = append(cs, choice{env: alt, why: err.Error()})
+			continue
+		}
+		cs = append(cs, l.assess(ctx, resolved))
+	}
+	best := pick(cs)
+	if best < 0 {
+		var whys []string
+		for _, c := range cs {
+			whys = append(whys, describeEnv(c.env)+": "+c.why)
+		}
+		if len(whys) == 0 {
+			whys = []string{"it has none"}
+		}
+		return nil, "", fmt.Errorf("environment %q (anyof): no alternative can start here: %s", envID, strings.Join(whys, "; "))
+	}
+	note := fmt.Sprintf("environment %q (anyof of %d): running %s", envID, len(cs), describeEnv(cs[best].env))
+	for i, c := range cs {
+		if i != best {
+			state := "also possible"
+			if c.why != "" {
+				state = c.why
+			}
+			note += fmt.Sprintf("; not %s (%s)", describeEnv(c.env), state)
+		}
+	}
+	return cs[best].env, note, nil
+}
+
+// assess ranks one (non-anyof) alternative.
+func (l *Launcher) assess(ctx context.Context, env *pipepb.Environment) choice {
+	c := choice{env: env}
+	switch env.GetUrn() {
+	case URNExternal:
+		c.rank = rankServing
+		var pl pipepb.ExternalPayload
+		if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil || pl.GetEndpoint().GetUrl() == "" {
+			c.why = "no worker pool endpoint"
+		} else if err := answers(ctx, pl.GetEndpoint().GetUrl()); err != nil {
+			c.why = err.Error()
+		}
+	case URNProcess:
+		c.rank = rankProcess
+		var pl pipepb.ProcessPayload
+		if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
+			c.why = "bad payload"
+		} else if pl.GetCommand() == "" {
+			if _, ok := pythonFromSDKBase(env.GetCapabilities()); !ok {
+				c.why = "no command"
+			}
+		} else if _, err := exec.LookPath(pl.GetCommand()); err != nil {
+			c.why = fmt.Sprintf("command %q not found", pl.GetCommand())
+		}
+	case URNDocker:
+		c.rank = rankDocker
+		c.why = l.dockerStartable(ctx, env)
+	default:
+		c.why = "not an environment beam-runner starts"
+	}
+	return c
+}
+
+// dockerStartable says why a DOCKER alternative cannot start, or "".
+func (l *Launcher) dockerStartable(ctx context.Context, env *pipepb.Environment) string {
+	var pl pipepb.DockerPayload
+	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil || pl.GetContainerImage() == "" {
+		return "no container image"
+	}
+	if l.cfg.Containers != ContainersLocal && l.cfg.Docker(ctx) == nil {
+		return ""
+	}
+	if _, ok := ParseSDKImage(pl.GetContainerImage()); ok && l.cfg.Containers != ContainersDocker {
+		return "" // runs as local SDK workers
+	}
+	return "no Docker daemon answers"
+}
+
+// answers reports whether something accepts connections at addr.
+func answers(ctx context.Context, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("worker pool %s does not answer", addr)
+	}
+	conn.Close()
+	return nil
+}
+
+// describeEnv names an environment for messages.
+func describeEnv(env *pipepb.Environment) string {
+	switch env.GetUrn() {
+	case URNExternal:
+		var pl pipepb.ExternalPayload
+		proto.Unmarshal(env.GetPayload(), &pl)
+		return "EXTERNAL worker pool " + pl.GetEndpoint().GetUrl()
+	case URNProcess:
+		var pl pipepb.ProcessPayload
+		proto.Unmarshal(env.GetPayload(), &pl)
+		if pl.GetCommand() == "" {
+			return "PROCESS (local Python SDK)"
+		}
+		return "PROCESS " + pl.GetCommand()
+	case URNDocker:
+		var pl pipepb.DockerPayload
+		proto.Unmarshal(env.GetPayload(), &pl)
+		return "DOCKER " + pl.GetContainerImage()
+	}
+	return env.GetUrn()
+}

@@ -1,0 +1,128 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// startDocker runs the SDK container with host networking, so the loopback
+// endpoints it is given are reachable from inside.
+func startDocker(env *pipepb.Environment, workerID string, ep Endpoints) (Handle, error) {
+	var pl pipepb.DockerPayload
+	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
+		return nil, fmt.Errorf("docker environment: bad payload: %w", err)
+	}
+	if pl.GetContainerImage() == "" {
+		return nil, fmt.Errorf("docker environment has no container image")
+	}
+	args := DockerArgs(pl.GetContainerImage(), workerID, ep)
+	p, err := runCmd(exec.Command("docker", args...), "docker environment")
+	if err != nil {
+		return nil, err
+	}
+	return &container{process: p, name: containerName(workerID)}, nil
+}
+
+// container stops its SDK container with docker kill: interrupting the
+// docker client alone may leave the container running.
+type container struct {
+	*process
+	name string
+}
+
+func (c *container) Stop(ctx context.Context) error {
+	select {
+	case <-c.Exited():
+		return nil
+	default:
+	}
+	exec.CommandContext(ctx, "docker", "kill", c.name).Run()
+	return c.process.Stop(ctx)
+}
+
+func containerName(workerID string) string { return "beam-runner-" + workerID }
+
+// DockerArgs is the docker command line for one SDK container.
+func DockerArgs(image, workerID string, ep Endpoints) []string {
+	args := []string{"run", "--rm", "--network=host", "--name=" + containerName(workerID), image}
+	return append(args, bootArgs(workerID, ep)...)
+}
+
+// dockerProbe caches whether a Docker daemon answers: jobs start often,
+// and asking takes up to dockerProbeTimeout.
+var dockerProbe struct {
+	sync.Mutex
+	at  time.Time
+	err error
+}
+
+const (
+	dockerProbeTimeout = 3 * time.Second
+	dockerProbeTTL     = 30 * time.Second
+)
+
+// dockerAnswers asks the docker client for the daemon's version.
+func dockerAnswers(ctx context.Context) error {
+	dockerProbe.Lock()
+	defer dockerProbe.Unlock()
+	if !dockerProbe.at.IsZero() && time.Since(dockerProbe.at) < dockerProbeTTL {
+		return dockerProbe.err
+	}
+	ctx, cancel := context.WithTimeout(ctx, dockerProbeTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "docker", "version", "--format", "{{.Server.Version}}").CombinedOutput()
+	if err != nil {
+		msg := strings.TrimSpace(string(out))
+		if i := strings.IndexByte(msg, '\n'); i > 0 {
+			msg = msg[:i]
+		}
+		if msg == "" {
+			msg = err.Error()
+		}
+		err = fmt.Errorf("no Docker daemon answers (%s)", msg)
+	}
+	dockerProbe.at, dockerProbe.err = time.Now(), err
+	return err
+}
+
+// dockerOrLocal decides how a DOCKER environment runs: nil for Docker, or
+// the local SDK workers of a Beam SDK image. Any other image without
+// Docker is an error naming the image.
+func (l *Launcher) dockerOrLocal(ctx context.Context, envID string, env *pipepb.Environment) (*localEnv, error) {
+	var pl pipepb.DockerPayload
+	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
+		return nil, fmt.Errorf("docker environment: bad payload: %w", err)
+	}
+	image := pl.GetContainerImage()
+	if image == "" {
+		return nil, fmt.Errorf("docker environment has no container image")
+	}
+	if l.cfg.Containers == ContainersDocker {
+		return nil, nil
+	}
+	img, isSDK := ParseSDKImage(image)
+	var why string
+	if l.cfg.Containers == ContainersAuto {
+		derr := l.cfg.Docker(ctx)
+		if derr == nil {
+			return nil, nil
+		}
+		if !isSDK {
+			return nil, fmt.Errorf("image %q needs Docker, and %v; without Docker beam-runner runs only Beam's own Python and Go SDK images (apache/beam_python3.X_sdk, apache/beam_go_sdk), as local processes", image, derr)
+		}
+		why = derr.Error()
+	} else {
+		if !isSDK {
+			return nil, nil // --sdk_containers=local covers Beam's images only
+		}
+		why = "--sdk_containers=local"
+	}
+	return l.local(ctx, envID, env, img, fmt.Sprintf("image %s", image), why)
+}

@@ -1,0 +1,192 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
+)
+
+// Artifact role and type URNs the local boot reads.
+const (
+	roleStagingTo   = "beam:artifact:role:staging_to:v1"
+	roleGoWorker    = "beam:artifact:role:go_worker_binary:v1"
+	rolePipReqsFile = "beam:artifact:role:pip_requirements_file:v1"
+)
+
+// localEnv is an environment prepared to run as local SDK worker
+// processes: what a Beam SDK container's boot would set up once, shared by
+// the environment's workers and their restarts.
+type localEnv struct {
+	envID string
+	lang  string // "python" or "go"
+	dir   string // the semi-persistent directory; staged files in dir/staged
+	prog  string // the interpreter or the Go worker binary
+	env   []string
+	about string // for the job's message: what runs
+}
+
+// local prepares (once per job and environment) img's SDK to run here.
+func (l *Launcher) local(ctx context.Context, envID string, env *pipepb.Environment, img SDKImage, what, why string) (*localEnv, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if le := l.prepared[envID]; le != nil {
+		return le, nil
+	}
+	le, err := l.prepare(ctx, envID, env, img)
+	if err != nil {
+		return nil, fmt.Errorf("%s as local SDK workers: %w", what, err)
+	}
+	l.job.Warn(fmt.Sprintf("environment %q: %s runs as local SDK worker processes (%s): %s", envID, what, why, le.about))
+	l.prepared[envID] = le
+	return le, nil
+}
+
+func (l *Launcher) prepare(ctx context.Context, envID string, env *pipepb.Environment, img SDKImage) (*localEnv, error) {
+	if l.job.WorkDir == "" {
+		return nil, fmt.Errorf("the runner gave the job no work directory")
+	}
+	dir, err := os.MkdirTemp(l.job.WorkDir, "env-")
+	if err != nil {
+		return nil, err
+	}
+	files, err := l.materialize(env.GetDependencies(), filepath.Join(dir, "staged"))
+	if err != nil {
+		return nil, err
+	}
+	opts, err := l.writeOptions(dir)
+	if err != nil {
+		return nil, err
+	}
+	le := &localEnv{envID: envID, lang: img.Language, dir: dir,
+		env: []string{"SEMI_PERSISTENT_DIRECTORY=" + dir, "PIPELINE_OPTIONS_FILE=" + opts, "JOB_ID=" + l.job.ID, "JOB_NAME=" + l.job.Name}}
+	if img.Language == "go" {
+		return le, l.prepareGo(le, files)
+	}
+	return le, l.preparePython(ctx, le, img, files)
+}
+
+// writeOptions writes the job's options where the SDK reads them
+// (PIPELINE_OPTIONS_FILE), as the boot does: a command line could be too
+// long for them.
+func (l *Launcher) writeOptions(dir string) (string, error) {
+	b, err := protojson.Marshal(l.job.Options)
+	if err != nil {
+		return "", fmt.Errorf("pipeline options: %w", err)
+	}
+	path := filepath.Join(dir, "pipeline_options.json")
+	return path, os.WriteFile(path, b, 0o600)
+}
+
+// stagedFile is one dependency written into an environment's staged dir.
+type stagedFile struct {
+	name, role, path string
+}
+
+// materialize writes deps into dir under the names the SDK expects (the
+// staging_to role's name, else the file's base name).
+func (l *Launcher) materialize(deps []*pipepb.ArtifactInformation, dir string) ([]stagedFile, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var out []stagedFile
+	seen := map[string]bool{}
+	for i, dep := range deps {
+		name, err := stagedName(dep, i)
+		if err != nil {
+			return nil, err
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("two artifacts are staged as %q", name)
+		}
+		seen[name] = true
+		path := filepath.Join(dir, name)
+		if err := l.copyArtifact(dep, path); err != nil {
+			return nil, fmt.Errorf("artifact %q: %w", name, err)
+		}
+		out = append(out, stagedFile{name: name, role: dep.GetRoleUrn(), path: path})
+	}
+	return out, nil
+}
+
+func (l *Launcher) copyArtifact(dep *pipepb.ArtifactInformation, path string) error {
+	if l.job.Artifacts == nil {
+		return fmt.Errorf("the job has no staged artifacts")
+	}
+	src, err := l.job.Artifacts.Open(dep)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
+}
+
+// stagedName is the file name a dependency is staged under; names that
+// would leave the staged directory are refused.
+func stagedName(dep *pipepb.ArtifactInformation, i int) (string, error) {
+	name := ""
+	if dep.GetRoleUrn() == roleStagingTo {
+		var pl pipepb.ArtifactStagingToRolePayload
+		if err := proto.Unmarshal(dep.GetRolePayload(), &pl); err != nil {
+			return "", fmt.Errorf("artifact %d: bad staging_to payload: %w", i, err)
+		}
+		name = pl.GetStagedName()
+	}
+	if name == "" && dep.GetTypeUrn() == "beam:artifact:type:file:v1" {
+		var pl pipepb.ArtifactFilePayload
+		if proto.Unmarshal(dep.GetTypePayload(), &pl) == nil {
+			name = filepath.Base(pl.GetPath())
+		}
+	}
+	if name == "" {
+		name = fmt.Sprintf("artifact-%d", i)
+	}
+	if name == "." || name == ".." || strings.ContainsAny(name, `/\`) || strings.ContainsRune(name, 0) {
+		return "", fmt.Errorf("artifact %d: staged name %q is not a plain file name", i, name)
+	}
+	return name, nil
+}
+
+// start runs one worker of the environment.
+func (le *localEnv) start(workerID string, ep Endpoints) (Handle, error) {
+	var cmd *exec.Cmd
+	switch le.lang {
+	case "go":
+		cmd = exec.Command(le.prog, "--worker=true", "--id="+workerID,
+			"--logging_endpoint="+ep.Logging, "--control_endpoint="+ep.Control, "--semi_persist_dir="+le.dir)
+	default:
+		cmd = exec.Command(le.prog, "-m", "apache_beam.runners.worker.sdk_worker_main")
+	}
+	cmd.Dir = le.dir
+	cmd.Env = append(append(os.Environ(), le.env...),
+		"WORKER_ID="+workerID,
+		"LOGGING_API_SERVICE_DESCRIPTOR="+descriptor(ep.Logging),
+		"CONTROL_API_SERVICE_DESCRIPTOR="+descriptor(ep.Control))
+	p, err := runCmd(cmd, fmt.Sprintf("environment %q (local %s SDK worker)", le.envID, le.lang))
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// descriptor is an ApiServiceDescriptor in the text format the Python
+// SDK parses from its environment.
+func descriptor(url string) string {
+	return prototext.Format(&pipepb.ApiServiceDescriptor{Url: url})
+}

@@ -1,0 +1,130 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// pyInfo is what an interpreter reported of itself.
+type pyInfo struct {
+	path    string // as resolved on PATH
+	version string // "3.11"
+	beam    string // apache_beam.__version__, "" if it has none
+}
+
+func (p pyInfo) String() string {
+	beam := "no apache-beam"
+	if p.beam != "" {
+		beam = "apache-beam " + p.beam
+	}
+	return fmt.Sprintf("%s: Python %s, %s", p.path, p.version, beam)
+}
+
+// pyProbes caches interpreter probes: importing apache_beam takes seconds.
+var pyProbes struct {
+	sync.Mutex
+	m map[string]pyInfo
+}
+
+const pyProbeTimeout = 60 * time.Second
+
+func probePython(ctx context.Context, path string) (pyInfo, error) {
+	pyProbes.Lock()
+	defer pyProbes.Unlock()
+	if info, ok := pyProbes.m[path]; ok {
+		return info, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, pyProbeTimeout)
+	defer cancel()
+	const script = `import sys
+print("%d.%d" % sys.version_info[:2])
+try:
+    import apache_beam
+    print(apache_beam.__version__)
+except Exception:
+    print("")`
+	out, err := exec.CommandContext(ctx, path, "-c", script).Output()
+	if err != nil {
+		return pyInfo{}, fmt.Errorf("asking %s for its version: %w", path, err)
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	info := pyInfo{path: path, version: strings.TrimSpace(lines[0])}
+	if len(lines) > 1 {
+		info.beam = strings.TrimSpace(lines[len(lines)-1])
+	}
+	if pyProbes.m == nil {
+		pyProbes.m = map[string]pyInfo{}
+	}
+	pyProbes.m[path] = info
+	return info, nil
+}
+
+// python finds the interpreter for img: the one the server was told to
+// use, else python3.X then python3 on PATH, whichever has the image's
+// Python and Beam versions. The error names what was found.
+func (l *Launcher) python(ctx context.Context, img SDKImage) (pyInfo, error) {
+	if l.cfg.Python != "" {
+		info, err := probePython(ctx, l.cfg.Python)
+		if err != nil {
+			return pyInfo{}, fmt.Errorf("--sdk_python: %w", err)
+		}
+		if info.beam != img.Version {
+			return pyInfo{}, fmt.Errorf("the image is Beam %s, but --sdk_python %s; install apache-beam==%s there", img.Version, info, img.Version)
+		}
+		return info, nil
+	}
+	var found []string
+	for _, name := range pythonCandidates(img) {
+		path, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		info, err := probePython(ctx, path)
+		if err != nil {
+			found = append(found, err.Error())
+			continue
+		}
+		if info.version == img.Python && info.beam == img.Version {
+			return info, nil
+		}
+		found = append(found, name+" ("+info.String()+")")
+	}
+	if len(found) == 0 {
+		return pyInfo{}, fmt.Errorf("the image is Python %s with Beam %s, and no Python interpreter is on PATH (%s); name one with --sdk_python", img.Python, img.Version, strings.Join(pythonCandidates(img), ", "))
+	}
+	return pyInfo{}, fmt.Errorf("the image is Python %s with Beam %s, but no interpreter on PATH has both: %s; install apache-beam==%s or name an interpreter with --sdk_python", img.Python, img.Version, strings.Join(found, "; "), img.Version)
+}
+
+func pythonCandidates(img SDKImage) []string {
+	return []string{"python" + img.Python, "python3", "python"}
+}
+
+// preparePython sets up what the Python SDK container's boot would: the
+// staged files in the semi-persistent directory (the pickled main session
+// among them) and the job's packages installed, here into a virtualenv
+// cached by their content (venv.go).
+func (l *Launcher) preparePython(ctx context.Context, le *localEnv, img SDKImage, files []stagedFile) error {
+	info, err := l.python(ctx, img)
+	if err != nil {
+		return err
+	}
+	le.prog = info.path
+	le.about = info.String()
+	plan := planInstalls(files, filepath.Join(le.dir, "staged"), buildIsolation(l.job.Options))
+	if len(plan.steps) == 0 {
+		return nil
+	}
+	venv, err := l.venv(ctx, info, plan)
+	if err != nil {
+		return err
+	}
+	le.prog = filepath.Join(venv, "bin", "python")
+	le.env = append(le.env, "VIRTUAL_ENV="+venv)
+	le.about += fmt.Sprintf(", with the job's packages in virtualenv %s", venv)
+	return nil
+}
