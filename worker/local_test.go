@@ -232,6 +232,10 @@ func TestPlanInstalls(t *testing.T) {
 			t.Error("the main session is part of the virtualenv's key")
 		}
 	}
+	data := stagedFile{name: "sklearn_model", path: filepath.Join(dir, "sklearn_model")}
+	if p := planInstalls(append(files, data), dir, false); len(p.files) != len(files)-1 {
+		t.Errorf("a data file is part of the virtualenv's key: %+v", p.files)
+	}
 	if p := planInstalls(files[:1], dir, false); len(p.steps) != 0 {
 		t.Errorf("main session alone: %d steps", len(p.steps))
 	}

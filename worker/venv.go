@@ -48,7 +48,7 @@ func planInstalls(files []stagedFile, dir string, isolation bool) installPlan {
 	has := map[string]stagedFile{}
 	for _, f := range files {
 		has[f.name] = f
-		if f.name != pyMainSession && f.name != pySubmitDeps {
+		if installInput(f) {
 			p.files = append(p.files, f)
 		}
 	}
@@ -79,6 +79,25 @@ func planInstalls(files []stagedFile, dir string, isolation bool) installPlan {
 		p.steps = append(p.steps, pipStep{args: pip(f.path)})
 	}
 	return p
+}
+
+// installInput reports whether pip may read f: a requirements or package
+// list, or a package (which --find-links offers). Other staged files, such
+// as the main session or data the job reads, do not change the virtualenv.
+func installInput(f stagedFile) bool {
+	switch f.name {
+	case pyRequirements, pyExtraList, pyWorkflow, pySDKTarball:
+		return true
+	}
+	if f.role == rolePipReqsFile {
+		return true
+	}
+	for _, ext := range []string{".whl", ".tar.gz", ".tgz", ".tar.bz2", ".tar", ".zip"} {
+		if strings.HasSuffix(f.name, ext) {
+			return true
+		}
+	}
+	return false
 }
 
 func readLines(path string) []string {

@@ -8,13 +8,16 @@ import "sort"
 const splitMinAge = 500 // milliseconds
 
 // SplitCandidates returns the bundles worth splitting now, oldest first:
-// bundles of splittable stages that have run at least splitMinAge while
-// the stage has idle capacity and nothing else to run. Each returned
-// bundle is not offered again for splitMinAge.
+// bundles that have run at least splitMinAge while their stage has idle
+// capacity and nothing else to run. Each returned bundle is not offered
+// again for splitMinAge. Splittable stages split restrictions; other
+// stages split their input channel, so a few costly elements (a
+// CPU-bound ParDo after a GroupByKey, say) spread over the workers too.
+// Keyed stages never split: a key's bundles must not run at once.
 func (e *Engine) SplitCandidates() []int {
 	var out []int
 	for _, st := range e.stages {
-		if !st.spec.Splittable || len(st.flight) == 0 || len(st.pending) > 0 || st.hasReadyResiduals(e.now) {
+		if st.keyed != nil || len(st.flight) == 0 || len(st.pending) > 0 || st.hasReadyResiduals(e.now) {
 			continue
 		}
 		idle := e.maxBundles(st) - len(st.flight)

@@ -19,7 +19,10 @@ import (
 // server, and require the same output. The Go side's is the wordcount check.
 const (
 	pyWordcountCheck = "diff/py-wordcount"
-	pySplitsCheck    = "diff/py-splits"
+	// The same wordcount with Python's default environment, the SDK
+	// container, which the server runs as local worker processes.
+	pyWordcountEnvCheck = "diff/py-wordcount-default-env"
+	pySplitsCheck       = "diff/py-splits"
 
 	pyWordcountModule = "apache_beam.examples.wordcount"
 	pySplitsScript    = "validates/pydiff/splits_pipeline.py"
@@ -40,7 +43,9 @@ func init() {
 		"records read by the Python GroupByKey/CoGroupByKey/side-input pipeline, over "+fmt.Sprint(pySplitsFiles)+" files")
 }
 
-func differentialChecks() []string { return []string{pyWordcountCheck, pySplitsCheck} }
+func differentialChecks() []string {
+	return []string{pyWordcountCheck, pyWordcountEnvCheck, pySplitsCheck}
+}
 
 // runDifferential runs the enabled differential checks and records them.
 func runDifferential(ctx context.Context, cfg config, work string, endpoint string, rep *report) {
@@ -50,8 +55,13 @@ func runDifferential(ctx context.Context, cfg config, work string, endpoint stri
 		return
 	}
 	checks := map[string]func(context.Context) error{
-		pyWordcountCheck: d.pyWordcount,
-		pySplitsCheck:    d.pySplits,
+		pyWordcountCheck: func(ctx context.Context) error {
+			return d.pyWordcount(ctx, pyWordcountCheck, "wordcount-server", d.serverArgs())
+		},
+		pyWordcountEnvCheck: func(ctx context.Context) error {
+			return d.pyWordcount(ctx, pyWordcountEnvCheck, "wordcount-default-env", d.serverArgs()[:2])
+		},
+		pySplitsCheck: d.pySplits,
 	}
 	for _, name := range differentialChecks() {
 		if cfg.disabled[name] {
@@ -70,15 +80,17 @@ type diffRun struct {
 	endpoint string
 }
 
-// serverArgs submit a Python pipeline to the job server under test.
+// serverArgs submit a Python pipeline to the job server under test; the
+// first two alone leave the SDK's default environment.
 func (d diffRun) serverArgs() []string {
 	return []string{"--runner=PortableRunner", "--job_endpoint=" + d.endpoint, "--environment_type=LOOPBACK"}
 }
 
 var directArgs = []string{"--runner=DirectRunner"}
 
-// pyWordcount runs Beam's Python wordcount example on generated text.
-func (d diffRun) pyWordcount(ctx context.Context) error {
+// pyWordcount runs Beam's Python wordcount example on generated text, on
+// the server with serverArgs, into outName.
+func (d diffRun) pyWordcount(ctx context.Context, check, outName string, serverArgs []string) error {
 	input, _, err := wordcount.EnsureFile(d.dir, int64(diffFlags.pyWordcountMB)<<20, d.cfg.wordcountSeed)
 	if err != nil {
 		return err
@@ -95,8 +107,8 @@ func (d diffRun) pyWordcount(ctx context.Context) error {
 	if n, err := differential.CountTokens(input, differential.PythonWordByte); err != nil || n != want.Total() {
 		return fmt.Errorf("the DirectRunner counted %d words, the input has %d (%v): the oracle is wrong", want.Total(), n, err)
 	}
-	out := filepath.Join(d.dir, "wordcount-server")
-	if err := d.python(ctx, out, append(args, d.serverArgs()...)); err != nil {
+	out := filepath.Join(d.dir, outName)
+	if err := d.python(ctx, out, append(args, serverArgs...)); err != nil {
 		return fmt.Errorf("job server: %w", err)
 	}
 	got, err := wordcount.ReadOutput(filepath.Join(out, "out"))
@@ -107,7 +119,7 @@ func (d diffRun) pyWordcount(ctx context.Context) error {
 		return fmt.Errorf("counts differ from the DirectRunner's (%d words, %d total there; %d words, %d total here):\n%s",
 			len(want), want.Total(), len(got), got.Total(), joinLines(diff))
 	}
-	fmt.Printf("validates: %s: %d distinct words, %d in all: identical\n", pyWordcountCheck, len(want), want.Total())
+	fmt.Printf("validates: %s: %d distinct words, %d in all: identical\n", check, len(want), want.Total())
 	return nil
 }
 

@@ -14,11 +14,15 @@ import (
 
 // Extra checks run after the suites, against the same server. Every enabled
 // one is expected: failing, or not running at all, fails the run.
-const wordcountCheck = "wordcount"
+const (
+	wordcountCheck    = "wordcount"
+	wordcountEnvCheck = "wordcount-default-env"
+)
 
 // checkNames lists every extra check, as -disable names them.
 func checkNames() []string {
-	names := append([]string{wordcountCheck}, differentialChecks()...)
+	names := append([]string{wordcountCheck, wordcountEnvCheck}, differentialChecks()...)
+	names = append(names, xlangChecks()...)
 	for _, c := range lifecycle.Checks() {
 		names = append(names, "lifecycle/"+c.Name)
 	}

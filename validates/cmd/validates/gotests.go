@@ -27,6 +27,7 @@ func goCmd(ctx context.Context, args ...string) error {
 type goRun struct {
 	bin, endpoint, work string
 	timeout             time.Duration
+	extra               []string // more flags for the tests
 }
 
 // run executes the tests matching runRE (minus skipRE) and returns their
@@ -58,7 +59,7 @@ func (g goRun) args(runRE, skipRE string) []string {
 	if skipRE != "" {
 		args = append(args, "-test.skip", skipRE)
 	}
-	return args
+	return append(args, g.extra...)
 }
 
 // stream runs the test binary with its output piped into `go tool test2json`

@@ -24,9 +24,6 @@ const (
 	pluginDir = "validates/python/plugins"
 )
 
-// prismName is the table name of one of the class's test methods.
-func prismName(method string) string { return prismClass + "/" + method }
-
 // runPrism runs every test of the class against runnerBin and returns
 // their results. pytest exiting 1 (some tests failed) is not an error: the
 // expected list decides which failures matter.
@@ -35,32 +32,39 @@ func runPrism(ctx context.Context, cfg config, work, runnerBin string) ([]valida
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.prismTimeout)
+	defer cancel()
+	opts := "--prism_bin=" + shellQuote(runnerBin) + " --environment_type=LOOPBACK"
+	return runBeamPytest(ctx, cfg, file, prismClass, filepath.Join(work, "prism.xml"), opts)
+}
+
+// runBeamPytest runs one test class of a Beam test file from the wheel,
+// unmodified, with --test-pipeline-options opts and extra environment
+// variables, and returns each method's result named "class/method".
+func runBeamPytest(ctx context.Context, cfg config, file, class, report, opts string, env ...string) ([]validates.Result, error) {
 	plugins, err := filepath.Abs(pluginDir)
 	if err != nil {
 		return nil, err
 	}
-	report := filepath.Join(work, "prism.xml")
 	os.Remove(report) // a stale report must not pass for this run's
-	ctx, cancel := context.WithTimeout(ctx, cfg.prismTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, cfg.pythonBin, prismArgs(cfg, file, report, runnerBin)...)
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+joinPath(plugins, os.Getenv("PYTHONPATH")))
+	cmd := exec.CommandContext(ctx, cfg.pythonBin, beamPytestArgs(cfg, file, class, report, opts)...)
+	cmd.Env = append(append(os.Environ(), "PYTHONPATH="+joinPath(plugins, os.Getenv("PYTHONPATH"))), env...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	setProcAttrs(cmd) // the job servers the tests start share its group
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	runErr := cmd.Run()
-	results, err := readPrismJUnit(report)
+	results, err := readClassJUnit(report, class)
 	if err != nil {
-		return results, fmt.Errorf("%s report: %w (pytest: %v)", prismClass, err, runErr)
+		return results, fmt.Errorf("%s report: %w (pytest: %v)", class, err, runErr)
 	}
 	var exit *exec.ExitError
 	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == 1) {
-		return results, fmt.Errorf("pytest %s: %w", prismClass, runErr)
+		return results, fmt.Errorf("pytest %s: %w", class, runErr)
 	}
 	return results, nil
 }
 
-func prismArgs(cfg config, file, report, runnerBin string) []string {
+func beamPytestArgs(cfg config, file, class, report, opts string) []string {
 	return []string{
 		"-m", "pytest", "-q", "-rfEs", "-p", "no:cacheprovider", "-p", "beam_options_plugin",
 		// The module's own directory tree, so node ids read as in Beam.
@@ -68,8 +72,8 @@ func prismArgs(cfg config, file, report, runnerBin string) []string {
 		// Thread method: a test stuck in gRPC never sees SIGALRM.
 		fmt.Sprintf("--timeout=%d", int(cfg.prismTestTimeout.Seconds())), "--timeout_method=thread",
 		"--junitxml=" + report,
-		file + "::" + prismClass,
-		"--test-pipeline-options=--prism_bin=" + shellQuote(runnerBin) + " --environment_type=LOOPBACK",
+		file + "::" + class,
+		"--test-pipeline-options=" + opts,
 	}
 }
 
@@ -84,13 +88,13 @@ func pythonModuleFile(ctx context.Context, python, module string) (string, error
 	return strings.TrimSpace(string(out)), nil
 }
 
-func readPrismJUnit(path string) ([]validates.Result, error) {
+func readClassJUnit(path, class string) ([]validates.Result, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return validates.ParseJUnit(f, prismClass+"/")
+	return validates.ParseJUnit(f, class+"/")
 }
 
 func joinPath(dir, rest string) string {
@@ -109,7 +113,11 @@ func shellQuote(s string) string {
 }
 
 // readPrismList reads the expected PrismRunnerTest methods as table names.
-func readPrismList(path string) ([]string, error) {
+func readPrismList(path string) ([]string, error) { return readPythonList(path, prismClass) }
+
+// readPythonList reads a list of expected methods of a Python test class
+// as table names ("class/method").
+func readPythonList(path, class string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -121,7 +129,7 @@ func readPrismList(path string) ([]string, error) {
 	}
 	names := make([]string, len(methods))
 	for i, m := range methods {
-		names[i] = prismName(m)
+		names[i] = class + "/" + m
 	}
 	return names, nil
 }

@@ -29,7 +29,7 @@ func TestShellQuoteRoundTripsThroughShlex(t *testing.T) {
 func TestPrismArgsSelectTheClassWithTimeouts(t *testing.T) {
 	cfg := config{prismTestTimeout: 90 * time.Second}
 	file := "/sp/apache_beam/runners/portability/prism_runner_test.py"
-	args := strings.Join(prismArgs(cfg, file, "/w/prism.xml", "/bin/br"), " ")
+	args := strings.Join(beamPytestArgs(cfg, file, prismClass, "/w/prism.xml", "--prism_bin=/bin/br --environment_type=LOOPBACK"), " ")
 	for _, want := range []string{
 		"--rootdir=/sp ", "--timeout=90 ", "--timeout_method=thread",
 		file + "::PrismRunnerTest", "--junitxml=/w/prism.xml", "-p beam_options_plugin",

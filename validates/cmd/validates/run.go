@@ -179,13 +179,41 @@ func runExtraChecks(ctx context.Context, cfg config, work string, srv *server, r
 		return err
 	})
 	runDifferential(ctx, cfg, work, srv.endpoint, rep)
-	if cfg.disabled[wordcountCheck] {
+	runXlang(ctx, cfg, work, srv.endpoint, rep)
+	runWordcountChecks(ctx, cfg, work, srv.endpoint, rep)
+}
+
+// runWordcountChecks runs the enabled wordcount checks on one build, input
+// and oracle.
+func runWordcountChecks(ctx context.Context, cfg config, work, endpoint string, rep *report) {
+	variants := wordcountChecks(endpoint)
+	var names []string
+	for _, name := range []string{wordcountCheck, wordcountEnvCheck} {
+		if !cfg.disabled[name] {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
 		return
 	}
 	timed("wordcount equivalence", func() error {
-		rep.addChecks(wordcountCheck, []validates.Result{result(wordcountCheck, func() error {
-			return checkWordcount(ctx, cfg, work, srv.endpoint)
-		})}, []string{wordcountCheck}, nil)
+		w, err := prepareWordcount(ctx, cfg, work)
+		var res []validates.Result
+		for _, name := range names {
+			res = append(res, result(name, func() error {
+				if err != nil {
+					return err
+				}
+				args := variants[name]
+				if name == wordcountEnvCheck {
+					// The Go SDK stages this binary as the workers' (it
+					// would cross-compile the program's source otherwise).
+					args = append(args, "--worker_binary="+w.bin)
+				}
+				return w.check(ctx, cfg, wordcountDirs[name], args...)
+			}))
+		}
+		rep.addChecks(wordcountCheck, res, names, nil)
 		return nil
 	})
 }

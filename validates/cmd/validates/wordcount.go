@@ -14,36 +14,61 @@ import (
 
 const wordcountPkg = "github.com/apache/beam/sdks/v2/go/examples/wordcount"
 
-// checkWordcount runs Beam's Go wordcount on generated text with the direct
-// runner and against the server, and requires identical counts.
-func checkWordcount(ctx context.Context, cfg config, work, endpoint string) error {
-	dir := filepath.Join(work, "wordcount")
-	bin := filepath.Join(dir, "wordcount")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+// wordcountCase is Beam's Go wordcount built once, its generated input,
+// and the direct runner's counts (the oracle), shared by the wordcount
+// checks.
+type wordcountCase struct {
+	bin, dir, input string
+	direct          wordcount.Counts
+}
+
+func prepareWordcount(ctx context.Context, cfg config, work string) (*wordcountCase, error) {
+	w := &wordcountCase{dir: filepath.Join(work, "wordcount")}
+	w.bin = filepath.Join(w.dir, "wordcount")
+	if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		return nil, err
 	}
-	if err := goCmd(ctx, "build", "-o", bin, wordcountPkg); err != nil {
-		return err
+	if err := goCmd(ctx, "build", "-o", w.bin, wordcountPkg); err != nil {
+		return nil, err
 	}
-	input, err := wordcountInput(dir, cfg)
+	input, err := wordcountInput(w.dir, cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	direct, err := directWordcount(ctx, cfg, bin, filepath.Join(dir, "direct"), input)
-	if err != nil {
-		return fmt.Errorf("direct runner: %w", err)
+	w.input = input
+	if w.direct, err = directWordcount(ctx, cfg, w.bin, filepath.Join(w.dir, "direct"), input); err != nil {
+		return nil, fmt.Errorf("direct runner: %w", err)
 	}
-	ours, err := runWordcount(ctx, cfg, bin, filepath.Join(dir, "universal"), input,
-		"--runner=universal", "--endpoint="+endpoint, "--environment_type=LOOPBACK")
+	return w, nil
+}
+
+// check runs the wordcount against the server with runnerArgs into
+// w.dir/name and requires the direct runner's counts.
+func (w *wordcountCase) check(ctx context.Context, cfg config, name string, runnerArgs ...string) error {
+	ours, err := runWordcount(ctx, cfg, w.bin, filepath.Join(w.dir, name), w.input, runnerArgs...)
 	if err != nil {
 		return fmt.Errorf("job server: %w", err)
 	}
-	if d := wordcount.Diff(direct, ours, 10); len(d) > 0 {
+	if d := wordcount.Diff(w.direct, ours, 10); len(d) > 0 {
 		return fmt.Errorf("counts differ from the direct runner's (%d words, %d total there; %d words, %d total here):\n%s",
-			len(direct), direct.Total(), len(ours), ours.Total(), joinLines(d))
+			len(w.direct), w.direct.Total(), len(ours), ours.Total(), joinLines(d))
 	}
-	fmt.Printf("validates: wordcount: %d distinct words, %d in all: identical\n", len(direct), direct.Total())
+	fmt.Printf("validates: wordcount %s: %d distinct words, %d in all: identical\n", name, len(w.direct), w.direct.Total())
 	return nil
+}
+
+// wordcountDirs are the checks' output directories under the work dir's
+// wordcount/ (which also holds the binary, named wordcount).
+var wordcountDirs = map[string]string{wordcountCheck: "universal", wordcountEnvCheck: "default-env"}
+
+// wordcountChecks are the wordcount on LOOPBACK workers and with the Go
+// SDK's default environment (its container image, which the server runs
+// as local worker processes from the staged binary).
+func wordcountChecks(endpoint string) map[string][]string {
+	return map[string][]string{
+		wordcountCheck:    {"--runner=universal", "--endpoint=" + endpoint, "--environment_type=LOOPBACK"},
+		wordcountEnvCheck: {"--runner=universal", "--endpoint=" + endpoint},
+	}
 }
 
 // directWordcount runs the direct runner (the oracle) into dir, unless dir

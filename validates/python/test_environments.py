@@ -1,0 +1,86 @@
+"""Python jobs on the SDK's default environment, its container image.
+
+The job server runs Beam's own SDK images as local SDK worker processes
+when no Docker daemon answers (as on this machine and CI), installing the
+job's requirements the way the image's boot would; any other image fails
+the job at once, naming it. Each job runs as a script in a subprocess: its
+DoFns are pickled from __main__, so the worker processes, which do not see
+this test module, can load them.
+"""
+import glob
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+JOBS = os.path.join(HERE, "envjobs")
+timeout = pytest.mark.timeout(300, method="thread")
+
+
+def run_job(script, job_endpoint, *args, limit=240):
+    cmd = [sys.executable, os.path.join(JOBS, script), "--runner=PortableRunner",
+           f"--job_endpoint={job_endpoint}", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
+
+
+def read_lines(prefix):
+    lines = []
+    for path in sorted(glob.glob(prefix + "*")):
+        with open(path) as f:
+            lines.extend(line.rstrip("\n") for line in f)
+    return lines
+
+
+def docker_answers():
+    try:
+        return subprocess.run(["docker", "version", "--format", "{{.Server.Version}}"],
+                              capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@timeout
+def test_requirements_file(job_endpoint, tmp_path):
+    # Without this the job would prove nothing about the workers' installs.
+    assert importlib.util.find_spec("inflection") is None, \
+        "inflection is installed here; the test needs a package only the job's requirements provide"
+    out = str(tmp_path / "out")
+    res = run_job("requirements_job.py", job_endpoint, f"--output={out}",
+                  "--requirements_file=" + os.path.join(JOBS, "requirements.txt"))
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert sorted(read_lines(out)) == ["BeamRunner", "DeviceType", "FooBar"]
+
+
+@timeout
+def test_default_environment_uses_worker_processes(job_endpoint, tmp_path):
+    out = str(tmp_path / "out")
+    res = run_job("pids_job.py", job_endpoint, f"--output={out}", "--elements=400")
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    lines = read_lines(out)
+    elements = sorted(int(line.split()[0]) for line in lines)
+    assert elements == list(range(400))
+    pids = {line.split()[1] for line in lines}
+    assert str(os.getpid()) not in pids, "elements ran in the submitting process"
+    if (os.cpu_count() or 1) > 1:
+        # CPU-bound elements split over the workers: one per core.
+        assert len(pids) > 1, f"all elements ran in one worker process {pids}"
+
+
+@timeout
+def test_foreign_image_without_docker_fails_fast(job_endpoint, tmp_path):
+    assert not docker_answers(), "a Docker daemon answers here: the image would be pulled, not refused"
+    image = "apache/beam_java11_sdk:2.77.0"
+    start = time.monotonic()
+    res = run_job("pids_job.py", job_endpoint, f"--output={tmp_path / 'out'}", "--elements=4",
+                  "--environment_type=DOCKER", f"--environment_config={image}", limit=120)
+    # The job fails within 10 s of its start; the client's own start-up
+    # (importing Beam, staging) comes on top.
+    elapsed = time.monotonic() - start
+    assert res.returncode != 0
+    err = res.stdout + res.stderr
+    assert image in err and "needs Docker" in err, err[-3000:]
+    assert elapsed < 30, f"failed after {elapsed:.1f}s"
