@@ -50,7 +50,7 @@ func parseWindowFn(s string) (windowFn, error) {
 	}
 	name, arg, ok := strings.Cut(strings.TrimSuffix(s, ")"), "(")
 	size, err := strconv.ParseInt(arg, 10, 64)
-	if !ok || err != nil || size <= 0 || (name != "fixed" && name != "sessions") {
+	if !ok || err != nil || !strings.HasSuffix(s, ")") || size <= 0 || (name != "fixed" && name != "sessions") {
 		return windowFn{}, fmt.Errorf("window %q: want global, fixed(size) or sessions(gap)", s)
 	}
 	return windowFn{kind: name, size: size}, nil
@@ -123,7 +123,13 @@ func (p *pcollDecl) encodeElem(body string) ([]byte, error) {
 	if p.shape == "kv" {
 		return append(lp(k), lp(v)...), nil
 	}
-	vs := strings.Split(strings.TrimSuffix(strings.TrimPrefix(v, "["), "]"), ",")
+	if !strings.HasPrefix(v, "[") || !strings.HasSuffix(v, "]") {
+		return nil, fmt.Errorf("want key:[v1,v2,...]")
+	}
+	var vs []string
+	if inner := v[1 : len(v)-1]; inner != "" {
+		vs = strings.Split(inner, ",")
+	}
 	out := coders.AppendIterableHeader(lp(k), int32(len(vs)))
 	for _, x := range vs {
 		out = append(out, lp(x)...)

@@ -83,17 +83,13 @@ type script struct {
 // the engine's: the engine's errors are output.
 type command func(s *script, td *datadriven.TestData) (string, error)
 
-var commands map[string]command
-
-func init() {
-	commands = map[string]command{
-		"pipeline": (*script).pipeline, "ready": (*script).ready, "commit": (*script).commit,
-		"fail": (*script).fail, "retry": (*script).retry, "split": (*script).split, "owned": (*script).owned,
-		"advance-processing-time": (*script).advance, "split-requests": (*script).splitRequests,
-		"drain": (*script).drain, "expired": (*script).expired, "wakeup": (*script).wakeup,
-		"watermarks": (*script).watermarks, "status": (*script).status, "snapshot": (*script).snapshot,
-		"restore": (*script).restore, "note-work": (*script).noteWork,
-	}
+var commands = map[string]command{
+	"pipeline": (*script).pipeline, "ready": (*script).ready, "commit": (*script).commit,
+	"fail": (*script).fail, "retry": (*script).retry, "split": (*script).split, "owned": (*script).owned,
+	"advance-processing-time": (*script).advance, "split-requests": (*script).splitRequests,
+	"drain": (*script).drain, "expired": (*script).expired, "wakeup": (*script).wakeup,
+	"watermarks": (*script).watermarks, "status": (*script).status, "snapshot": (*script).snapshot,
+	"restore": (*script).restore, "note-work": (*script).noteWork,
 }
 
 func (s *script) run(t *testing.T, td *datadriven.TestData) string {
@@ -102,10 +98,10 @@ func (s *script) run(t *testing.T, td *datadriven.TestData) string {
 		td.Fatalf(t, "unknown command %q", td.Cmd)
 	}
 	if s.p == nil && td.Cmd != "pipeline" {
-		td.Fatalf(t, "%s before any pipeline", td.Cmd)
+		td.Fatalf(t, "%s before any pipeline started", td.Cmd)
 	}
 	var before error
-	if s.p != nil && s.eng.e != nil {
+	if s.p != nil {
 		_, _, before = s.eng.status()
 	}
 	out, err := cmd(s, td)
@@ -115,7 +111,7 @@ func (s *script) run(t *testing.T, td *datadriven.TestData) string {
 		t.Fatal(err)
 	}
 	// A failure the engine found while processing shows where it happened.
-	if s.eng.e != nil {
+	if s.p != nil {
 		if _, _, after := s.eng.status(); after != nil && before == nil && !strings.Contains(out, after.Error()) {
 			out += "\nengine failed: " + after.Error()
 		}
@@ -128,12 +124,12 @@ func (s *script) pipeline(td *datadriven.TestData) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.p, s.bundles, s.snap = p, map[int]*Bundle{}, nil
-	s.eng, err = newEngineAPI(p.spec)
+	eng, err := newEngineAPI(p.spec)
 	if err != nil {
-		s.eng.e = nil
+		s.p = nil // later directives need a pipeline that started
 		return "error: " + err.Error(), nil
 	}
+	s.p, s.eng, s.bundles, s.snap = p, eng, map[int]*Bundle{}, nil
 	return "ok", nil
 }
 
