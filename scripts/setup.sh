@@ -42,6 +42,25 @@ else
   python_ok || { echo "setup: Python packages still not importable" >&2; exit 1; }
 fi
 
+# What Beam's cross-language tests import: Python's expansion services
+# (DataframeTransform needs pandas; the test expansion service, sklearn and
+# bs4), with the bounds of the wheel's dataframe and test extras.
+XLANG_DEPS=("pandas>=1.4.3,!=1.5.0,!=1.5.1,<2.4" "scikit-learn>=0.20.0,<1.8.0" "beautifulsoup4>=4.9.0,<5")
+
+xlang_ok() {
+  "$PYTHON" -c "import pandas, sklearn, bs4" 2>/dev/null
+}
+
+if xlang_ok; then
+  echo "setup: pandas, scikit-learn, beautifulsoup4 already installed"
+else
+  echo "setup: pip install ${XLANG_DEPS[*]}"
+  PIP_ROOT_USER_ACTION=ignore PIP_BREAK_SYSTEM_PACKAGES=1 \
+    "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-input \
+    "${XLANG_DEPS[@]}"
+  xlang_ok || { echo "setup: pandas, scikit-learn, beautifulsoup4 still not importable" >&2; exit 1; }
+fi
+
 beam_tests_ok() {
   "$PYTHON" -c "import parameterized, mock, hamcrest, tenacity" 2>/dev/null
 }
