@@ -83,7 +83,16 @@ func (p *Plan) Descriptor(s *Stage, endpoint string) (*fnpb.ProcessBundleDescrip
 	io := StageIO{Source: s.ID + "/source", Sinks: map[string]string{}}
 	main := s.Inputs[0]
 	d.Pcollections[main] = p.Components.GetPcollections()[main]
-	d.Transforms[io.Source] = port(URNDataSource, "source", api, p.Wire[main], nil, map[string]string{"out": main})
+	wire := p.Wire[main]
+	for pc, ic := range s.InputCoders {
+		col := proto.Clone(p.Components.GetPcollections()[pc]).(*pipepb.PCollection)
+		col.CoderId = ic.Elem
+		d.Pcollections[pc] = col
+		if pc == main {
+			wire = ic.Wire
+		}
+	}
+	d.Transforms[io.Source] = port(URNDataSource, "source", api, wire, nil, map[string]string{"out": main})
 	for _, pc := range s.Outputs {
 		sink := s.ID + "/sink/" + pc
 		d.Transforms[sink] = port(URNDataSink, "sink", api, p.Wire[pc], map[string]string{"in": pc}, nil)
@@ -130,8 +139,14 @@ func (p *Plan) TruncateDescriptor(s *Stage, endpoint string) (*fnpb.ProcessBundl
 		d.Pcollections[pc] = p.Components.GetPcollections()[pc]
 	}
 	d.Pcollections[out] = p.Components.GetPcollections()[out]
+	wire := p.Wire[main]
+	if ic, ok := s.InputCoders[main]; ok {
+		col := proto.Clone(p.Components.GetPcollections()[main]).(*pipepb.PCollection)
+		col.CoderId, wire = ic.Elem, ic.Wire
+		d.Pcollections[main] = col
+	}
 	io := StageIO{Source: d.Id + "/source", Sinks: map[string]string{d.Id + "/sink": out}}
-	d.Transforms[io.Source] = port(URNDataSource, "source", api, p.Wire[main], nil, map[string]string{"out": main})
+	d.Transforms[io.Source] = port(URNDataSource, "source", api, wire, nil, map[string]string{"out": main})
 	d.Transforms[d.Id+"/sink"] = port(URNDataSink, "sink", api, p.Wire[out], map[string]string{"in": out}, nil)
 	return d, io, nil
 }

@@ -58,6 +58,9 @@ type Stage struct {
 	Truncate, TruncateOut string
 	// Deps are the stages that must finish first.
 	Deps []string
+	// InputCoders replace, for the stage's SDK, the coders of PCollections
+	// it reads whose coders that SDK does not know (foreign.go).
+	InputCoders map[string]InputCoder
 }
 
 // Plan is a pipeline ready to execute.
@@ -369,6 +372,7 @@ func (f *fuser) finish() (*Plan, error) {
 			p.Consumers[si.PColl]++
 		}
 	}
+	p.foreignInputs()
 	return p, nil
 }
 
