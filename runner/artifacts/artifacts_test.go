@@ -259,3 +259,52 @@ func deadPid(t *testing.T) int {
 	}
 	return cmd.Process.Pid
 }
+
+// The alternatives of an anyof environment are staged and served too:
+// whichever the runner picks must find its dependencies.
+func TestStagingAnyOfAlternatives(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "reqs.txt")
+	if err := os.WriteFile(src, []byte("six\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	alt := &pipepb.Environment{Urn: "beam:env:docker:v1", Dependencies: []*pipepb.ArtifactInformation{fileDep(t, src, "requirements.txt")}}
+	pl, _ := proto.Marshal(&pipepb.AnyOfEnvironmentPayload{Environments: []*pipepb.Environment{{Urn: "beam:env:external:v1"}, alt}})
+	p := &pipepb.Pipeline{Components: &pipepb.Components{Environments: map[string]*pipepb.Environment{
+		"py": {Urn: urnAnyOf, Payload: pl},
+	}}}
+	staging := NewStaging()
+	dir := filepath.Join(t.TempDir(), "job1")
+	if err := staging.Register("tok", dir, EnvDeps(p)); err != nil {
+		t.Fatal(err)
+	}
+	cc := serve(t, func(s *grpc.Server) { jobpb.RegisterArtifactStagingServiceServer(s, staging) })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := runnerlib.StageViaPortableAPI(ctx, cc, "", "tok"); err != nil {
+		t.Fatal(err)
+	}
+	deps, err := staging.Wait(ctx, "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged := Apply(p, deps)
+	var got pipepb.AnyOfEnvironmentPayload
+	if err := proto.Unmarshal(staged.GetComponents().GetEnvironments()["py"].GetPayload(), &got); err != nil || len(got.GetEnvironments()) != 2 {
+		t.Fatalf("anyof payload after staging: %v %v", &got, err)
+	}
+	dep := got.GetEnvironments()[1].GetDependencies()
+	path, _ := filePath(dep[0])
+	if len(dep) != 1 || filepath.Dir(path) != dir {
+		t.Fatalf("alternative's dependency not staged into %s: %v", dir, dep)
+	}
+	r := NewRetrieval(staged, dir)
+	f, err := r.Open(dep[0])
+	if err != nil {
+		t.Fatalf("staged alternative's dependency not served: %v", err)
+	}
+	b, _ := io.ReadAll(f)
+	f.Close()
+	if string(b) != "six\n" {
+		t.Errorf("served %q", b)
+	}
+}
