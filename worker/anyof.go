@@ -27,12 +27,11 @@ func (l *Launcher) localProcess(ctx context.Context, envID string, env *pipepb.E
 	if !ok {
 		return nil, true, fmt.Errorf("process environment has no command (and no Python SDK capability to run here instead)")
 	}
-	le, err := l.local(ctx, envID, env, img, "a PROCESS environment without a command", "Python SDK "+img.Version)
-	if err == nil {
-		for k, v := range pl.GetEnv() {
-			le.env = append(le.env, k+"="+v)
-		}
+	var vars []string
+	for k, v := range pl.GetEnv() {
+		vars = append(vars, k+"="+v)
 	}
+	le, err := l.local(ctx, envID, env, img, "a PROCESS environment without a command", "Python SDK "+img.Version, vars...)
 	return le, true, err
 }
 

@@ -34,8 +34,9 @@ type localEnv struct {
 	about string // for the job's message: what runs
 }
 
-// local prepares (once per job and environment) img's SDK to run here.
-func (l *Launcher) local(ctx context.Context, envID string, env *pipepb.Environment, img SDKImage, what, why string) (*localEnv, error) {
+// local prepares (once per job and environment) img's SDK to run here,
+// its workers getting vars besides the boot's environment.
+func (l *Launcher) local(ctx context.Context, envID string, env *pipepb.Environment, img SDKImage, what, why string, vars ...string) (*localEnv, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if le := l.prepared[envID]; le != nil {
@@ -45,6 +46,7 @@ func (l *Launcher) local(ctx context.Context, envID string, env *pipepb.Environm
 	if err != nil {
 		return nil, fmt.Errorf("%s as local SDK workers: %w", what, err)
 	}
+	le.env = append(le.env, vars...)
 	l.job.Warn(fmt.Sprintf("environment %q: %s runs as local SDK worker processes (%s): %s", envID, what, why, le.about))
 	l.prepared[envID] = le
 	return le, nil
