@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/beam-runner/beam-runner/validates"
@@ -132,7 +133,7 @@ func (d diffRun) pySplits(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if line := fmt.Sprintf("records\t%d", diffFlags.splitsRecords); !contains(want, line) {
+	if line := fmt.Sprintf("records\t%d", diffFlags.splitsRecords); !slices.Contains(want, line) {
 		return fmt.Errorf("the DirectRunner's output lacks %q: the oracle is wrong", line)
 	}
 	out := filepath.Join(d.dir, "splits-server")
@@ -224,13 +225,4 @@ func runLogged(ctx context.Context, limit time.Duration, logPath, bin string, ar
 		return fmt.Errorf("%w; log %s ends:\n%s", err, logPath, tailFile(logPath, 15))
 	}
 	return nil
-}
-
-func contains(lines []string, s string) bool {
-	for _, l := range lines {
-		if l == s {
-			return true
-		}
-	}
-	return false
 }
