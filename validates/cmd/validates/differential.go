@@ -5,11 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/beam-runner/beam-runner/internal/serverproc"
 	"github.com/beam-runner/beam-runner/validates"
 	"github.com/beam-runner/beam-runner/validates/differential"
 	"github.com/beam-runner/beam-runner/validates/wordcount"
@@ -214,10 +214,8 @@ func runLogged(ctx context.Context, limit time.Duration, logPath, bin string, ar
 	defer logf.Close()
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd := serverproc.GroupCommand(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	setProcAttrs(cmd)
-	cmd.Cancel = func() error { return killGroup(cmd) }
 	start := time.Now()
 	err = cmd.Run()
 	fmt.Printf("validates: %s (log %s): %s\n", filepath.Base(bin), logPath, time.Since(start).Round(10*time.Millisecond))

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/beam-runner/beam-runner/internal/serverproc"
 	"github.com/beam-runner/beam-runner/validates"
 )
 
@@ -43,11 +44,10 @@ func runPrism(ctx context.Context, cfg config, work, runnerBin string) ([]valida
 	os.Remove(report) // a stale report must not pass for this run's
 	ctx, cancel := context.WithTimeout(ctx, cfg.prismTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, cfg.pythonBin, prismArgs(cfg, file, report, runnerBin)...)
+	// The job servers the tests start share its group.
+	cmd := serverproc.GroupCommand(ctx, cfg.pythonBin, prismArgs(cfg, file, report, runnerBin)...)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+joinPath(plugins, os.Getenv("PYTHONPATH")))
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	setProcAttrs(cmd) // the job servers the tests start share its group
-	cmd.Cancel = func() error { return killGroup(cmd) }
 	runErr := cmd.Run()
 	results, err := readPrismJUnit(report)
 	if err != nil {
