@@ -18,8 +18,8 @@ import (
 	"github.com/beam-runner/beam-runner/bench"
 )
 
-// TestKillAndResume is issue 11's acceptance of checkpoints: a Python
-// streaming job on an EXTERNAL worker pool (PeriodicImpulse, an unbounded
+// TestKillAndResume checks that checkpoints let a job outlive the server: a
+// Python streaming job on an EXTERNAL worker pool (PeriodicImpulse, an unbounded
 // splittable source that checkpoints itself; fixed windows; a GroupByKey;
 // a DoFn writing each window's count per key to a file) runs once
 // cleanly, then again with the server killed (SIGKILL) mid-stream and
