@@ -1,5 +1,6 @@
-# `make test` is what CI runs (.ci/run): setup, unit tests, then Beam's
-# ValidatesRunner suites against the job server (see validates/).
+# `make test` is what CI runs (.ci/run): setup, unit tests, the race and
+# fault checks, then Beam's ValidatesRunner suites against the job server
+# (docs/validates/README.md).
 GO ?= go
 WORK ?= .work/validates
 # Extra harness flags, e.g. VALIDATES_FLAGS="-also 'TestTimers.*'".
