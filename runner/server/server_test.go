@@ -85,13 +85,19 @@ func TestStopCancelsRunningJobs(t *testing.T) {
 
 func TestIdleShutdown(t *testing.T) {
 	_, errc := start(t, Config{Executor: blockingExec{}, IdleShutdown: 50 * time.Millisecond})
+	awaitShutdown(t, errc, "when idle")
+}
+
+// awaitShutdown requires Serve to return nil within a bound.
+func awaitShutdown(t *testing.T, errc <-chan error, when string) {
+	t.Helper()
 	select {
 	case err := <-errc:
 		if err != nil {
 			t.Errorf("Serve = %v", err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("server did not shut down when idle")
+		t.Fatal("server did not shut down " + when)
 	}
 }
 
@@ -128,14 +134,7 @@ func TestNoIdleShutdownWhileBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-exec.stopped
-	select {
-	case err := <-errc:
-		if err != nil {
-			t.Errorf("Serve = %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("server did not shut down once its job had ended")
-	}
+	awaitShutdown(t, errc, "once its job had ended")
 }
 
 func TestNewRequiresExecutor(t *testing.T) {
