@@ -1,12 +1,17 @@
-# `make test` is what CI runs (.ci/run): setup, unit tests, then Beam's
-# ValidatesRunner suites against the job server (see validates/).
+# `make test` is what CI runs (.ci/run): setup, unit tests, the race and
+# fault checks, then Beam's ValidatesRunner suites against the job server
+# (docs/validates/README.md).
 GO ?= go
 WORK ?= .work/validates
 # Extra harness flags, e.g. VALIDATES_FLAGS="-also 'TestTimers.*'".
 VALIDATES_FLAGS ?=
 
-# Packages with concurrency, run again under the race detector.
-RACE_PKGS = ./fnapi/... ./dataplane/... ./stateplane/... ./harness/... ./runner/execute/... ./runner/jobs/...
+# Packages with concurrency (goroutines, mutexes), run again under the race
+# detector.
+RACE_PKGS = ./fnapi/... ./dataplane/... ./stateplane/... ./harness/... ./worker/... \
+	./runner/execute/... ./runner/jobs/... ./runner/engine/userstate/... \
+	./runner/metrics/... ./runner/store/... ./runner/artifacts/... ./runner/server/... \
+	./internal/serverproc/...
 
 .PHONY: test setup unit race faults validates run
 

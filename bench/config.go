@@ -20,8 +20,8 @@ type Config struct {
 	MemoryLimit string
 }
 
-// DefaultSizes are the issue's: 1M records of 100 bytes (10-byte keys) and
-// 60 MB of wordcount text.
+// DefaultSizes are those of the figures in docs/bench/README.md: 1M
+// records of 100 bytes (10-byte keys) and 60 MB of wordcount text.
 var DefaultSizes = Sizes{Records: 1_000_000, KeySize: 10, ValueSize: 90, WordcountMB: 60, CPUElements: 400}
 
 // QuickSizes are for smoke runs that finish in a few minutes.

@@ -1,14 +1,12 @@
 package bench
 
 import (
+	"context"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
-	"time"
+
+	"github.com/beam-runner/beam-runner/internal/serverproc"
 )
 
 // Python workloads run Beam's Python SDK: Python's wordcount example, a
@@ -89,66 +87,21 @@ func (c *Config) python() string {
 // from a runner starts an SDK harness process.
 type WorkerPool struct {
 	Endpoint string
-	cmd      *exec.Cmd
-	exited   chan struct{}
+	proc     *serverproc.Proc
 }
 
 // StartWorkerPool starts worker_pool_main on a free port, in its own
 // process group so Stop ends the workers it started too.
 func StartWorkerPool(python, logPath string) (*WorkerPool, error) {
-	port, err := freePort()
+	p, err := serverproc.Start(context.Background(), serverproc.Spec{
+		Bin: python, Args: []string{"-m", "apache_beam.runners.worker.worker_pool_main"}, PortFlag: "--service_port",
+		LogPath: logPath, Ready: serverproc.Listening,
+	})
 	if err != nil {
-		return nil, err
-	}
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(python, "-m", "apache_beam.runners.worker.worker_pool_main", "--service_port="+strconv.Itoa(port))
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, err
-	}
-	p := &WorkerPool{Endpoint: "localhost:" + strconv.Itoa(port), cmd: cmd, exited: make(chan struct{})}
-	go func() { cmd.Wait(); logf.Close(); close(p.exited) }()
-	if err := waitListening(p.Endpoint, p.exited, 60*time.Second); err != nil {
-		p.Stop()
 		return nil, fmt.Errorf("worker pool: %w (log %s)", err, logPath)
 	}
-	return p, nil
-}
-
-// waitListening waits until addr accepts connections or the process exits.
-func waitListening(addr string, exited <-chan struct{}, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return fmt.Errorf("exited before listening on %s", addr)
-		default:
-		}
-		if conn, err := dialTCP(addr); err == nil {
-			conn.Close()
-			return nil
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return fmt.Errorf("nothing listens on %s after %v", addr, limit)
+	return &WorkerPool{Endpoint: p.Addr, proc: p}, nil
 }
 
 // Stop ends the pool and every worker it started.
-func (p *WorkerPool) Stop() {
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(5 * time.Second):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.exited
-	}
-	// Workers may outlive the pool process: end the group for good.
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-}
-
-func dialTCP(addr string) (net.Conn, error) { return net.DialTimeout("tcp", addr, time.Second) }
+func (p *WorkerPool) Stop() { p.proc.Stop() }

@@ -52,7 +52,7 @@ var Workloads = []Workload{
 
 func init() { Workloads = append(Workloads, pythonWorkloads...) }
 
-// DefaultWorkloads matches the issue's table (GroupByKey, Combine, ParDo)
+// DefaultWorkloads are Beam's Go GroupByKey, Combine and ParDo load tests
 // plus wordcount; SideInput and CoGBK run when asked for.
 const DefaultWorkloads = "gbk,combine,pardo,wordcount"
 
@@ -75,7 +75,7 @@ func cogbkTest() Workload {
 }
 
 // InputOptions is the synthetic source's JSON config. Hot keys stay off so
-// keys are uniform, as in the issue's sizing.
+// keys are uniform.
 func (s Sizes) InputOptions() string {
 	return fmt.Sprintf(`{"num_records":%d,"key_size":%d,"value_size":%d,"num_hot_keys":0}`,
 		s.Records, s.KeySize, s.ValueSize)

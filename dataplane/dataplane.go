@@ -82,11 +82,15 @@ func (r *Receiver) Result() Output {
 
 // Conn is the runner side of one harness's data stream. It exists before
 // the harness connects (SDKs open the data stream lazily, on their first
-// bundle), so receivers can be registered and sends wait for Attach.
+// bundle), so receivers can be registered and sends wait for Serve.
+//
+// Sends go through one goroutine per stream (gRPC takes one Send at a time)
+// that takes a message only while no Send is in progress. A harness that
+// stops reading stalls that Send, but every other writer still leaves when
+// its context ends, with its message unsent.
 type Conn struct {
-	stream   Stream        // set once, under mu, before attached is closed
 	attached chan struct{} // closed when a stream attaches
-	sendMu   sync.Mutex
+	sendq    chan sendReq  // unbuffered: taken only by an idle sender
 
 	mu        sync.Mutex
 	isAttach  bool // a stream attached (guards closing attached once)
@@ -97,7 +101,14 @@ type Conn struct {
 
 // NewConn returns a connection waiting for its stream.
 func NewConn() *Conn {
-	return &Conn{attached: make(chan struct{}), receivers: map[string]*Receiver{}, closed: make(chan struct{})}
+	return &Conn{attached: make(chan struct{}), sendq: make(chan sendReq), receivers: map[string]*Receiver{}, closed: make(chan struct{})}
+}
+
+// sendReq is one message for the sender and where its Send's result goes.
+type sendReq struct {
+	msg  *fnpb.Elements
+	what string     // names the payload in errors
+	done chan error // buffered: the sender never waits on a caller that left
 }
 
 // Serve attaches the harness's stream and reads from it until it ends,
@@ -111,10 +122,10 @@ func (c *Conn) Serve(s Stream) error {
 		return ErrAlreadyAttached
 	}
 	c.isAttach = true
-	c.stream = s
 	close(c.attached)
 	c.mu.Unlock()
 	defer close(c.closed)
+	go c.sendLoop(s)
 	for {
 		msg, err := s.Recv()
 		if err != nil {
@@ -238,27 +249,13 @@ func (w *Writer) flush(ctx context.Context, last bool) error {
 }
 
 func (w *Writer) send(ctx context.Context, data []byte, last bool) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-w.c.closed:
-		return fmt.Errorf("data stream closed before the input was sent")
-	case <-w.c.attached:
-	}
-	return w.c.send(&fnpb.Elements{Data: []*fnpb.Elements_Data{{
+	return w.c.send(ctx, "input", &fnpb.Elements{Data: []*fnpb.Elements_Data{{
 		InstructionId: w.inst, TransformId: w.transform, Data: data, IsLast: last,
 	}}})
 }
 
 // SendTimers sends encoded timers for one family and ends that stream.
 func (c *Conn) SendTimers(ctx context.Context, inst, transform, family string, timers []byte) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.closed:
-		return fmt.Errorf("data stream closed before the timers were sent")
-	case <-c.attached:
-	}
 	// The end is its own entry: Python harnesses ignore an is_last entry's
 	// payload.
 	var entries []*fnpb.Elements_Timers
@@ -266,11 +263,57 @@ func (c *Conn) SendTimers(ctx context.Context, inst, transform, family string, t
 		entries = append(entries, &fnpb.Elements_Timers{InstructionId: inst, TransformId: transform, TimerFamilyId: family, Timers: timers})
 	}
 	entries = append(entries, &fnpb.Elements_Timers{InstructionId: inst, TransformId: transform, TimerFamilyId: family, IsLast: true})
-	return c.send(&fnpb.Elements{Timers: entries})
+	return c.send(ctx, "timers", &fnpb.Elements{Timers: entries})
 }
 
-func (c *Conn) send(e *fnpb.Elements) error {
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	return c.stream.Send(e)
+// send hands msg to the sender once a stream is attached and no other Send
+// is in progress, then waits for its Send. Both waits end with ctx or the
+// stream; a caller that leaves during its Send gets ctx's error, and the
+// stream's end ends that Send. what names the payload in errors.
+func (c *Conn) send(ctx context.Context, what string, msg *fnpb.Elements) error {
+	closedErr := fmt.Errorf("data stream closed before sending the %s", what)
+	select {
+	case <-c.closed:
+		return closedErr // an ended stream wins over a sender still looking
+	default:
+	}
+	req := sendReq{msg: msg, done: make(chan error, 1), what: what}
+	select {
+	case c.sendq <- req:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.closed:
+		return closedErr
+	}
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.closed:
+		select {
+		case err := <-req.done:
+			return err
+		default:
+			return fmt.Errorf("data stream closed while sending the %s", what)
+		}
+	}
+}
+
+// sendLoop is the stream's one sender, until the stream ends.
+func (c *Conn) sendLoop(s Stream) {
+	for {
+		select {
+		case req := <-c.sendq:
+			select {
+			case <-c.closed:
+				// A gRPC stream may not be sent on once its handler returned.
+				req.done <- fmt.Errorf("data stream closed before sending the %s", req.what)
+			default:
+				req.done <- s.Send(req.msg)
+			}
+		case <-c.closed:
+			return
+		}
+	}
 }

@@ -1,6 +1,10 @@
-// Package stateplane serves BeamFnState requests: side inputs now, user
-// state later, routed per instruction to the handler of the bundle that owns
-// the instruction.
+// Package stateplane serves BeamFnState requests: side inputs, user state
+// and the pages of state-backed iterables, each routed by instruction id to
+// the Handler of the bundle that owns the instruction. Gets are answered in
+// pages of whole elements with continuation tokens, by the plane or by a
+// handler that pages from the store itself (Pager); appends and clears go
+// to handlers that accept writes (Writer). What a key means is the
+// handler's business: the plane knows no state kinds.
 package stateplane
 
 import (

@@ -7,7 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -204,7 +205,7 @@ func jobStatus(ctx context.Context, c *opCtx) error {
 	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
 	if len(s.PCollections) > 0 {
 		fmt.Fprintln(tw, "\nPCOLLECTION\tELEMENTS")
-		for _, pc := range sortedKeys(s.PCollections) {
+		for _, pc := range slices.Sorted(maps.Keys(s.PCollections)) {
 			fmt.Fprintf(tw, "%s\t%d\n", pc, s.PCollections[pc])
 		}
 	}
@@ -222,15 +223,6 @@ func readingValue(r metrics.Reading) string {
 		return fmt.Sprintf("count=%g sum=%g min=%g max=%g", r.Count, r.Sum, r.Min, r.Max)
 	}
 	return fmt.Sprintf("%g", r.Value)
-}
-
-func sortedKeys(m map[string]int64) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // replayGap ends `logs` without -f: the server replays a job's messages at

@@ -11,6 +11,7 @@ import (
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/internal/jobtest"
+	"github.com/beam-runner/beam-runner/internal/testwait"
 	"github.com/beam-runner/beam-runner/runner/metrics"
 )
 
@@ -118,7 +119,11 @@ func TestCancelWhileFollowingLogs(t *testing.T) {
 		code, _ := runCommand("logs", []string{ep, "-f", "--json", id}, &follow)
 		followed <- code
 	}()
-	time.Sleep(500 * time.Millisecond)
+	// Cancel only once the follower has the stream: its replay of the
+	// job's history ends with RUNNING.
+	testwait.Until(t, time.Minute, "logs -f to replay the job's RUNNING state", func() bool {
+		return strings.Contains(follow.String(), `"state":"RUNNING"`)
+	})
 	out := mustRun(t, "cancel", ep, "--wait", id)
 	if !strings.Contains(out, "CANCELLED") {
 		t.Errorf("cancel --wait: %q, want CANCELLED", out)

@@ -148,8 +148,14 @@ func freePort(t *testing.T) int {
 
 func startBinary(t *testing.T, bin string, port int, dir string, flags ...string) *exec.Cmd {
 	t.Helper()
+	return startBinaryTo(t, os.Stderr, bin, port, dir, flags...)
+}
+
+// startBinaryTo is startBinary with the server's output going to out.
+func startBinaryTo(t *testing.T, out *os.File, bin string, port int, dir string, flags ...string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"--job_port=" + strconv.Itoa(port), "--state_dir=" + dir, "--log_level=warn"}, flags...)...)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

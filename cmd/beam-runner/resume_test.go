@@ -16,10 +16,11 @@ import (
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/bench"
+	"github.com/beam-runner/beam-runner/internal/testwait"
 )
 
-// TestKillAndResume is issue 11's acceptance of checkpoints: a Python
-// streaming job on an EXTERNAL worker pool (PeriodicImpulse, an unbounded
+// TestKillAndResume checks that checkpoints let a job outlive the server: a
+// Python streaming job on an EXTERNAL worker pool (PeriodicImpulse, an unbounded
 // splittable source that checkpoints itself; fixed windows; a GroupByKey;
 // a DoFn writing each window's count per key to a file) runs once
 // cleanly, then again with the server killed (SIGKILL) mid-stream and
@@ -43,7 +44,10 @@ func TestKillAndResume(t *testing.T) {
 	defer pool.Stop()
 	port, dir := freePort(t), t.TempDir()
 	flags := []string{"--checkpoint_interval=1s", "--serve_http=false"}
-	srv := startBinary(t, bin, port, dir, flags...)
+	// The first server logs its checkpoints (at debug level) to a file the
+	// test reads, to kill it only after one.
+	logPath := filepath.Join(tmp, "server.log")
+	srv := startBinaryTo(t, createLog(t, logPath), bin, port, dir, append(flags, "--log_level=debug", "--log_kind=json")...)
 	defer func() { srv.Process.Kill(); srv.Wait() }()
 	endpoint := "localhost:" + strconv.Itoa(port)
 	cli := jobClient(t, endpoint)
@@ -59,7 +63,12 @@ func TestKillAndResume(t *testing.T) {
 	out := filepath.Join(tmp, "killed")
 	killed := submitCounts(t, endpoint, pool.Endpoint, out, time.Now().Unix()/windowSecs*windowSecs+8)
 	waitFiles(t, out, 2*keys)
-	time.Sleep(1500 * time.Millisecond) // past --checkpoint_interval of commits
+	// Kill only once a checkpoint has been saved since those windows were
+	// written, so that the resumed job has state to resume from.
+	saved := checkpointsSaved(t, logPath, killed)
+	testwait.Until(t, time.Minute, "a checkpoint of job "+killed, func() bool {
+		return checkpointsSaved(t, logPath, killed) > saved
+	})
 	if st, err := cli.GetState(context.Background(), &jobpb.GetJobStateRequest{JobId: killed}); err != nil || st.GetState() != jobpb.JobState_RUNNING {
 		t.Fatalf("job %s before the kill: %v, %v; want it RUNNING", killed, st, err)
 	}
@@ -116,14 +125,47 @@ func submitCounts(t *testing.T, endpoint, pool, out string, start int64) string 
 }
 
 // waitFiles waits until dir holds at least n count files.
-func waitFiles(t *testing.T, dir string, n int) {
+// createLog creates a server's log file; a failed test shows its end.
+func createLog(t *testing.T, path string) *os.File {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if m, _ := filepath.Glob(filepath.Join(dir, "w*")); len(m) >= n {
-			return
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		f.Close()
+		if t.Failed() {
+			data, _ := os.ReadFile(path)
+			lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+			t.Logf("last lines of %s:\n%s", path, strings.Join(lines[max(0, len(lines)-40):], "\n"))
+		}
+	})
+	return f
+}
+
+// checkpointsSaved counts the checkpoints of job that a server's JSON log
+// reports saved.
+func checkpointsSaved(t *testing.T, logPath, job string) int {
+	t.Helper()
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if strings.Contains(line, `"msg":"checkpoint saved"`) && strings.Contains(line, `"job":"`+job+`"`) {
+			n++
 		}
 	}
-	t.Fatalf("%s never held %d count files", dir, n)
+	return n
+}
+
+func waitFiles(t *testing.T, dir string, n int) {
+	t.Helper()
+	testwait.Until(t, time.Minute, fmt.Sprintf("%d count files in %s", n, dir), func() bool {
+		m, _ := filepath.Glob(filepath.Join(dir, "w*"))
+		return len(m) >= n
+	})
 }
 
 // readCounts lists dir's count files, one "name count" a line, sorted.

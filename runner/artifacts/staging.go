@@ -11,7 +11,8 @@ package artifacts
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
@@ -165,11 +166,7 @@ func (s *Staging) end(sess *session, done chan struct{}, staged Deps, err error)
 // stageAll resolves and fetches each environment's dependencies, in
 // environment id order so staging is deterministic.
 func stageAll(p *peer, dir string, orig Deps) (Deps, error) {
-	ids := make([]string, 0, len(orig))
-	for id := range orig {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := slices.Sorted(maps.Keys(orig))
 	w := &writer{dir: dir, done: map[string]*pipepb.ArtifactInformation{}}
 	out := Deps{}
 	for _, id := range ids {

@@ -2,7 +2,8 @@ package coders
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
@@ -46,12 +47,8 @@ func ValidateGraph(cs map[string]*pipepb.Coder) error {
 		state[id] = done
 		return nil
 	}
-	ids := make([]string, 0, len(cs))
-	for id := range cs {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids) // deterministic: the same pipeline gets the same error
-	for _, id := range ids {
+	// Sorted: the same pipeline gets the same error.
+	for _, id := range slices.Sorted(maps.Keys(cs)) {
 		if cs[id] == nil {
 			return fmt.Errorf("coder %q is empty", id)
 		}

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
@@ -250,7 +252,7 @@ func (e *Engine) Commit(id int, res Result) error {
 			return err
 		}
 	}
-	for _, pc := range sortedKeys(outputs) {
+	for _, pc := range slices.Sorted(maps.Keys(outputs)) {
 		for _, c := range outputs[pc] {
 			e.deliver(pc, c)
 		}

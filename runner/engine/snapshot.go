@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
@@ -34,7 +36,7 @@ func (e *Engine) Snapshot() ([]byte, error) {
 		return nil, fmt.Errorf("snapshot of a failed engine: %w", e.err)
 	}
 	if len(e.flight) > 0 {
-		return nil, fmt.Errorf("snapshot needs a consistent point, but bundles %v are in flight (see SnapshotRequeuingFlight)", sortedIDs(e.flight))
+		return nil, fmt.Errorf("snapshot needs a consistent point, but bundles %v are in flight (see SnapshotRequeuingFlight)", slices.Sorted(maps.Keys(e.flight)))
 	}
 	return e.snapshot()
 }
@@ -50,7 +52,7 @@ func (e *Engine) snapshot() ([]byte, error) {
 	w.Int(int64(e.nextID))
 	w.Bool(e.draining)
 	e.snapshotExpired(&w)
-	for _, id := range sortedKeys(e.pcolls) {
+	for _, id := range slices.Sorted(maps.Keys(e.pcolls)) {
 		p := e.pcolls[id]
 		w.Int(p.wm)
 		w.Bool(p.data != nil)
@@ -75,7 +77,7 @@ func (e *Engine) snapshotShape(w *wire.Writer) {
 		w.Uint(uint64(st.spec.Kind))
 		w.Bool(st.keyed != nil)
 	}
-	ids := sortedKeys(e.pcolls)
+	ids := slices.Sorted(maps.Keys(e.pcolls))
 	w.Len(len(ids))
 	for _, id := range ids {
 		w.String(id)
@@ -149,14 +151,14 @@ func (st *stage) snapshot(w *wire.Writer, pend *pendingSpill) error {
 }
 
 func (k *keyed) snapshot(w *wire.Writer) {
-	keys := sortedKeys(k.pending)
+	keys := slices.Sorted(maps.Keys(k.pending))
 	w.Len(len(keys))
 	for _, key := range keys {
 		w.String(key)
 		w.Blob(k.pending[key].data)
 		w.Int(k.pending[key].minTS)
 	}
-	ids := sortedKeys(k.timers)
+	ids := slices.Sorted(maps.Keys(k.timers))
 	w.Len(len(ids))
 	for _, id := range ids {
 		t := k.timers[id]
@@ -168,7 +170,7 @@ func (k *keyed) snapshot(w *wire.Writer) {
 		w.Int(t.hold)
 		w.Blob(t.enc)
 	}
-	wins := sortedKeys(k.windows)
+	wins := slices.Sorted(maps.Keys(k.windows))
 	w.Len(len(wins))
 	for _, id := range wins {
 		sw := k.windows[id]
@@ -178,15 +180,6 @@ func (k *keyed) snapshot(w *wire.Writer) {
 	}
 	w.Int(k.scannedAt)
 	w.Bool(k.rescan)
-}
-
-func sortedIDs(m map[int]*Bundle) []int {
-	ids := make([]int, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	return ids
 }
 
 // Restore builds an engine for spec in the state a Snapshot recorded. The
@@ -233,7 +226,7 @@ func (e *Engine) restoreShape(r *wire.Reader) error {
 			return fmt.Errorf("restore: snapshot has stage %q (kind %d, keyed %v) where the pipeline has %q (kind %d, keyed %v)", id, kind, keyed, st.spec.ID, st.spec.Kind, st.keyed != nil)
 		}
 	}
-	ids := sortedKeys(e.pcolls)
+	ids := slices.Sorted(maps.Keys(e.pcolls))
 	if n := r.Len(); r.Err() == nil && n != len(ids) {
 		return fmt.Errorf("restore: snapshot has %d PCollections, the pipeline %d", n, len(ids))
 	}
@@ -255,7 +248,7 @@ func (e *Engine) restoreState(r *wire.Reader) error {
 	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
 		e.expired = append(e.expired, StateWindow{Stage: r.String(), Key: r.Blob(), Window: r.Blob(), maxTS: r.Int()})
 	}
-	for _, id := range sortedKeys(e.pcolls) {
+	for _, id := range slices.Sorted(maps.Keys(e.pcolls)) {
 		p := e.pcolls[id]
 		p.wm = r.Int()
 		p.data = nil

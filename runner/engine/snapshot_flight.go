@@ -1,6 +1,10 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
 
 // SnapshotRequeuingFlight is Snapshot of the consistent point the engine
 // would be at if every bundle in flight had not started: what each still
@@ -23,7 +27,7 @@ func (e *Engine) SnapshotRequeuingFlight() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("requeuing bundles in flight: %w", err)
 	}
-	for _, id := range sortedIDs(e.flight) {
+	for _, id := range slices.Sorted(maps.Keys(e.flight)) {
 		b := e.flight[id]
 		owned, err := e.OwnedInput(id)
 		if err != nil {

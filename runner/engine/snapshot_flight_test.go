@@ -2,7 +2,9 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -118,7 +120,7 @@ func TestSnapshotRequeuingFlightRandom(t *testing.T) {
 			if string(mustSnapshot(t, b.e)) != string(snap) {
 				t.Fatalf("script %d op %d: restored snapshot differs", i, j)
 			}
-			for _, pc := range sortedKeys(spec.PColls) {
+			for _, pc := range slices.Sorted(maps.Keys(spec.PColls)) {
 				if wa, wb := a.e.Watermark(pc), b.e.Watermark(pc); wa != wb {
 					t.Fatalf("script %d op %d: %s watermark %d restored as %d", i, j, pc, wa, wb)
 				}
@@ -248,7 +250,7 @@ func checkRequeued(t *testing.T, a, b *Engine, owed map[string]int) {
 	}
 	// A bundle a split left owning nothing holds nothing once requeued;
 	// the others hold their stage as they did while running.
-	for _, id := range sortedIDs(a.flight) {
+	for _, id := range slices.Sorted(maps.Keys(a.flight)) {
 		fb := a.flight[id]
 		st := b.stage(fb.Stage)
 		owned, err := a.OwnedInput(id)

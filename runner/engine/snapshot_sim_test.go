@@ -2,7 +2,9 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -202,7 +204,7 @@ func (s *sim) step(op simOp) []string {
 		}
 	}
 	var wms []string
-	for _, pc := range sortedKeys(s.spec.PColls) {
+	for _, pc := range slices.Sorted(maps.Keys(s.spec.PColls)) {
 		wms = append(wms, fmt.Sprintf("%s=%d", pc, s.e.Watermark(pc)))
 	}
 	out = append(out, fmt.Sprintf("now=%d done=%v inflight=%d err=%v wm %s", s.e.Now(), s.e.Done(), s.e.InFlight(), s.e.Err(), strings.Join(wms, " ")))

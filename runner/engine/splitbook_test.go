@@ -2,7 +2,9 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -206,15 +208,7 @@ func runSplitModel(t *testing.T, rng *rand.Rand, sizes []int) error {
 }
 
 func pickBundle(rng *rand.Rand, running map[int]*modelBundle) *modelBundle {
-	ids := make([]int, 0, len(running))
-	for id := range running {
-		ids = append(ids, id)
-	}
 	// Map order is random; sort for a seed-determined choice.
-	for i := 1; i < len(ids); i++ {
-		for j := i; j > 0 && ids[j] < ids[j-1]; j-- {
-			ids[j], ids[j-1] = ids[j-1], ids[j]
-		}
-	}
+	ids := slices.Sorted(maps.Keys(running))
 	return running[ids[rng.Intn(len(ids))]]
 }

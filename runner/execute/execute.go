@@ -37,9 +37,10 @@ type Options struct {
 	MemoryLimit int64
 	// BoundPending extends the limit to SDK stages' pending input (with
 	// source checkpoints that bound a running bundle's output). Only an
-	// explicit --memory_limit turns it on: the checkpoints split every
-	// source bundle, and Go SDK splits racing a bundle's end are not yet
-	// understood (see issue 11's note).
+	// explicit --memory_limit turns it on, so that the default limit does
+	// not checkpoint every source bundle of every job. Such checkpoints
+	// once met a Go SDK rounding bug at fraction 0, which boundedCheckpoint
+	// (split.go) works around.
 	BoundPending bool
 	// CheckpointInterval is the least time between two checkpoints of a
 	// streaming job with a durable record; 0 takes none.

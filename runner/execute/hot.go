@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -46,7 +47,7 @@ func (r *run) goReaders(pc string) bool {
 				return false
 			}
 		}
-		if !contains(s.Inputs, pc) && !contains(s.CopyInputs, pc) {
+		if !slices.Contains(s.Inputs, pc) && !slices.Contains(s.CopyInputs, pc) {
 			continue
 		}
 		if s.Kind != plan.SDK || !r.goEnv(s.Env) {

@@ -2,6 +2,7 @@ package execute
 
 import (
 	"bytes"
+	"slices"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/coder"
@@ -34,7 +35,7 @@ func (r *run) publishStages() {
 			in.SideInputs = append(in.SideInputs, si.PColl)
 		}
 		for _, fs := range s.FlattenSinks {
-			if !contains(in.Outputs, fs.To) {
+			if !slices.Contains(in.Outputs, fs.To) {
 				in.Outputs = append(in.Outputs, fs.To)
 			}
 		}

@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,12 +81,7 @@ func (r *run) envs() []string {
 			set[s.Env] = true
 		}
 	}
-	var out []string
-	for e := range set {
-		out = append(out, e)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 // startWorkers starts each environment's harnesses (see WorkersOption) and

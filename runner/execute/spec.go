@@ -2,7 +2,8 @@ package execute
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
@@ -100,7 +101,7 @@ func (r *run) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 		// watermark from this stage too.
 		ss.Outputs = append([]string{}, s.Outputs...)
 		for _, fs := range s.FlattenSinks {
-			if !contains(ss.Outputs, fs.From) {
+			if !slices.Contains(ss.Outputs, fs.From) {
 				ss.Outputs = append(ss.Outputs, fs.From)
 			}
 		}
@@ -135,12 +136,7 @@ func uniqueSides(s *plan.Stage) []string {
 	for _, si := range s.SideInputs {
 		set[si.PColl] = true
 	}
-	var out []string
-	for pc := range set {
-		out = append(out, pc)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 func (r *run) aggConfig(in string) (agg.Config, error) {
@@ -167,15 +163,6 @@ func (r *run) stageName(s *plan.Stage) string {
 		return t.GetUniqueName()
 	}
 	return fmt.Sprintf("%s and %d more", t.GetUniqueName(), len(s.Transforms)-1)
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 func (r *run) timerSpecs(s *plan.Stage) ([]engine.TimerSpec, error) {

@@ -2,7 +2,8 @@ package jobs
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -22,11 +23,11 @@ func checkNames(jobName string, p *pipepb.Pipeline) error {
 		kind string
 		ids  []string
 	}{
-		{"transform", keys(c.GetTransforms())},
-		{"PCollection", keys(c.GetPcollections())},
-		{"coder", keys(c.GetCoders())},
-		{"windowing strategy", keys(c.GetWindowingStrategies())},
-		{"environment", keys(c.GetEnvironments())},
+		{"transform", slices.Sorted(maps.Keys(c.GetTransforms()))},
+		{"PCollection", slices.Sorted(maps.Keys(c.GetPcollections()))},
+		{"coder", slices.Sorted(maps.Keys(c.GetCoders()))},
+		{"windowing strategy", slices.Sorted(maps.Keys(c.GetWindowingStrategies()))},
+		{"environment", slices.Sorted(maps.Keys(c.GetEnvironments()))},
 	}
 	for _, k := range kinds {
 		for _, id := range k.ids {
@@ -52,13 +53,4 @@ func badName(s string) string {
 		return "is not valid UTF-8"
 	}
 	return ""
-}
-
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

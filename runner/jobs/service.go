@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -184,11 +185,7 @@ func (s *Service) lookup(jobID string) (*record, error) {
 func (s *Service) sortedJobs() []*record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ids := make([]string, 0, len(s.mu.jobs))
-	for id := range s.mu.jobs {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := slices.Sorted(maps.Keys(s.mu.jobs))
 	out := make([]*record, len(ids))
 	for i, id := range ids {
 		out[i] = s.mu.jobs[id]

@@ -1,7 +1,8 @@
 package jobs
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -147,10 +148,5 @@ func envKinds(p *pipepb.Pipeline) []string {
 			set[urn] = true
 		}
 	}
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }

@@ -2,7 +2,8 @@ package metrics
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"google.golang.org/protobuf/proto"
@@ -70,7 +71,7 @@ func (n *trieNode) trim() int {
 		return 0
 	}
 	var max *trieNode
-	for _, k := range sortedKeys(n.children) {
+	for _, k := range slices.Sorted(maps.Keys(n.children)) {
 		if c := n.children[k]; max == nil || c.size > max.size {
 			max = c
 		}
@@ -100,7 +101,7 @@ func (n *trieNode) merge(other *trieNode) int {
 		n.children = other.clone().children
 		delta = other.size - n.size
 	default:
-		for _, k := range sortedKeys(other.children) {
+		for _, k := range slices.Sorted(maps.Keys(other.children)) {
 			oc := other.children[k]
 			if c := n.children[k]; c != nil {
 				delta += c.merge(oc)
@@ -254,20 +255,11 @@ func (t boundedTrie) flatten() [][]string {
 		case len(n.children) == 0:
 			out = append(out, append([]string{}, prefix...))
 		default:
-			for _, k := range sortedKeys(n.children) {
+			for _, k := range slices.Sorted(maps.Keys(n.children)) {
 				walk(n.children[k], append(prefix, k))
 			}
 		}
 	}
 	walk(t.asTrie(), nil)
 	return out
-}
-
-func sortedKeys(m map[string]*trieNode) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

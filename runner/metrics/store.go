@@ -6,7 +6,8 @@
 package metrics
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -105,11 +106,7 @@ func (s *Store) mergeLocked(mi *pipepb.MonitoringInfo, v value) {
 func (s *Store) Results() []*pipepb.MonitoringInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	keys := make([]string, 0, len(s.mu.entries))
-	for k := range s.mu.entries {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(s.mu.entries))
 	out := make([]*pipepb.MonitoringInfo, 0, len(keys))
 	for _, k := range keys {
 		e := s.mu.entries[k]
@@ -126,11 +123,7 @@ func (s *Store) Results() []*pipepb.MonitoringInfo {
 // keyOf identifies a metric by URN and its full label set. Labels are sorted
 // so map iteration order cannot split one metric into two.
 func keyOf(urn string, labels map[string]string) string {
-	names := make([]string, 0, len(labels))
-	for n := range labels {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(labels))
 	var b strings.Builder
 	b.WriteString(urn)
 	for _, n := range names {

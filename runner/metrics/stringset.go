@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/coder"
 )
@@ -50,12 +51,7 @@ func (a stringSet) union(b stringSet) stringSet {
 }
 
 func (s stringSet) sorted() []string {
-	out := make([]string, 0, len(s.members))
-	for str := range s.members {
-		out = append(out, str)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(s.members))
 }
 
 // encode writes the payload: beam:coder:iterable:v1 of

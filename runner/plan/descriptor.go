@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
@@ -18,7 +20,7 @@ const coderWindowedValue = "beam:coder:windowed_value:v1"
 // built, since it adds coders.
 func wireCoders(comps *pipepb.Components, original map[string]string) (map[string]string, error) {
 	wire := map[string]string{}
-	for _, id := range sortedKeys(comps.GetPcollections()) {
+	for _, id := range slices.Sorted(maps.Keys(comps.GetPcollections())) {
 		pc := comps.GetPcollections()[id]
 		elem, err := coders.LPUnknown(comps.Coders, pc.GetCoderId())
 		if err != nil {

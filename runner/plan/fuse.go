@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
@@ -208,7 +210,7 @@ func (f *fuser) inputs(id string, t *pipepb.PTransform) (string, []SideInput, er
 		return "", nil, fmt.Errorf("transform %q (%s): %v", t.GetUniqueName(), id, err)
 	}
 	var sides []SideInput
-	for _, tag := range sortedKeys(pl.GetSideInputs()) {
+	for _, tag := range slices.Sorted(maps.Keys(pl.GetSideInputs())) {
 		pc, ok := t.GetInputs()[tag]
 		if !ok {
 			return "", nil, fmt.Errorf("transform %q (%s): side input %q is not among its inputs", t.GetUniqueName(), id, tag)
@@ -309,7 +311,7 @@ func (f *fuser) markOutputs() {
 	for _, s := range f.stages {
 		for _, id := range s.Transforms {
 			for _, pc := range sortedValues(f.transform(id).GetOutputs()) {
-				if (needed[pc] || s.Kind != SDK) && !contains(s.Outputs, pc) {
+				if (needed[pc] || s.Kind != SDK) && !slices.Contains(s.Outputs, pc) {
 					s.Outputs = append(s.Outputs, pc)
 				}
 				if s.Kind == SDK {
@@ -383,22 +385,4 @@ func allDone(deps map[*Stage]bool, done map[*Stage]bool) bool {
 		}
 	}
 	return true
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
@@ -42,7 +44,7 @@ func rewriteParDoCoders(comps *pipepb.Components, id string, t *pipepb.PTransfor
 		return nil, nil
 	}
 	var fams []TimerFamily
-	for _, fam := range sortedKeys(pl.GetTimerFamilySpecs()) {
+	for _, fam := range slices.Sorted(maps.Keys(pl.GetTimerFamilySpecs())) {
 		spec := pl.GetTimerFamilySpecs()[fam]
 		c, err := coders.LPUnknown(comps.Coders, spec.GetTimerFamilyCoderId())
 		if err != nil {
@@ -54,7 +56,7 @@ func rewriteParDoCoders(comps *pipepb.Components, id string, t *pipepb.PTransfor
 			Processing: spec.GetTimeDomain() == pipepb.TimeDomain_PROCESSING_TIME,
 		})
 	}
-	for _, sid := range sortedKeys(pl.GetStateSpecs()) {
+	for _, sid := range slices.Sorted(maps.Keys(pl.GetStateSpecs())) {
 		ol := pl.GetStateSpecs()[sid].GetOrderedListSpec()
 		if ol == nil {
 			continue

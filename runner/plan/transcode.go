@@ -3,6 +3,8 @@ package plan
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
@@ -31,7 +33,7 @@ func (g *graph) transcodeFlattenInputs() {
 		}
 		if t.GetSpec().GetUrn() == URNFlatten && !g.sdkFlattens[id] {
 			out, _ := onlyValue(t.GetOutputs())
-			for _, tag := range sortedKeys(t.GetInputs()) {
+			for _, tag := range slices.Sorted(maps.Keys(t.GetInputs())) {
 				in := t.GetInputs()[tag]
 				p := g.comps.GetTransforms()[producer[in]]
 				if !runnerLeaves[p.GetSpec().GetUrn()] || g.sameCoder(in, out) || g.sdkEnvironment(t) == "" {
@@ -141,7 +143,7 @@ func (g *graph) transcodeTestStream(id string, t *pipepb.PTransform) []string {
 		return nil // reported when the events are decoded
 	}
 	var added []string
-	for _, tag := range sortedKeys(t.GetOutputs()) {
+	for _, tag := range slices.Sorted(maps.Keys(t.GetOutputs())) {
 		out := t.GetOutputs()[tag]
 		if g.coderEqual(pl.GetCoderId(), g.comps.GetPcollections()[out].GetCoderId(), 0) {
 			continue

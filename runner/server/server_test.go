@@ -10,6 +10,7 @@ import (
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/internal/testwait"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -40,9 +41,7 @@ func start(t *testing.T, cfg Config) (*Server, chan error) {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- s.Serve(lis) }()
-	for s.Endpoint() == "" {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(t, 10*time.Second, "Serve to publish its endpoint", func() bool { return s.Endpoint() != "" })
 	return s, errc
 }
 
@@ -86,32 +85,56 @@ func TestStopCancelsRunningJobs(t *testing.T) {
 
 func TestIdleShutdown(t *testing.T) {
 	_, errc := start(t, Config{Executor: blockingExec{}, IdleShutdown: 50 * time.Millisecond})
+	awaitShutdown(t, errc, "when idle")
+}
+
+// awaitShutdown requires Serve to return nil within a bound.
+func awaitShutdown(t *testing.T, errc <-chan error, when string) {
+	t.Helper()
 	select {
 	case err := <-errc:
 		if err != nil {
 			t.Errorf("Serve = %v", err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("server did not shut down when idle")
+		t.Fatal("server did not shut down " + when)
 	}
 }
 
 func TestNoIdleShutdownWhileBusy(t *testing.T) {
 	exec := blockingExec{stopped: make(chan string, 1)}
-	s, errc := start(t, Config{Executor: exec, IdleShutdown: 200 * time.Millisecond})
+	s, errc := start(t, Config{Executor: exec, IdleShutdown: time.Second})
 	cli := client(t, s)
-	prep, err := cli.Prepare(context.Background(), &jobpb.PrepareJobRequest{Pipeline: &pipepb.Pipeline{}})
+	ctx := context.Background()
+	prep, err := cli.Prepare(ctx, &jobpb.PrepareJobRequest{Pipeline: &pipepb.Pipeline{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli.Run(context.Background(), &jobpb.RunJobRequest{PreparationId: prep.GetPreparationId()})
+	run, err := cli.Run(ctx, &jobpb.RunJobRequest{PreparationId: prep.GetPreparationId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, 10*time.Second, "the job to run", func() bool {
+		st, err := cli.GetState(ctx, &jobpb.GetJobStateRequest{JobId: run.GetJobId()})
+		return err == nil && st.GetState() == jobpb.JobState_RUNNING
+	})
+	// The idle watcher shuts down once idleFor reaches the timeout; a
+	// running job keeps that at 0 however late the watcher looks.
+	if d := idleFor(s.svc, time.Now().Add(time.Hour)); d != 0 {
+		t.Fatalf("idle for %v an hour from now with a job running; want 0", d)
+	}
 	select {
 	case err := <-errc:
 		t.Fatalf("server shut down with a running job: %v", err)
-	case <-time.After(500 * time.Millisecond):
+	default:
 	}
-	s.Stop(context.Background())
+	// Once the job has ended the server is idle, and the watcher, which
+	// was running all along, shuts it down.
+	if _, err := cli.Cancel(ctx, &jobpb.CancelJobRequest{JobId: run.GetJobId()}); err != nil {
+		t.Fatal(err)
+	}
 	<-exec.stopped
+	awaitShutdown(t, errc, "once its job had ended")
 }
 
 func TestNewRequiresExecutor(t *testing.T) {

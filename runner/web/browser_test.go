@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/internal/jobtest"
+	"github.com/beam-runner/beam-runner/internal/testwait"
 	"github.com/chromedp/chromedp"
 )
 
@@ -78,8 +80,13 @@ func TestBrowserDrainsStreamingJob(t *testing.T) {
 			if look1, err = chromedp.Run(ctx, chromedp.Evaluate[[]stageLook](readGraph)); err != nil {
 				return err
 			}
-			time.Sleep(3 * time.Second)
-			if look2, err = chromedp.Run(ctx, chromedp.Evaluate[[]stageLook](readGraph)); err != nil {
+			// Look again until a count has grown and a watermark advanced;
+			// checkGrowth reports what did not, if neither comes in time.
+			if err := testwait.For(ctx, 30*time.Second, func() (bool, error) {
+				look2, err = chromedp.Run(ctx, chromedp.Evaluate[[]stageLook](readGraph))
+				grew, advanced := growth(look1, look2)
+				return grew && advanced, err
+			}); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 				return err
 			}
 			jobShot, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
@@ -146,19 +153,7 @@ func checkGrowth(t *testing.T, a, b []stageLook) {
 	t.Helper()
 	t.Logf("first look %+v", a)
 	t.Logf("second look %+v", b)
-	before := map[string]stageLook{}
-	for _, s := range a {
-		before[s.ID] = s
-	}
-	grew, advanced := false, false
-	for _, s := range b {
-		p, ok := before[s.ID]
-		if !ok {
-			continue
-		}
-		grew = grew || s.ElementsOut > p.ElementsOut || s.ElementsIn > p.ElementsIn
-		advanced = advanced || (p.Watermark > -9e15 && s.Watermark > p.Watermark && s.Watermark < 9e15)
-	}
+	grew, advanced := growth(a, b)
 	if len(b) < 3 {
 		t.Errorf("graph shows %d stages; want the source, the GroupByKey and the sum", len(b))
 	}
@@ -168,6 +163,25 @@ func checkGrowth(t *testing.T, a, b []stageLook) {
 	if !advanced {
 		t.Error("no stage's watermark advanced between the two looks")
 	}
+}
+
+// growth reports whether, from look a to look b, some stage's element
+// count grew and some stage's watermark advanced (past its minimum, short
+// of its end).
+func growth(a, b []stageLook) (grew, advanced bool) {
+	before := map[string]stageLook{}
+	for _, s := range a {
+		before[s.ID] = s
+	}
+	for _, s := range b {
+		p, ok := before[s.ID]
+		if !ok {
+			continue
+		}
+		grew = grew || s.ElementsOut > p.ElementsOut || s.ElementsIn > p.ElementsIn
+		advanced = advanced || (p.Watermark > -9e15 && s.Watermark > p.Watermark && s.Watermark < 9e15)
+	}
+	return grew, advanced
 }
 
 // chromiumPath finds Chromium ($CHROMIUM, /usr/bin/chromium or on PATH),

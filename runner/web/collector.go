@@ -1,6 +1,8 @@
 package web
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -105,12 +107,7 @@ func collectJob(ch chan<- prometheus.Metric, d jobs.Detail, now time.Time) {
 			gauge(descWatermarkLg, lag, job, st.ID)
 		}
 	}
-	pcs := make([]string, 0, len(d.Stats.PCollections))
-	for pc := range d.Stats.PCollections {
-		pcs = append(pcs, pc)
-	}
-	sort.Strings(pcs)
-	for _, pc := range pcs {
+	for _, pc := range slices.Sorted(maps.Keys(d.Stats.PCollections)) {
 		counter(descPColl, d.Stats.PCollections[pc], job, pc)
 	}
 }

@@ -3,6 +3,8 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,7 +45,7 @@ func checkUnsupportedURN(ctx context.Context, s *Session) error {
 // returns its unique name.
 func rewriteLeafParDo(p *pipepb.Pipeline, urn string) (string, error) {
 	ts := p.GetComponents().GetTransforms()
-	for _, id := range sortedKeys(ts) {
+	for _, id := range slices.Sorted(maps.Keys(ts)) {
 		t := ts[id]
 		if len(t.GetSubtransforms()) == 0 && t.GetSpec().GetUrn() == parDoURN {
 			t.Spec.Urn = urn

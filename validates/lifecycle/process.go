@@ -3,9 +3,10 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -85,7 +86,7 @@ func (s *Session) runProcessJob(ctx context.Context, name, command string, env m
 }
 
 func onlyEnv(p *pipepb.Pipeline) (string, error) {
-	envs := sortedKeys(p.GetComponents().GetEnvironments())
+	envs := slices.Sorted(maps.Keys(p.GetComponents().GetEnvironments()))
 	if len(envs) != 1 {
 		return "", fmt.Errorf("pipeline has environments %v, want one", envs)
 	}
@@ -137,13 +138,4 @@ func alive(pid int) bool {
 	}
 	i := strings.LastIndexByte(string(stat), ')')
 	return i+2 < len(stat) && stat[i+2] != 'Z'
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -3,9 +3,10 @@ package wordcount
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -72,13 +73,8 @@ func Diff(want, got Counts, max int) []string {
 	for w := range got {
 		words[w] = true
 	}
-	sorted := make([]string, 0, len(words))
-	for w := range words {
-		sorted = append(sorted, w)
-	}
-	sort.Strings(sorted)
 	var out []string
-	for _, w := range sorted {
+	for _, w := range slices.Sorted(maps.Keys(words)) {
 		a, inA := want[w]
 		b, inB := got[w]
 		if a == b && inA == inB {

@@ -1,5 +1,5 @@
-// Command hotkey is the hot-key check, run by hand against a
-// server: one key holding --values_mb MiB of values goes through a
+// Command hotkey checks that a key with more values than the memory limit
+// holds goes through a GroupByKey, run by hand against a server: one key holding --values_mb MiB of values goes through a
 // GroupByKey, and a DoFn sums the values' lengths; the job fails unless
 // the sum is right. The source checkpoints every MiB so no bundle's output
 // is large. Run it with --runner=universal --endpoint=HOST:PORT

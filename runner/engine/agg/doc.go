@@ -2,8 +2,8 @@
 // buffers encoded values by (encoded key, window), runs the windowing
 // strategy's trigger, and emits panes.
 //
-// It follows the engine's rules (see DESIGN.md): no I/O, no clock reads, no
-// goroutines, and deterministic output. Time only moves when the caller says
+// It follows the engine's rules (see docs/design.md): no I/O, no clock
+// reads, no goroutines, and deterministic output. Time only moves when the caller says
 // so (AdvanceWatermark, AdvanceProcessingTime), and every iteration over
 // keys or windows is in a sorted order.
 //

@@ -2,6 +2,8 @@ package agg
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
@@ -45,11 +47,7 @@ func (g *GBK) Snapshot(w *wire.Writer) error {
 		index[ws] = i
 		ws.snapshot(w)
 	}
-	keys := make([]string, 0, len(g.sessions))
-	for k := range g.sessions {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(g.sessions))
 	w.Len(len(keys))
 	for _, k := range keys {
 		w.String(k)
@@ -162,11 +160,7 @@ func (b *batch) hasSpilled() bool {
 }
 
 func (b *batch) snapshot(w *wire.Writer) {
-	keys := make([]string, 0, len(b.wins))
-	for k := range b.wins {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(b.wins))
 	w.Len(len(keys))
 	for _, k := range keys {
 		bw := b.wins[k]

@@ -2,6 +2,8 @@ package userstate
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
@@ -56,22 +58,22 @@ func sortScopes(ss []Scope) {
 
 func (c *cells) snapshot(w *wire.Writer) {
 	w.Len(len(c.bags))
-	for _, id := range sortedIDs(c.bags) {
+	for _, id := range slices.Sorted(maps.Keys(c.bags)) {
 		w.String(id)
 		writePieces(w, c.bags[id])
 	}
 	w.Len(len(c.maps))
-	for _, id := range sortedIDs(c.maps) {
+	for _, id := range slices.Sorted(maps.Keys(c.maps)) {
 		w.String(id)
 		m := c.maps[id]
 		w.Len(len(m))
-		for _, mk := range sortedIDs(m) {
+		for _, mk := range slices.Sorted(maps.Keys(m)) {
 			w.String(mk)
 			writePieces(w, m[mk])
 		}
 	}
 	w.Len(len(c.lists))
-	for _, id := range sortedIDs(c.lists) {
+	for _, id := range slices.Sorted(maps.Keys(c.lists)) {
 		w.String(id)
 		es := c.lists[id]
 		w.Len(len(es))
@@ -87,15 +89,6 @@ func writePieces(w *wire.Writer, ps [][]byte) {
 	for _, p := range ps {
 		w.Blob(p)
 	}
-}
-
-func sortedIDs[V any](m map[string]V) []string {
-	ids := make([]string, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
 }
 
 // RestoreStore rebuilds a store from Snapshot's bytes. A newer format or

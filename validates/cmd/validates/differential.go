@@ -5,10 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
+	"github.com/beam-runner/beam-runner/internal/serverproc"
 	"github.com/beam-runner/beam-runner/validates"
 	"github.com/beam-runner/beam-runner/validates/differential"
 	"github.com/beam-runner/beam-runner/validates/wordcount"
@@ -144,7 +145,7 @@ func (d diffRun) pySplits(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if line := fmt.Sprintf("records\t%d", diffFlags.splitsRecords); !contains(want, line) {
+	if line := fmt.Sprintf("records\t%d", diffFlags.splitsRecords); !slices.Contains(want, line) {
 		return fmt.Errorf("the DirectRunner's output lacks %q: the oracle is wrong", line)
 	}
 	out := filepath.Join(d.dir, "splits-server")
@@ -225,10 +226,8 @@ func runLogged(ctx context.Context, limit time.Duration, logPath, bin string, ar
 	defer logf.Close()
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd := serverproc.GroupCommand(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	setProcAttrs(cmd)
-	cmd.Cancel = func() error { return killGroup(cmd) }
 	start := time.Now()
 	err = cmd.Run()
 	fmt.Printf("validates: %s (log %s): %s\n", filepath.Base(bin), logPath, time.Since(start).Round(10*time.Millisecond))
@@ -236,13 +235,4 @@ func runLogged(ctx context.Context, limit time.Duration, logPath, bin string, ar
 		return fmt.Errorf("%w; log %s ends:\n%s", err, logPath, tailFile(logPath, 15))
 	}
 	return nil
-}
-
-func contains(lines []string, s string) bool {
-	for _, l := range lines {
-		if l == s {
-			return true
-		}
-	}
-	return false
 }

@@ -76,7 +76,7 @@ func runLifecycle(ctx context.Context, cfg config, work string, srv *server) ([]
 		return nil, nil, err
 	}
 	sess, err := lifecycle.Open(ctx, lifecycle.Env{
-		Endpoint: srv.endpoint, ServerPID: srv.cmd.Process.Pid,
+		Endpoint: srv.endpoint, ServerPID: srv.proc.Pid(),
 		WorkerStartTimeout: cfg.workerStartTimeout, Work: dir,
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/beam-runner/beam-runner/internal/serverproc"
 	"github.com/beam-runner/beam-runner/validates"
 )
 
@@ -77,10 +78,8 @@ func (g goRun) stream(ctx context.Context, args []string, raw io.Writer) ([]vali
 	if err != nil {
 		return nil, err
 	}
-	test := exec.CommandContext(ctx, g.bin, args...)
+	test := serverproc.GroupCommand(ctx, g.bin, args...)
 	test.Stdout, test.Stderr = pw, pw
-	setProcAttrs(test)
-	test.Cancel = func() error { return killGroup(test) }
 	if err := startBoth(conv, test, pr, pw); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/beam-runner/beam-runner/internal/serverproc"
 	"github.com/beam-runner/beam-runner/validates"
 )
 
@@ -47,11 +48,10 @@ func runBeamPytest(ctx context.Context, cfg config, file, class, report, opts st
 		return nil, err
 	}
 	os.Remove(report) // a stale report must not pass for this run's
-	cmd := exec.CommandContext(ctx, cfg.pythonBin, beamPytestArgs(cfg, file, class, report, opts)...)
+	// The job servers the tests start share its group.
+	cmd := serverproc.GroupCommand(ctx, cfg.pythonBin, beamPytestArgs(cfg, file, class, report, opts)...)
 	cmd.Env = append(append(os.Environ(), "PYTHONPATH="+joinPath(plugins, os.Getenv("PYTHONPATH"))), env...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	setProcAttrs(cmd) // the job servers the tests start share its group
-	cmd.Cancel = func() error { return killGroup(cmd) }
 	runErr := cmd.Run()
 	results, err := readClassJUnit(report, class)
 	if err != nil {

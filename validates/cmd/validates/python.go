@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 
+	"github.com/beam-runner/beam-runner/internal/serverproc"
 	"github.com/beam-runner/beam-runner/validates"
 )
 
@@ -18,12 +18,10 @@ func runPython(ctx context.Context, cfg config, work, endpoint string) ([]valida
 	// Tests have their own pytest-timeout; the context guards the process.
 	ctx, cancel := context.WithTimeout(ctx, cfg.pythonTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, cfg.pythonBin, "-m", "pytest", "-v", "-p", "no:cacheprovider",
+	cmd := serverproc.GroupCommand(ctx, cfg.pythonBin, "-m", "pytest", "-v", "-p", "no:cacheprovider",
 		"--junitxml="+report, "validates/python")
 	cmd.Env = append(os.Environ(), "BEAM_JOB_ENDPOINT="+endpoint)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	setProcAttrs(cmd)
-	cmd.Cancel = func() error { return killGroup(cmd) }
 	runErr := cmd.Run()
 	results, err := readJUnit(report)
 	if err != nil {

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
+	"github.com/beam-runner/beam-runner/internal/serverproc"
 	"github.com/beam-runner/beam-runner/validates/differential"
 	"github.com/beam-runner/beam-runner/validates/wordcount"
 )
@@ -119,10 +119,8 @@ func runWordcount(ctx context.Context, cfg config, bin, dir, input string, runne
 	ctx, cancel := context.WithTimeout(ctx, cfg.checkTimeout)
 	defer cancel()
 	args := append([]string{"--input=" + input, "--output=" + filepath.Join(dir, "out")}, runnerArgs...)
-	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd := serverproc.GroupCommand(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	setProcAttrs(cmd)
-	cmd.Cancel = func() error { return killGroup(cmd) }
 	start := time.Now()
 	err = cmd.Run()
 	fmt.Printf("validates: wordcount %v: %s\n", runnerArgs[0], time.Since(start).Round(10*time.Millisecond))

@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
+	"strings"
 	"time"
 
+	"github.com/beam-runner/beam-runner/internal/serverproc"
 	"github.com/beam-runner/beam-runner/validates"
 )
 
@@ -93,12 +90,12 @@ func (x xlangRun) dataframe(ctx context.Context, bin, name string, serviceArgs [
 	if err != nil {
 		return err
 	}
-	defer svc.stop()
+	defer svc.Stop()
 	g := goRun{bin: bin, endpoint: x.endpoint, timeout: x.cfg.checkTimeout, work: x.work,
-		extra: []string{"--expansion_addr=python_transform:" + svc.addr}}
+		extra: []string{"--expansion_addr=python_transform:" + svc.Addr}}
 	res := g.run(ctx, filepath.Base(name), "^TestDataframe$", "")
 	if len(res) != 1 || res[0].Status != validates.Pass {
-		return fmt.Errorf("TestDataframe: %v (expansion service log %s)", res, svc.log)
+		return fmt.Errorf("TestDataframe: %v (expansion service log %s)", res, svc.LogPath)
 	}
 	return nil
 }
@@ -114,7 +111,7 @@ func (x xlangRun) python(ctx context.Context) ([]validates.Result, []string, err
 	if err != nil {
 		return nil, expected, err
 	}
-	defer svc.stop()
+	defer svc.Stop()
 	file, err := pythonModuleFile(ctx, x.cfg.pythonBin, xlangModule)
 	if err != nil {
 		return nil, expected, err
@@ -129,62 +126,20 @@ func (x xlangRun) python(ctx context.Context) ([]validates.Result, []string, err
 
 // expansion is a running expansion service.
 type expansion struct {
-	addr, port, log string
-	cmd             *exec.Cmd
-	exited          chan struct{}
+	*serverproc.Proc
+	port string
 }
 
 // startExpansion starts a Python expansion service module on a free port
-// and waits until it listens.
+// and waits until it listens; Stop ends it and the workers it started.
 func startExpansion(ctx context.Context, python, logPath, module string, args ...string) (*expansion, error) {
-	port, err := freePort()
+	p, err := serverproc.Start(ctx, serverproc.Spec{
+		Bin: python, Args: append([]string{"-m", module}, args...), PortFlag: "--port",
+		LogPath: logPath, Ready: serverproc.Listening, ReadyLimit: 2 * time.Minute,
+	})
 	if err != nil {
-		return nil, err
-	}
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(python, append([]string{"-m", module, "-p", strconv.Itoa(port)}, args...)...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	setProcAttrs(cmd) // its loopback workers share its group
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, err
-	}
-	e := &expansion{addr: "localhost:" + strconv.Itoa(port), port: strconv.Itoa(port), log: logPath, cmd: cmd, exited: make(chan struct{})}
-	go func() { cmd.Wait(); logf.Close(); close(e.exited) }()
-	if err := e.waitListening(ctx, 2*time.Minute); err != nil {
-		e.stop()
 		return nil, fmt.Errorf("expansion service %s: %w; log %s ends:\n%s", module, err, logPath, tailFile(logPath, 15))
 	}
-	return e, nil
-}
-
-func (e *expansion) waitListening(ctx context.Context, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		if conn, err := net.DialTimeout("tcp", e.addr, time.Second); err == nil {
-			conn.Close()
-			return nil
-		}
-		select {
-		case <-e.exited:
-			return errors.New("exited before listening")
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("not listening on %s after %v", e.addr, limit)
-}
-
-func (e *expansion) stop() {
-	terminate(e.cmd)
-	select {
-	case <-e.exited:
-	case <-time.After(10 * time.Second):
-		killGroup(e.cmd)
-		<-e.exited
-	}
+	_, port, _ := strings.Cut(p.Addr, ":")
+	return &expansion{Proc: p, port: port}, nil
 }
