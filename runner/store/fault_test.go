@@ -6,7 +6,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
@@ -63,33 +62,59 @@ func TestSpillRefusedOnFullDisk(t *testing.T) {
 	}
 }
 
-// TestSpillWriteFault: the disk refuses a spill's write-ahead log write
+// TestSpillWriteFault: the disk refuses a write of the spill's data
 // (ENOSPC, as when it fills between two free-space readings). Pebble
-// writes the log in the background, so a later spill write is the first
-// to fail; it names the cause and the file, every later write is refused
-// the same way instead of reaching Pebble, and reads and Close still work.
+// writes it in a background flush, so a later spill write is the first
+// to fail; it names the cause and the file, and every later Space
+// operation fails the same way. The job records are apart: they are
+// still written and read.
 func TestSpillWriteFault(t *testing.T) {
+	tog := failing(".sst", syscall.ENOSPC, errorfs.OpFileWrite)
+	s := openOn(t, errorfs.Wrap(vfs.NewMem(), tog))
+	defer s.Close()
+	sp := s.Space("spill/")
+	tog.On()
+	var err error
+	value := make([]byte, 64<<10)
+	for i := 0; err == nil && i < 10000; i++ { // 640 MiB: many flushes
+		err = sp.WriteRun([][]byte{fmt.Appendf(nil, "%08d", i)}, [][]byte{value})
+	}
+	if !errors.Is(err, syscall.ENOSPC) || !errors.Is(err, ErrDiskFault) || !strings.Contains(err.Error(), "/state/scratch/") {
+		t.Fatalf("spill after a failed flush: err = %v, want a disk fault naming ENOSPC and the scratch file", err)
+	}
+	if err := sp.Scan(nil, func(k, v []byte) error { return nil }); !errors.Is(err, ErrDiskFault) {
+		t.Fatalf("reading the spill after the fault: err = %v, want the fault", err)
+	}
+	if err := commit(s, "jobs/b", true); err != nil {
+		t.Fatalf("a job record after a spill fault: %v", err)
+	}
+	if _, ok, err := s.Get([]byte("jobs/b")); !ok || err != nil {
+		t.Fatalf("reading a record after the fault: %v, %v", ok, err)
+	}
+}
+
+// TestRecordWriteFault: the disk refuses a write of the records' log.
+// Pebble writes it in the background and reports it to the next synced
+// commit (as a fatal error, which the store returns); every write after
+// is refused with the cause instead of reaching Pebble, and reads work.
+func TestRecordWriteFault(t *testing.T) {
 	tog := failing(".log", syscall.ENOSPC, errorfs.OpFileWrite)
 	s := openOn(t, errorfs.Wrap(vfs.NewMem(), tog))
-	sp := s.Space("spill/")
+	defer s.Close()
 	if err := commit(s, "jobs/a", true); err != nil {
 		t.Fatal(err)
 	}
 	tog.On()
-	var err error
-	for deadline := time.Now().Add(10 * time.Second); err == nil && time.Now().Before(deadline); {
-		err = sp.WriteRun([][]byte{[]byte("k")}, [][]byte{make([]byte, 1<<10)})
+	err := commit(s, "jobs/b", true)
+	if !errors.Is(err, syscall.ENOSPC) || !errors.Is(err, ErrDiskFault) || !strings.Contains(err.Error(), "/state/000002.log") {
+		t.Fatalf("a record whose log write failed: err = %v, want a disk fault naming ENOSPC and the log file", err)
 	}
-	if !errors.Is(err, syscall.ENOSPC) || !errors.Is(err, ErrDiskFault) || !strings.Contains(err.Error(), ".log") {
-		t.Fatalf("spill after a failed log write: err = %v, want a disk fault naming ENOSPC and the log file", err)
-	}
-	if err := commit(s, "jobs/b", true); !errors.Is(err, ErrDiskFault) {
+	if err := commit(s, "jobs/c", false); !errors.Is(err, ErrDiskFault) {
 		t.Fatalf("a record after the fault: err = %v, want the disk fault", err)
 	}
 	if _, ok, err := s.Get([]byte("jobs/a")); !ok || err != nil {
 		t.Fatalf("reading after the fault: %v, %v", ok, err)
 	}
-	s.Close() // returns: Pebble's own error, if any, is not the test's
 }
 
 // TestSyncFault: a synced commit whose fsync fails returns the failure

@@ -17,8 +17,8 @@ const FormatVersion = 1
 // formatKey holds the store's format version, in decimal.
 var formatKey = []byte("\x00format")
 
-// DefaultReserve is the free disk space spilling leaves for the store's
-// own writes (job records, checkpoints, Pebble's flushes and compactions).
+// DefaultReserve is the free disk space spilling leaves for the job
+// records (and Pebble's flushes and compactions of them).
 const DefaultReserve = 256 << 20
 
 // Option configures Open.
@@ -56,9 +56,8 @@ func Open(dir string, log *slog.Logger, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state dir %s %w (or cannot be locked: %v); stop that server or pass a different --state_dir", dir, ErrInUse, err)
 	}
-	s := &Store{dir: dir, lock: lock, log: log, reserve: cfg.reserve}
+	s := &Store{dir: dir, lock: lock, log: log}
 	s.fs = newFaultFS(cfg.fs, s.faulted)
-	s.unsized.Store(s.sizeEvery())
 	s.db, err = pebble.Open(dir, &pebble.Options{FS: s.fs, Lock: lock, Logger: pebbleLogger{log},
 		EventListener: &pebble.EventListener{DataCorruption: s.noteCorruption}})
 	if err != nil {
@@ -70,6 +69,10 @@ func Open(dir string, log *slog.Logger, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	if err := s.checkFormat(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if s.scratch, err = openScratch(dir, cfg.fs, cfg.reserve, log); err != nil {
 		s.Close()
 		return nil, err
 	}

@@ -30,8 +30,7 @@ type Store struct {
 	lock *pebble.Lock // held until Close, after the database closes
 	log  *slog.Logger
 
-	reserve uint64                 // free bytes a Space leaves on the disk (space.go)
-	unsized atomic.Int64           // bytes spilled since the free space was last read
+	scratch *scratch               // where Spaces write (scratch.go)
 	corrupt atomic.Pointer[string] // the file Pebble last found damaged
 
 	// mu guards closed: Pebble panics on use after Close, and a job may
@@ -71,6 +70,9 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	err := s.db.Close()
+	if s.scratch != nil {
+		err = errors.Join(err, s.scratch.close())
+	}
 	if lerr := s.lock.Close(); err == nil {
 		err = lerr
 	}
@@ -103,7 +105,11 @@ func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
 	if s.closed {
 		return ErrClosed
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	return scan(s.db, prefix, fn)
+}
+
+func scan(db *pebble.DB, prefix []byte, fn func(key, value []byte) error) error {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
 		return err
 	}
@@ -177,13 +183,13 @@ func (b *Batch) Commit(sync bool) error {
 	return b.s.apply(b.b, opts)
 }
 
-// WrittenBytes is how many bytes were written to the store since it was
-// opened, for tests and measurements.
+// WrittenBytes is how many bytes were written to the store (its records
+// and its Spaces) since it was opened, for tests and measurements.
 func (s *Store) WrittenBytes() uint64 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return 0
 	}
-	return s.db.Metrics().WAL.BytesIn
+	return s.db.Metrics().WAL.BytesIn + s.scratch.written.Load()
 }
