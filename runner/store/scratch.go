@@ -62,7 +62,12 @@ func openScratch(dir string, fs vfs.FS, reserve uint64, log *slog.Logger) (*scra
 	sc.unsized.Store(sc.sizeEvery())
 	db, err := pebble.Open(sc.dir, &pebble.Options{FS: sc.fs, DisableWAL: true, Logger: pebbleLogger{log},
 		MemTableSize: scratchMemTable, MemTableStopWritesThreshold: 1 << 10, L0StopWritesThreshold: 1 << 10,
-		EventListener: &pebble.EventListener{FlushEnd: func(pebble.FlushInfo) { sc.wake() }}})
+		EventListener: &pebble.EventListener{FlushEnd: func(pebble.FlushInfo) { sc.wake() },
+			// A damaged file fails the read that found it (Pebble's default
+			// would end the process).
+			DataCorruption: func(info pebble.DataCorruptionInfo) {
+				log.Error("store: a spill file is damaged", "file", info.Path, "details", info.Details.Error())
+			}}})
 	if err != nil {
 		return nil, fmt.Errorf("opening the scratch store in %s: %w", sc.dir, err)
 	}
@@ -123,8 +128,11 @@ func (sc *scratch) write(b *pebble.Batch, n int) error {
 	if err := sc.settle(n); err != nil {
 		return err
 	}
-	sc.written.Add(uint64(n))
-	return sc.do(func(db *pebble.DB) error { return db.Apply(b, pebble.NoSync) })
+	err := sc.do(func(db *pebble.DB) error { return db.Apply(b, pebble.NoSync) })
+	if err == nil {
+		sc.written.Add(uint64(n))
+	}
+	return err
 }
 
 // sizeEvery is how many bytes may be written between two readings of the
