@@ -17,12 +17,13 @@ var ErrDiskFault = errors.New("disk fault")
 
 // faultFS passes every operation to the file system under it and keeps
 // the first write that failed (a write, sync, create or rename of any of
-// the store's files). Pebble cannot go on writing after such a failure:
-// its write-ahead log keeps the error, and a later commit either returns
-// it through a fatal error or panics holding its locks. So once a fault
-// is kept, the store sends no more writes to Pebble and refuses them with
-// the fault instead: the job whose write failed fails naming the cause,
-// and the server goes on without durability until it is restarted.
+// its Pebble instance's files). Pebble cannot go on writing after such a
+// failure: its write-ahead log keeps the error, and a later commit either
+// returns it through a fatal error or panics holding its locks. So once a
+// fault is kept, no more writes are sent to that instance; they are
+// refused with the fault. For the job records (Store) the server then
+// goes on without durability until it is restarted; for the scratch
+// (scratch.go), jobs that spill fail naming the cause.
 type faultFS struct {
 	vfs.FS
 	fault   atomic.Pointer[error]

@@ -1,8 +1,12 @@
 // Package store is beam-runner's one embedded, durable store: a Pebble
 // (CockroachDB's LSM) database under --state_dir holding what must outlive
 // the process. Pebble brings checksums, atomic batches and crash recovery;
-// this package adds a format version and a small API so the rest of the
-// runner never sees Pebble.
+// this package adds a format version, a small API so the rest of the
+// runner never sees Pebble, and what Pebble leaves to its user on a
+// failing disk (fault.go): writes stop with the cause instead of ending
+// the process, and a damaged store is refused at Open naming the file.
+// Scratch data (Spaces: spilled GroupByKeys and bundle input) lives apart,
+// in a second instance under <state_dir>/scratch (scratch.go).
 //
 // Keys are byte strings; each user owns a prefix (job records live under
 // "jobs/"). Keys starting with 0x00 are the store's own.
