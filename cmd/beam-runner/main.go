@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -31,6 +32,7 @@ var (
 	logKind     = flag.String("log_kind", "dev", "log format: dev (human readable), json or text")
 	serveHTTP   = flag.Bool("serve_http", true, "serve the web UI and /metrics on --web_port")
 	webPort     = flag.Int("web_port", 8074, "port of the web UI, /metrics and (with --pprof) /debug/pprof; 0 picks a free one")
+	webHosts    = flag.String("web_allowed_hosts", "", "comma-separated host names the web UI answers to besides localhost, 127.0.0.1 and [::1], e.g. the name of a proxy in front of it; requests naming any other host get 403")
 	pprofOn     = flag.Bool("pprof", false, "serve /debug/pprof on --web_port")
 	jmOverride  = flag.String("jm_override", "", "accepted for Prism compatibility; not supported")
 	idleTimeout = flag.Duration("idle_shutdown_timeout", 0, "exit after no job has run for this long; 0 or negative: never")
@@ -115,10 +117,11 @@ func run(logger *slog.Logger) error {
 		Executor: execute.New(execute.Options{WorkerStartTimeout: *workerStart, MaxBundleAttempts: *maxAttempts,
 			Store: st, MemoryLimit: limit, BoundPending: *memLimit != "" && *memLimit != "none", CheckpointInterval: *ckptEvery,
 			Environments: worker.Config{Containers: containers, Python: *sdkPython, CacheDir: *venvDir, Logger: logger}}),
-		IdleShutdown: max(*idleTimeout, 0),
-		WebAddr:      webAddr(),
-		Pprof:        *pprofOn || *pprofAddr != "",
-		Store:        st,
+		IdleShutdown:    max(*idleTimeout, 0),
+		WebAddr:         webAddr(),
+		WebAllowedHosts: webAllowedHosts(),
+		Pprof:           *pprofOn || *pprofAddr != "",
+		Store:           st,
 	})
 	if err != nil {
 		return err
@@ -209,6 +212,17 @@ func webAddr() string {
 		return ""
 	}
 	return net.JoinHostPort("localhost", strconv.Itoa(*webPort))
+}
+
+// webAllowedHosts is --web_allowed_hosts as a list.
+func webAllowedHosts() []string {
+	var out []string
+	for _, h := range strings.Split(*webHosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 func warnIgnoredFlags(logger *slog.Logger) {

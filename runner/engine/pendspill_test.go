@@ -206,7 +206,7 @@ func TestPendingSpillIsInvisible(t *testing.T) {
 		t.Errorf("without a limit the sink had %d bytes in flight, with one %d: the budget did not bound it", wantFlight, gotFlight)
 	}
 	for _, prefix := range []string{"p/", "g/"} {
-		if err := st.Scan([]byte(prefix), func(k, v []byte) error {
+		if err := st.Space(prefix).Scan(nil, func(k, v []byte) error {
 			t.Errorf("spill left key %q behind", k)
 			return nil
 		}); err != nil {

@@ -71,12 +71,6 @@ func New(opts Options) *Executor {
 	if opts.Parallelism == 0 {
 		opts.Parallelism = 2 * runtime.NumCPU()
 	}
-	if opts.Store != nil {
-		// Spill of jobs that died with an earlier server is garbage.
-		if err := opts.Store.Space(spillPrefix).DeletePrefix(nil); err != nil {
-			opts.Logger.Warn("dropping old spilled data", "err", err)
-		}
-	}
 	return &Executor{opts: opts, runs: map[string]*run{}}
 }
 

@@ -62,32 +62,36 @@ func runResumed(t *testing.T, p *beam.Pipeline, eopts Options, options map[strin
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	return runOn(ctx, New(eopts), p, &jobs.Job{ID: "test", Name: t.Name(), Resume: resume}, options)
+}
+
+// runOn runs p as job j (its pipeline and options filled in here) on e,
+// with its own loopback worker pool. It may run in a goroutine of its
+// own, so a failure to set the job up is returned, not fatal.
+func runOn(ctx context.Context, e *Executor, p *beam.Pipeline, j *jobs.Job, options map[string]any) error {
 	pool, err := extworker.StartLoopback(ctx, 0)
 	if err != nil {
-		t.Fatal(err)
+		return fmt.Errorf("test setup: %w", err)
 	}
 	defer pool.Stop(ctx)
 	edges, _, err := p.Build()
 	if err != nil {
-		t.Fatal(err)
+		return fmt.Errorf("test setup: %w", err)
 	}
 	env, err := graphx.CreateEnvironment(ctx, "beam:env:external:v1", pool.EnvironmentConfig)
 	if err != nil {
-		t.Fatal(err)
+		return fmt.Errorf("test setup: %w", err)
 	}
-	pb, err := graphx.Marshal(edges, &graphx.Options{Environment: env})
-	if err != nil {
-		t.Fatal(err)
+	if j.Pipeline, err = graphx.Marshal(edges, &graphx.Options{Environment: env}); err != nil {
+		return fmt.Errorf("test setup: %w", err)
 	}
-	e := New(eopts)
-	if err := e.Validate(pb); err != nil {
+	if err := e.Validate(j.Pipeline); err != nil {
 		return err
 	}
-	opts, err := structpb.NewStruct(options)
-	if err != nil {
-		t.Fatal(err)
+	if j.Options, err = structpb.NewStruct(options); err != nil {
+		return fmt.Errorf("test setup: %w", err)
 	}
-	return e.Execute(ctx, &jobs.Job{ID: "test", Name: t.Name(), Pipeline: pb, Options: opts, Resume: resume})
+	return e.Execute(ctx, j)
 }
 
 func TestCountWords(t *testing.T) {

@@ -1,6 +1,7 @@
 package execute
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/engine"
+	"github.com/beam-runner/beam-runner/runner/plan"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -24,33 +26,52 @@ func (r *run) bundleFailed(ctx context.Context, eng *engine.Engine, ss *sdkStage
 		eng.Fail(d.b.ID) // the runner's own failure, or the job is ending
 		return d.err
 	}
-	cause, workerID := d.err.Error(), ""
+	var workerID, head, detail, transform string
 	if isLost {
 		workerID = lost.Worker
-		cause = r.describeLoss(ctx, lost)
+		head, detail, _ = strings.Cut(r.describeLoss(ctx, lost), "\n")
 	} else {
 		workerID = user.Worker
-		cause = fmt.Sprintf("user code failed in worker %s: %s", user.Worker, user.Msg)
+		c := parseSDKError(user.Msg)
+		head, transform = cmp.Or(c.Headline, "user code failed"), c.Transform
+		detail = fmt.Sprintf("user code failed in worker %s:\n%s", user.Worker, strings.TrimRight(user.Msg, "\n"))
 	}
-	what := fmt.Sprintf("%s during bundle %d of stage %s (%s) (attempt %d of %d)",
-		cause, d.b.ID, ss.stage.ID, r.stageName(ss.stage), d.b.Attempt, eng.MaxAttempts())
+	if detail != "" {
+		detail = "\n" + detail
+	}
+	// The cause first, then where: the first line is what a user reads.
+	what := fmt.Sprintf("%s (%s, bundle %d, attempt %d of %d)",
+		head, r.bundlePlace(ss.stage, transform), d.b.ID, d.b.Attempt, eng.MaxAttempts())
 	if isLost && r.loopback() {
 		// The worker lived in the client, which is gone: no one to retry for.
 		eng.Fail(d.b.ID)
-		return fmt.Errorf("%s; the LOOPBACK worker is gone with its client%s", what, r.workerOutput(workerID))
+		return fmt.Errorf("%s; the LOOPBACK worker is gone with its client%s%s", what, detail, r.workerOutput(workerID))
 	}
 	if !eng.Retry(d.b.ID) {
-		return fmt.Errorf("%s; giving up after %d attempt(s)%s", what, d.b.Attempt, r.workerOutput(workerID))
+		return fmt.Errorf("%s; giving up after %d attempt(s)%s%s", what, d.b.Attempt, detail, r.workerOutput(workerID))
 	}
-	r.log.Warn("retrying bundle", "cause", what)
-	r.job.Message(jobpb.JobMessage_JOB_MESSAGE_WARNING, "retrying: "+what)
+	r.log.Warn("retrying bundle", "cause", what+detail)
+	r.job.Message(jobpb.JobMessage_JOB_MESSAGE_WARNING, "retrying: "+what+detail)
 	if isLost {
 		if err := r.restartLost(ctx, ss.stage.Env, workerID); err != nil {
 			eng.Fail(d.b.ID)
-			return fmt.Errorf("%s; %w", what, err)
+			return fmt.Errorf("%s; %w%s", what, err, detail)
 		}
 	}
 	return nil
+}
+
+// bundlePlace names where a bundle failed: its stage, and the transform
+// when the SDK said which.
+func (r *run) bundlePlace(st *plan.Stage, transform string) string {
+	place := fmt.Sprintf("stage %s %q", st.ID, r.stageName(st))
+	if transform == "" {
+		return place
+	}
+	if name := r.plan.Components.GetTransforms()[transform].GetUniqueName(); name != "" {
+		transform = name
+	}
+	return fmt.Sprintf("%s, transform %q", place, transform)
 }
 
 // loopback reports whether the job's workers run inside its client

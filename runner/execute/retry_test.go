@@ -3,6 +3,7 @@ package execute
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -96,6 +97,44 @@ func TestUserFailureAttemptsRunOut(t *testing.T) {
 	for _, want := range []string{`flaky failure on "x"`, "attempt 2 of 2", "giving up after 2 attempt(s)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+}
+
+// TestJobErrorHeadline: a job failed by user code says in its first line
+// what failed and where (the SDK's error, then stage, transform, bundle
+// and attempt); the SDK's whole message follows untouched, with the
+// runner's words after it rather than inside it.
+func TestJobErrorHeadline(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	beam.ParDo(s, failOn, beam.Create(s, "ok", "boom"))
+	p2, s2 := beam.NewPipelineWithRoot()
+	passert.Equals(s2, beam.Create(s2, "a", "b"), "a", "c")
+	for _, tc := range []struct {
+		name      string
+		p         *beam.Pipeline
+		head      string
+		transform string
+		lastLine  string // the SDK message's last line, whole
+	}{
+		{"DoFn error", p, `user DoFn failed on "boom" (stage `, `transform "execute.failOn"`, `user DoFn failed on "boom"`},
+		{"passert failure", p2, "actual PCollection does not match expected values (stage ", `transform "passert.Equals/passert.failIfBadEntries"`, "c"},
+	} {
+		err := runPipelineWith(t, tc.p, Options{MaxBundleAttempts: 1}, map[string]any{})
+		if err == nil {
+			t.Fatalf("%s: the job succeeded", tc.name)
+		}
+		lines := strings.Split(err.Error(), "\n")
+		first := lines[0]
+		if !strings.HasPrefix(first, tc.head) || !strings.Contains(first, tc.transform) || !strings.Contains(first, "bundle ") ||
+			!strings.HasSuffix(first, "attempt 1 of 1); giving up after 1 attempt(s)") {
+			t.Errorf("%s: first line %q, want it to start %q and name the transform (%s), bundle and attempt", tc.name, first, tc.head, tc.transform)
+		}
+		if len(lines) < 2 || !strings.HasPrefix(lines[1], "user code failed in worker ") {
+			t.Errorf("%s: second line %q, want the SDK's message to follow", tc.name, lines[1:2])
+		}
+		if !slices.Contains(lines, tc.lastLine) {
+			t.Errorf("%s: no line is the SDK message's last, %q, whole:\n%v", tc.name, tc.lastLine, err)
 		}
 	}
 }

@@ -61,7 +61,7 @@ func TestGroupByKeyMemoryLimit(t *testing.T) {
 	if w := st.WrittenBytes() - before; w < n*2 {
 		t.Errorf("the limited run wrote %d bytes to the store; want its values spilled", w)
 	}
-	if err := st.Scan([]byte(spillPrefix), func(k, v []byte) error {
+	if err := st.Space(spillPrefix).Scan(nil, func(k, v []byte) error {
 		t.Errorf("spill left %q behind", k)
 		return nil
 	}); err != nil {

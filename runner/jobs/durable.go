@@ -1,7 +1,6 @@
 package jobs
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -27,8 +26,8 @@ import (
 //	         big-endian uint64 so keys sort in log order
 //	m        the last metrics, as jobpb.MetricResults, written with the
 //	         terminal state
-//	c        the executor's last checkpoint (opaque bytes), deleted with
-//	         the terminal state
+//	k/<n>    the executor's checkpoints (opaque bytes) and kp, the one to
+//	kp       resume from (checkpoint.go), deleted with the terminal state
 //
 // State changes are synced to disk; messages are only handed to the OS,
 // which is enough to survive the server being killed.
@@ -42,9 +41,10 @@ func eventKey(id string, seq int) []byte {
 
 // journal writes one job's record to the store as it changes.
 type journal struct {
-	st  *store.Store
-	id  string
-	log *slog.Logger
+	st   *store.Store
+	id   string
+	log  *slog.Logger
+	ckpt uint64 // number of the checkpoint to resume from; 0: none
 }
 
 // begin writes the job's header, pipeline and events so far, atomically.
@@ -67,7 +67,7 @@ func (jl *journal) event(seq int, ev *jobpb.JobMessagesResponse, metrics []*pipe
 	st := ev.GetStateResponse()
 	if st != nil && isTerminal(st.GetState()) {
 		jl.put(b, "m", &jobpb.MetricResults{Attempted: metrics, Committed: metrics})
-		b.Delete(jobKey(jl.id, "c")) // a finished job never resumes
+		dropCheckpoints(b, jl.id) // a finished job never resumes
 	}
 	jl.commit(b, st != nil)
 }
@@ -97,14 +97,6 @@ func (jl *journal) commit(b *store.Batch, sync bool) {
 	}
 }
 
-// checkpoint replaces the job's checkpoint, synced: a restart resumes
-// from the last one that reached the disk.
-func (jl *journal) checkpoint(data []byte) error {
-	b := jl.st.NewBatch()
-	b.Set(jobKey(jl.id, "c"), data)
-	return b.Commit(true)
-}
-
 // saved is one job's record as read back from the store.
 type saved struct {
 	info     jobpb.JobInfo
@@ -112,7 +104,7 @@ type saved struct {
 	dir      string
 	events   []*jobpb.JobMessagesResponse
 	metrics  jobpb.MetricResults
-	ckpt     []byte
+	ckpts    savedCheckpoints
 	hasInfo  bool
 }
 
@@ -129,6 +121,12 @@ func loadSaved(st *store.Store) (map[string]*saved, error) {
 			sv = &saved{}
 			out[id] = sv
 		}
+		if ok, err := sv.ckpts.add(part, v); ok {
+			if err != nil {
+				return fmt.Errorf("job %q record %q: %w", id, part, err)
+			}
+			return nil
+		}
 		var err error
 		switch {
 		case part == "h":
@@ -140,8 +138,6 @@ func loadSaved(st *store.Store) (map[string]*saved, error) {
 			sv.dir = string(v)
 		case part == "m":
 			err = proto.Unmarshal(v, &sv.metrics)
-		case part == "c":
-			sv.ckpt = bytes.Clone(v)
 		case strings.HasPrefix(part, "l/"):
 			ev := &jobpb.JobMessagesResponse{}
 			err = proto.Unmarshal(v, ev)
@@ -212,7 +208,8 @@ func (s *Service) restoreRecord(sv *saved) (*record, bool) {
 		}
 	}
 	r.mu.metrics = sv.metrics.GetAttempted()
-	r.journal = &journal{st: s.opts.Store, id: j.ID, log: s.log}
+	ckpt, n := sv.ckpts.resume()
+	r.journal = &journal{st: s.opts.Store, id: j.ID, log: s.log, ckpt: n}
 	j.sink = r
 	if isTerminal(r.mu.state) {
 		close(r.done)
@@ -221,7 +218,7 @@ func (s *Service) restoreRecord(sv *saved) (*record, bool) {
 	// The job's workers and engine died with the previous server.
 	why := s.cannotResume(j)
 	if why == "" {
-		j.Resume = sv.ckpt
+		j.Resume = ckpt
 		j.Retrieval = artifacts.NewRetrieval(j.Pipeline, j.ArtifactDir)
 		return r, true
 	}

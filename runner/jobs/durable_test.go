@@ -207,8 +207,12 @@ func TestLiveJobResumes(t *testing.T) {
 		if evs := strings.Join(e2.events(t, id), " | "); !strings.Contains(evs, "resumes from") {
 			t.Errorf("%s's events %q: want a message saying it resumed", name, evs)
 		}
-		if _, ok, err := st2.Get(jobKey(id, "c")); ok || err != nil {
-			t.Errorf("%s: checkpoint kept after the job ended (err %v)", name, err)
+		for _, part := range []string{"k", oldCkptPart} { // "k" prefixes ckptPart and ckptPtrPart
+			if err := st2.Scan(jobKey(id, part), func(k, _ []byte) error {
+				return fmt.Errorf("checkpoint key %q kept after the job ended", k)
+			}); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
 		}
 	}
 }

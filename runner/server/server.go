@@ -39,7 +39,10 @@ type Config struct {
 	// WebAddr, when set, is where the web UI, /metrics and (with Pprof)
 	// /debug/pprof are served, e.g. "localhost:8074"; port 0 picks one.
 	WebAddr string
-	Pprof   bool
+	// WebAllowedHosts are host names the web endpoint serves besides
+	// localhost, 127.0.0.1, ::1 and WebAddr's host (web.Options).
+	WebAllowedHosts []string
+	Pprof           bool
 	// Store keeps job records across restarts; nil keeps them in memory.
 	// The caller closes it after Stop.
 	Store *store.Store
@@ -89,7 +92,8 @@ func New(cfg Config) (*Server, error) {
 	jobpb.RegisterArtifactStagingServiceServer(s.grpc, s.svc.Staging())
 	if cfg.WebAddr != "" {
 		s.web = &http.Server{
-			Handler:           web.Handler(s.svc, web.Options{Pprof: cfg.Pprof, Logger: cfg.Logger}),
+			Handler: web.Handler(s.svc, web.Options{Pprof: cfg.Pprof, Logger: cfg.Logger,
+				Listen: cfg.WebAddr, AllowedHosts: cfg.WebAllowedHosts}),
 			ReadHeaderTimeout: 10 * time.Second,
 		}
 	}

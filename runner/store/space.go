@@ -1,40 +1,52 @@
 package store
 
-import "bytes"
+import (
+	"bytes"
 
-// Space is a key prefix of the store used as scratch space, such as a
-// GroupByKey's spilled runs (it implements agg.Spill). Its writes are not
-// synced: scratch is worthless after a crash, and the owner drops it.
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Space is a key prefix of the store's scratch (scratch.go) used as
+// scratch space, such as a GroupByKey's spilled runs (it implements
+// agg.Spill). Scratch is worthless after a crash: Open empties it, and
+// owners drop their spaces when done.
 type Space struct {
-	s      *Store
+	sc     *scratch
 	prefix []byte
 }
 
 // Space returns the scratch space under prefix. Spaces whose prefixes do
 // not prefix one another are disjoint.
-func (s *Store) Space(prefix string) *Space { return &Space{s: s, prefix: []byte(prefix)} }
+func (s *Store) Space(prefix string) *Space { return &Space{sc: s.scratch, prefix: []byte(prefix)} }
 
-// WriteRun writes the pairs in one atomic batch.
+// WriteRun writes the pairs in one atomic batch. It fails, naming the
+// cause, on a full disk (ENOSPC) and after a disk fault.
 func (sp *Space) WriteRun(keys, values [][]byte) error {
-	b := sp.s.NewBatch()
+	b, n := new(pebble.Batch), 0
 	k := make([]byte, 0, 64)
 	for i := range keys {
 		k = append(append(k[:0], sp.prefix...), keys[i]...)
-		b.Set(k, values[i])
+		_ = b.Set(k, values[i], nil)
+		n += len(k) + len(values[i])
 	}
-	return b.Commit(false)
+	return sp.sc.write(b, n)
 }
 
 // Scan calls fn for every key of the space with the prefix, in order,
 // with the space's prefix removed.
 func (sp *Space) Scan(prefix []byte, fn func(key, value []byte) error) error {
 	full := append(bytes.Clone(sp.prefix), prefix...)
-	return sp.s.Scan(full, func(k, v []byte) error { return fn(k[len(sp.prefix):], v) })
+	return sp.sc.do(func(db *pebble.DB) error {
+		return scan(db, full, func(k, v []byte) error { return fn(k[len(sp.prefix):], v) })
+	})
 }
 
 // DeletePrefix drops every key of the space with the prefix.
 func (sp *Space) DeletePrefix(prefix []byte) error {
-	b := sp.s.NewBatch()
-	b.DeletePrefix(append(bytes.Clone(sp.prefix), prefix...))
-	return b.Commit(false)
+	full := append(bytes.Clone(sp.prefix), prefix...)
+	end := prefixEnd(full)
+	if end == nil {
+		return nil
+	}
+	return sp.sc.do(func(db *pebble.DB) error { return db.DeleteRange(full, end, pebble.NoSync) })
 }

@@ -1,8 +1,12 @@
 // Package store is beam-runner's one embedded, durable store: a Pebble
 // (CockroachDB's LSM) database under --state_dir holding what must outlive
 // the process. Pebble brings checksums, atomic batches and crash recovery;
-// this package adds a format version and a small API so the rest of the
-// runner never sees Pebble.
+// this package adds a format version, a small API so the rest of the
+// runner never sees Pebble, and what Pebble leaves to its user on a
+// failing disk (fault.go): writes stop with the cause instead of ending
+// the process, and a damaged store is refused at Open naming the file.
+// Scratch data (Spaces: spilled GroupByKeys and bundle input) lives apart,
+// in a second instance under <state_dir>/scratch (scratch.go).
 //
 // Keys are byte strings; each user owns a prefix (job records live under
 // "jobs/"). Keys starting with 0x00 are the store's own.
@@ -17,23 +21,21 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/vfs"
 )
-
-// FormatVersion is the layout of keys and values this build reads and
-// writes. A store written by a newer build is refused rather than misread.
-const FormatVersion = 1
-
-// formatKey holds the store's format version, in decimal.
-var formatKey = []byte("\x00format")
 
 // Store is an open store. Its methods are safe for concurrent use.
 type Store struct {
 	dir  string
+	fs   *faultFS
 	db   *pebble.DB
 	lock *pebble.Lock // held until Close, after the database closes
+	log  *slog.Logger
+
+	scratch *scratch               // where Spaces write (scratch.go)
+	corrupt atomic.Pointer[string] // the file Pebble last found damaged
 
 	// mu guards closed: Pebble panics on use after Close, and a job may
 	// still report after the server closed its store; it gets ErrClosed.
@@ -60,53 +62,6 @@ func DefaultDir(jobPort int) (string, error) {
 	return filepath.Join(cache, "beam-runner", "state", "port-"+strconv.Itoa(jobPort)), nil
 }
 
-// Open opens (creating if needed) the store in dir. It fails with a clear
-// message if another process has the directory open, or if the store was
-// written in a newer format than this build knows.
-func Open(dir string, log *slog.Logger) (*Store, error) {
-	if log == nil {
-		log = slog.Default()
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("state dir %s: %w", dir, err)
-	}
-	lock, err := pebble.LockDirectory(dir, vfs.Default)
-	if err != nil {
-		return nil, fmt.Errorf("state dir %s %w (or cannot be locked: %v); stop that server or pass a different --state_dir", dir, ErrInUse, err)
-	}
-	db, err := pebble.Open(dir, &pebble.Options{Lock: lock, Logger: pebbleLogger{log}})
-	if err != nil {
-		lock.Close()
-		return nil, fmt.Errorf("opening the store in state dir %s: %w", dir, err)
-	}
-	s := &Store{dir: dir, db: db, lock: lock}
-	if err := s.checkFormat(); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
-}
-
-// checkFormat stamps a new store with FormatVersion and refuses a store
-// of a newer (or unreadable) format.
-func (s *Store) checkFormat() error {
-	v, ok, err := s.Get(formatKey)
-	if err != nil {
-		return fmt.Errorf("state dir %s: reading the format version: %w", s.dir, err)
-	}
-	if !ok {
-		return s.db.Set(formatKey, []byte(strconv.Itoa(FormatVersion)), pebble.Sync)
-	}
-	n, err := strconv.Atoi(string(v))
-	switch {
-	case err != nil:
-		return fmt.Errorf("state dir %s holds a store with an unreadable format version %q; pass another --state_dir", s.dir, v)
-	case n > FormatVersion:
-		return fmt.Errorf("state dir %s holds a store of format %d, newer than this beam-runner's format %d; run a newer beam-runner or pass another --state_dir", s.dir, n, FormatVersion)
-	}
-	return nil
-}
-
 // Dir returns the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
@@ -119,6 +74,9 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	err := s.db.Close()
+	if s.scratch != nil {
+		err = errors.Join(err, s.scratch.close())
+	}
 	if lerr := s.lock.Close(); err == nil {
 		err = lerr
 	}
@@ -151,7 +109,11 @@ func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
 	if s.closed {
 		return ErrClosed
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	return scan(s.db, prefix, fn)
+}
+
+func scan(db *pebble.DB, prefix []byte, fn func(key, value []byte) error) error {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
 		return err
 	}
@@ -222,34 +184,16 @@ func (b *Batch) Commit(sync bool) error {
 	if sync {
 		opts = pebble.Sync
 	}
-	return b.s.db.Apply(b.b, opts)
+	return b.s.apply(b.b, opts)
 }
 
-// pebbleLogger sends Pebble's logs to slog: its chatter at debug level.
-type pebbleLogger struct{ log *slog.Logger }
-
-func (l pebbleLogger) Infof(format string, args ...any) {
-	l.log.Debug("store: " + fmt.Sprintf(format, args...))
-}
-
-func (l pebbleLogger) Errorf(format string, args ...any) {
-	l.log.Warn("store: " + fmt.Sprintf(format, args...))
-}
-
-// Fatalf is called on unrecoverable corruption; Pebble requires that it
-// not return.
-func (l pebbleLogger) Fatalf(format string, args ...any) {
-	l.log.Error("store: fatal: " + fmt.Sprintf(format, args...))
-	os.Exit(1)
-}
-
-// WrittenBytes is how many bytes were written to the store since it was
-// opened, for tests and measurements.
+// WrittenBytes is how many bytes were written to the store (its records
+// and its Spaces) since it was opened, for tests and measurements.
 func (s *Store) WrittenBytes() uint64 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return 0
 	}
-	return s.db.Metrics().WAL.BytesIn
+	return s.db.Metrics().WAL.BytesIn + s.scratch.written.Load()
 }

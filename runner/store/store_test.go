@@ -18,7 +18,7 @@ func open(t *testing.T, dir string) *Store {
 	return s
 }
 
-func scan(t *testing.T, s *Store, prefix string) string {
+func scanAll(t *testing.T, s *Store, prefix string) string {
 	t.Helper()
 	var out []string
 	err := s.Scan([]byte(prefix), func(k, v []byte) error {
@@ -55,7 +55,7 @@ func TestWritesSurviveReopen(t *testing.T) {
 	}
 	s = open(t, dir)
 	defer s.Close()
-	if got, want := scan(t, s, "jobs/"), "jobs/a/0=y,jobs/a/1=x"; got != want {
+	if got, want := scanAll(t, s, "jobs/"), "jobs/a/0=y,jobs/a/1=x"; got != want {
 		t.Fatalf("Scan(jobs/) = %q, want %q", got, want)
 	}
 	if v, ok, err := s.Get([]byte("jobsx")); err != nil || !ok || string(v) != "other" {

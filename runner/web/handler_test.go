@@ -12,7 +12,9 @@ import (
 func get(t *testing.T, h http.Handler, method, path string) *httptest.ResponseRecorder {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+	req := httptest.NewRequest(method, path, nil)
+	req.Host = "localhost:8074"
+	h.ServeHTTP(rec, req)
 	return rec
 }
 

@@ -34,6 +34,12 @@ var static embed.FS
 type Options struct {
 	Pprof  bool // serve /debug/pprof/
 	Logger *slog.Logger
+	// Listen is the address the handler is served on, e.g.
+	// "localhost:8074": its host is served besides localhost, 127.0.0.1
+	// and ::1 (doors.go).
+	Listen string
+	// AllowedHosts are more host names to serve, e.g. a proxy's.
+	AllowedHosts []string
 }
 
 // Handler returns the web endpoint's handler for svc.
@@ -62,7 +68,7 @@ func Handler(svc *jobs.Service, opts Options) http.Handler {
 		mux.HandleFunc("POST /debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	}
-	return mux
+	return guard(mux, allowedHosts(opts.Listen, opts.AllowedHosts), opts.Logger)
 }
 
 type handler struct {

@@ -41,10 +41,8 @@ func TestSpillIsInvisible(t *testing.T) {
 				strings.Join(lines, "\n"), strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	}
-	if err := st.Scan(nil, func(k, v []byte) error {
-		if bytes.HasPrefix(k, []byte("t/")) {
-			t.Errorf("spill left key %q behind", k)
-		}
+	if err := st.Space("t/").Scan(nil, func(k, v []byte) error {
+		t.Errorf("spill left key t/%q behind", k)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
