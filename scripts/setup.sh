@@ -22,6 +22,23 @@ fi
 echo "setup: go mod download"
 go mod download
 
+# pip_install WHAT CHECK PKG...: installs PKGs unless CHECK (a function)
+# already succeeds, then requires it to. CI runs as root on a throwaway
+# machine: pip's root warning is silenced, and installing into a
+# distro-managed Python allowed, if that is what we have.
+pip_install() {
+  local what=$1 check=$2
+  shift 2
+  if "$check"; then
+    echo "setup: $what already installed"
+    return
+  fi
+  echo "setup: pip install $*"
+  PIP_ROOT_USER_ACTION=ignore PIP_BREAK_SYSTEM_PACKAGES=1 \
+    "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-input "$@"
+  "$check" || { echo "setup: $what still not importable" >&2; exit 1; }
+}
+
 # Each check imports the module, so a broken install counts as missing.
 python_ok() {
   "$PYTHON" - <<PY 2>/dev/null
@@ -30,50 +47,22 @@ assert apache_beam.__version__ == "$BEAM_VERSION", apache_beam.__version__
 PY
 }
 
-if python_ok; then
-  echo "setup: apache-beam==$BEAM_VERSION, pytest, pytest-timeout already installed"
-else
-  echo "setup: pip install apache-beam==$BEAM_VERSION pytest pytest-timeout"
-  # CI runs as root on a throwaway machine: silence pip's root warning and
-  # allow installing into a distro-managed Python if that is what we have.
-  PIP_ROOT_USER_ACTION=ignore PIP_BREAK_SYSTEM_PACKAGES=1 \
-    "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-input \
-    "apache-beam==$BEAM_VERSION" pytest pytest-timeout
-  python_ok || { echo "setup: Python packages still not importable" >&2; exit 1; }
-fi
+pip_install "apache-beam==$BEAM_VERSION, pytest, pytest-timeout" python_ok \
+  "apache-beam==$BEAM_VERSION" pytest pytest-timeout
 
 # What Beam's cross-language tests import: Python's expansion services
 # (DataframeTransform needs pandas; the test expansion service, sklearn and
 # bs4), with the bounds of the wheel's dataframe and test extras.
-XLANG_DEPS=("pandas>=1.4.3,!=1.5.0,!=1.5.1,<2.4" "scikit-learn>=0.20.0,<1.8.0" "beautifulsoup4>=4.9.0,<5")
-
 xlang_ok() {
   "$PYTHON" -c "import pandas, sklearn, bs4" 2>/dev/null
 }
-
-if xlang_ok; then
-  echo "setup: pandas, scikit-learn, beautifulsoup4 already installed"
-else
-  echo "setup: pip install ${XLANG_DEPS[*]}"
-  PIP_ROOT_USER_ACTION=ignore PIP_BREAK_SYSTEM_PACKAGES=1 \
-    "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-input \
-    "${XLANG_DEPS[@]}"
-  xlang_ok || { echo "setup: pandas, scikit-learn, beautifulsoup4 still not importable" >&2; exit 1; }
-fi
+pip_install "pandas, scikit-learn, beautifulsoup4" xlang_ok \
+  "pandas>=1.4.3,!=1.5.0,!=1.5.1,<2.4" "scikit-learn>=0.20.0,<1.8.0" "beautifulsoup4>=4.9.0,<5"
 
 beam_tests_ok() {
   "$PYTHON" -c "import parameterized, mock, hamcrest, tenacity" 2>/dev/null
 }
-
-if beam_tests_ok; then
-  echo "setup: Beam's test dependencies already installed"
-else
-  echo "setup: pip install ${BEAM_TEST_DEPS[*]}"
-  PIP_ROOT_USER_ACTION=ignore PIP_BREAK_SYSTEM_PACKAGES=1 \
-    "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-input \
-    "${BEAM_TEST_DEPS[@]}"
-  beam_tests_ok || { echo "setup: Beam's test dependencies still not importable" >&2; exit 1; }
-fi
+pip_install "Beam's test dependencies" beam_tests_ok "${BEAM_TEST_DEPS[@]}"
 
 # Headless Chromium drives the web UI test (runner/web). Debian's package;
 # the test fails, rather than skips, without it.

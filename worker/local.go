@@ -128,7 +128,12 @@ func (l *Launcher) copyArtifact(dep *pipepb.ArtifactInformation, path string) er
 		return err
 	}
 	defer src.Close()
-	dst, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	return writeFile(path, 0o644, src)
+}
+
+// writeFile writes what src holds to a new file at path.
+func writeFile(path string, mode os.FileMode, src io.Reader) error {
+	dst, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 )
@@ -54,13 +53,5 @@ func copyExecutable(from, to string) error {
 		return err
 	}
 	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		return err
-	}
-	return dst.Close()
+	return writeFile(to, 0o755, src)
 }

@@ -7,7 +7,6 @@ the job at once, naming it. Each job runs as a script in a subprocess: its
 DoFns are pickled from __main__, so the worker processes, which do not see
 this test module, can load them.
 """
-import glob
 import importlib.util
 import os
 import subprocess
@@ -15,6 +14,7 @@ import sys
 import time
 
 import pytest
+from outputs import read_lines
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOBS = os.path.join(HERE, "envjobs")
@@ -25,14 +25,6 @@ def run_job(script, job_endpoint, *args, limit=240):
     cmd = [sys.executable, os.path.join(JOBS, script), "--runner=PortableRunner",
            f"--job_endpoint={job_endpoint}", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
-
-
-def read_lines(prefix):
-    lines = []
-    for path in sorted(glob.glob(prefix + "*")):
-        with open(path) as f:
-            lines.extend(line.rstrip("\n") for line in f)
-    return lines
 
 
 def docker_answers():

@@ -5,12 +5,12 @@ after the run by reading what it wrote, compared with an answer computed in
 plain Python, so a runner that silently drops the assertion still fails.
 """
 import collections
-import glob
 import os
 import random
 
 import apache_beam as beam
 import pytest
+from outputs import read_lines
 from apache_beam.testing.util import assert_that, equal_to
 
 # Per-test limit (pytest-timeout): a hung job must not stall CI. The thread
@@ -19,14 +19,6 @@ from apache_beam.testing.util import assert_that, equal_to
 # exits pytest.
 TIMEOUT_S = 180
 timeout = pytest.mark.timeout(TIMEOUT_S, method="thread")
-
-
-def read_lines(prefix):
-    lines = []
-    for path in sorted(glob.glob(prefix + "*")):
-        with open(path) as f:
-            lines.extend(line.rstrip("\n") for line in f)
-    return lines
 
 
 @timeout
