@@ -76,19 +76,11 @@ func fetch(t *testing.T, cli jobpb.ArtifactRetrievalServiceClient, a *pipepb.Art
 	}
 }
 
-// TestStagingRoundTrip stages a file with the Go SDK's own staging client,
-// then serves it back through the retrieval service.
-func TestStagingRoundTrip(t *testing.T) {
-	src := filepath.Join(t.TempDir(), "payload.bin")
-	want := bytes.Repeat([]byte("beam!"), 600_000) // ~3 MB: several chunks
-	if err := os.WriteFile(src, want, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p := pipelineWith(map[string][]*pipepb.ArtifactInformation{
-		"go":    {fileDep(t, src, "../../escape/worker")},
-		"other": {fileDep(t, src, "../../escape/worker")}, // same artifact twice
-		"empty": nil,
-	})
+// stageWithGoClient stages p's artifacts into a fresh job directory with
+// the Go SDK's own staging client, returning p rewritten to the staged
+// files and the directory.
+func stageWithGoClient(t *testing.T, p *pipepb.Pipeline) (*pipepb.Pipeline, string) {
+	t.Helper()
 	staging := NewStaging()
 	dir := filepath.Join(t.TempDir(), "job1")
 	if err := staging.Register("tok", dir, EnvDeps(p)); err != nil {
@@ -104,7 +96,23 @@ func TestStagingRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	staged := Apply(p, deps)
+	return Apply(p, deps), dir
+}
+
+// TestStagingRoundTrip stages a file with the Go SDK's own staging client,
+// then serves it back through the retrieval service.
+func TestStagingRoundTrip(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "payload.bin")
+	want := bytes.Repeat([]byte("beam!"), 600_000) // ~3 MB: several chunks
+	if err := os.WriteFile(src, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := pipelineWith(map[string][]*pipepb.ArtifactInformation{
+		"go":    {fileDep(t, src, "../../escape/worker")},
+		"other": {fileDep(t, src, "../../escape/worker")}, // same artifact twice
+		"empty": nil,
+	})
+	staged, dir := stageWithGoClient(t, p)
 	got := staged.GetComponents().GetEnvironments()["go"].GetDependencies()
 	if len(got) != 1 || got[0].GetTypeUrn() != TypeFile || got[0].GetRoleUrn() != RoleStagingTo {
 		t.Fatalf("staged deps = %v", got)
@@ -272,22 +280,7 @@ func TestStagingAnyOfAlternatives(t *testing.T) {
 	p := &pipepb.Pipeline{Components: &pipepb.Components{Environments: map[string]*pipepb.Environment{
 		"py": {Urn: urnAnyOf, Payload: pl},
 	}}}
-	staging := NewStaging()
-	dir := filepath.Join(t.TempDir(), "job1")
-	if err := staging.Register("tok", dir, EnvDeps(p)); err != nil {
-		t.Fatal(err)
-	}
-	cc := serve(t, func(s *grpc.Server) { jobpb.RegisterArtifactStagingServiceServer(s, staging) })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := runnerlib.StageViaPortableAPI(ctx, cc, "", "tok"); err != nil {
-		t.Fatal(err)
-	}
-	deps, err := staging.Wait(ctx, "tok")
-	if err != nil {
-		t.Fatal(err)
-	}
-	staged := Apply(p, deps)
+	staged, dir := stageWithGoClient(t, p)
 	var got pipepb.AnyOfEnvironmentPayload
 	if err := proto.Unmarshal(staged.GetComponents().GetEnvironments()["py"].GetPayload(), &got); err != nil || len(got.GetEnvironments()) != 2 {
 		t.Fatalf("anyof payload after staging: %v %v", &got, err)
