@@ -57,7 +57,7 @@ func TestBatchGBKTriggersSeeWholeInput(t *testing.T) {
 	}
 	down := onlyBundle(t, e.Ready(), "down")
 	var sizes []int
-	err = Each(&Data{Chunks: down.Input}, wvCodec(t, "wv-ikv-iter"), func(v *coders.WindowedValue) error {
+	err = coders.Each(down.Input, wvCodec(t, "wv-ikv-iter"), func(v *coders.WindowedValue) error {
 		_, n, err := coders.LengthPrefixed(v.Elem)
 		if err != nil || len(v.Elem) < n+4 {
 			t.Fatalf("malformed pane %x: %v", v.Elem, err)

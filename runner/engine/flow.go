@@ -37,7 +37,7 @@ func (e *Engine) deliver(pc string, c []byte) {
 // earliest timestamp, which holds the stage's output watermark.
 func (e *Engine) enqueue(st *stage, p *pcoll, c []byte) {
 	min := coders.MaxTimestamp
-	err := Each(&Data{Chunks: [][]byte{c}}, p.spec.Codec, func(v *coders.WindowedValue) error {
+	err := coders.Each([][]byte{c}, p.spec.Codec, func(v *coders.WindowedValue) error {
 		if v.Timestamp < min {
 			min = v.Timestamp
 		}
@@ -68,13 +68,13 @@ func (e *Engine) group(st *stage, p *pcoll, c []byte) {
 		// triggers are asked once the input is complete (outputWatermark).
 		st.gbk.BeginInput()
 	}
-	err := Each(&Data{Chunks: [][]byte{c}}, p.spec.Codec, func(v *coders.WindowedValue) error {
+	err := coders.Each([][]byte{c}, p.spec.Codec, func(v *coders.WindowedValue) error {
 		kn, err := p.spec.Key.Len(v.Elem)
 		if err != nil {
 			return fmt.Errorf("decoding key: %w", err)
 		}
 		key, value := v.Elem[:kn], v.Elem[kn:]
-		return EachWindow(p.spec.Codec, v, func(win []byte) error {
+		return coders.EachWindow(p.spec.Codec, v, func(win []byte) error {
 			// Chunks are never modified, so the GBK may keep references.
 			return st.gbk.AddShared(key, win, value, v.Timestamp, e.now)
 		})

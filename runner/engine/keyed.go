@@ -65,7 +65,7 @@ func (e *Engine) enqueueKeyed(st *stage, p *pcoll, c []byte) {
 		e.fail(fmt.Errorf("stage %s: stateful input %s is not KV-coded", st.spec.ID, p.id))
 		return
 	}
-	err := EachRaw(c, p.spec.Codec, func(v *coders.WindowedValue, raw []byte) error {
+	err := coders.EachRaw(c, p.spec.Codec, func(v *coders.WindowedValue, raw []byte) error {
 		kn, err := p.spec.Key.Len(v.Elem)
 		if err != nil {
 			return fmt.Errorf("decoding key: %w", err)
@@ -78,7 +78,7 @@ func (e *Engine) enqueueKeyed(st *stage, p *pcoll, c []byte) {
 		}
 		w.data = append(w.data, raw...)
 		w.minTS = min(w.minTS, v.Timestamp)
-		return EachWindow(p.spec.Codec, v, func(win []byte) error {
+		return coders.EachWindow(p.spec.Codec, v, func(win []byte) error {
 			return st.keyed.track(st.spec.ID, k, win, p.spec.Codec.WindowKind())
 		})
 	})

@@ -103,7 +103,7 @@ func pendRun(t *testing.T, spec, restoreSpec Spec, snap bool) (groups []string, 
 			case "gen":
 				res.Data["kv"] = genOutput()
 			case "sink":
-				err := Each(&Data{Chunks: b.Input}, gc, func(v *coders.WindowedValue) error {
+				err := coders.Each(b.Input, gc, func(v *coders.WindowedValue) error {
 					g, err := decodeGroup(v.Elem)
 					groups = append(groups, g)
 					return err

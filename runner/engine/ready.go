@@ -102,7 +102,7 @@ func (e *Engine) cut(st *stage, n int) []chunkSet {
 	if n <= 1 {
 		return []chunkSet{{d.Chunks, minTS}}
 	}
-	parts, err := Split(d, e.pcolls[st.spec.Inputs[0]].spec.Codec, n)
+	parts, err := coders.Split(d.Chunks, e.pcolls[st.spec.Inputs[0]].spec.Codec, n)
 	if err != nil {
 		e.fail(err)
 		return nil

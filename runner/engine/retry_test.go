@@ -3,6 +3,8 @@ package engine
 import (
 	"bytes"
 	"testing"
+
+	"github.com/beam-runner/beam-runner/runner/coders"
 )
 
 // retrySpec: a batch SDK stage reading a complete input "src" into "out".
@@ -88,7 +90,7 @@ func TestRetryOfSplitBundle(t *testing.T) {
 		t.Fatal("Retry of a channel-split bundle refused")
 	}
 	again := e.Ready()
-	first, _ := ElementsFrom([][]byte{elems}, e.pcolls["src"].spec.Codec, 0)
+	first, _ := coders.ElementsFrom([][]byte{elems}, e.pcolls["src"].spec.Codec, 0)
 	if r := retried(again); r.ID != bs[0].ID || !bytes.Equal(joinChunks(r.Input), first[0]) {
 		t.Fatalf("retry of bundle %d: input %x, want element 0 only (%x)", r.ID, joinChunks(r.Input), first[0])
 	}

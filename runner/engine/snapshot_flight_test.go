@@ -177,7 +177,7 @@ func handedOut(t *testing.T, spec Spec, bs []*Bundle) map[string]int {
 			}
 		}
 		for _, c := range b.Input {
-			err := EachRaw(c, spec.PColls[ss.Inputs[0]].Codec, func(_ *coders.WindowedValue, raw []byte) error {
+			err := coders.EachRaw(c, spec.PColls[ss.Inputs[0]].Codec, func(_ *coders.WindowedValue, raw []byte) error {
 				out[fmt.Sprintf("%s element %x", b.Stage, raw)]++
 				return nil
 			})
@@ -278,7 +278,7 @@ func queued(t *testing.T, e *Engine) map[string]int {
 			}
 		}
 		for _, c := range chunks {
-			err := EachRaw(c, e.pcolls[st.spec.Inputs[0]].spec.Codec, func(_ *coders.WindowedValue, raw []byte) error {
+			err := coders.EachRaw(c, e.pcolls[st.spec.Inputs[0]].spec.Codec, func(_ *coders.WindowedValue, raw []byte) error {
 				out[fmt.Sprintf("%s element %x", st.spec.ID, raw)]++
 				return nil
 			})

@@ -299,7 +299,7 @@ func (s *sim) stateful(b *Bundle, op simOp) (Result, error) {
 
 func (s *sim) eachElem(pc string, chunks [][]byte, f func(*coders.WindowedValue, []byte) error) error {
 	for _, c := range chunks {
-		if err := EachRaw(c, s.spec.PColls[pc].Codec, f); err != nil {
+		if err := coders.EachRaw(c, s.spec.PColls[pc].Codec, f); err != nil {
 			return err
 		}
 	}

@@ -109,7 +109,7 @@ func (b *Bundle) takeChannelResiduals(wv *coders.WindowedValueCodec, s SplitResu
 // ownedByIndex lists, per input element index, what the bundle still owns
 // of it: the whole element, or the primary parts of the element it split.
 func (b *Bundle) ownedByIndex(wv *coders.WindowedValueCodec) ([][][]byte, error) {
-	all, err := ElementsFrom(b.Input, wv, 0)
+	all, err := coders.ElementsFrom(b.Input, wv, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ type modelBundle struct {
 
 func newModelBundle(t *testing.T, wv *coders.WindowedValueCodec, id int, input [][]byte) *modelBundle {
 	mb := &modelBundle{id: id}
-	raws, err := ElementsFrom(input, wv, 0)
+	raws, err := coders.ElementsFrom(input, wv, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -240,7 +240,7 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 }
 
 func (r *run) runBundle(ctx context.Context, ss *sdkStage, b *engine.Bundle, txn *userstate.Txn, outBytes *atomic.Int64, done chan<- bundleDone) {
-	input, err := engine.Frames(b.Input, ss.input, frameBytes)
+	input, err := coders.Frames(b.Input, ss.input, frameBytes)
 	if err == nil && r.split.draining.Load() && ss.truncDesc != "" {
 		input, err = r.truncate(ctx, ss, input)
 	}
@@ -328,7 +328,7 @@ func (r *run) ensureSideHandler(ss *sdkStage, eng *engine.Engine) error {
 	if ss.side != nil || len(ss.stage.SideInputs) == 0 {
 		return nil
 	}
-	build := map[sideRef]func() (*engine.SideIndex, error){}
+	build := map[sideRef]func() (*coders.SideIndex, error){}
 	for _, si := range ss.stage.SideInputs {
 		wv, err := r.codec(si.PColl)
 		if err != nil {
@@ -336,17 +336,17 @@ func (r *run) ensureSideHandler(ss *sdkStage, eng *engine.Engine) error {
 		}
 		var key *coders.Codec
 		switch si.URN {
-		case engine.SideMultimap:
+		case coders.SideMultimap:
 			if key = wv.Elem.Component(0); key == nil {
 				return fmt.Errorf("multimap side input %q of %q is not KV-coded", si.Tag, si.Transform)
 			}
-		case engine.SideIterable:
+		case coders.SideIterable:
 		default:
 			return fmt.Errorf("side input %q of %q: access pattern %q is not supported", si.Tag, si.Transform, si.URN)
 		}
 		data := eng.SideData(si.PColl)
-		build[sideRef{Transform: si.Transform, SideInput: si.Tag}] = func() (*engine.SideIndex, error) {
-			return engine.IndexSide(data, wv, key)
+		build[sideRef{Transform: si.Transform, SideInput: si.Tag}] = func() (*coders.SideIndex, error) {
+			return coders.IndexSide(data.Chunks, wv, key)
 		}
 	}
 	tokens, err := sideCacheTokens(ss.stage.SideInputs)

@@ -127,7 +127,7 @@ func (r *run) requestSplit(ctx context.Context, ss *sdkStage, b *engine.Bundle, 
 func countElements(b *engine.Bundle, ss *sdkStage) int64 {
 	n := int64(0)
 	for _, c := range b.Input {
-		engine.EachRaw(c, ss.input, func(_ *coders.WindowedValue, _ []byte) error { n++; return nil })
+		coders.EachRaw(c, ss.input, func(_ *coders.WindowedValue, _ []byte) error { n++; return nil })
 	}
 	return n
 }
