@@ -12,6 +12,7 @@ import (
 	"time"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/store"
@@ -119,13 +120,13 @@ func (e *Executor) Validate(p *pipepb.Pipeline) error {
 	if p == nil {
 		return fmt.Errorf("no pipeline given")
 	}
-	_, err := plan.BuildWith(p, plan.Options{Startable: worker.Supported})
+	_, err := plan.BuildWith(p, plan.Options{Startable: worker.Supported, Grouping: agg.CheckStrategy})
 	return err
 }
 
 // Execute implements jobs.Executor.
 func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
-	pl, err := plan.BuildWith(j.Pipeline, plan.Options{Startable: worker.Supported})
+	pl, err := plan.BuildWith(j.Pipeline, plan.Options{Startable: worker.Supported, Grouping: agg.CheckStrategy})
 	if err != nil {
 		return err
 	}

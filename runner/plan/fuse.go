@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/coders"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -89,6 +90,11 @@ type Options struct {
 	// environment URN; nil accepts every environment. Passed in so the
 	// plan does not depend on worker/.
 	Startable func(envURN string) bool
+	// Grouping checks a GroupByKey's windowing strategy (trigger,
+	// accumulation, timestamp combiner) against what the runner can group,
+	// given the kind of its windows; nil accepts every strategy. Passed in
+	// so the plan does not depend on the engine.
+	Grouping func(ws *pipepb.WindowingStrategy, kind coders.WindowKind) error
 }
 
 // Build validates and plans a pipeline, accepting every environment.
@@ -103,7 +109,7 @@ func BuildWith(p *pipepb.Pipeline, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkEnvironmentsAndWindows(g, opts.Startable); err != nil {
+	if err := checkEnvironmentsAndWindows(g, opts); err != nil {
 		return nil, err
 	}
 	f := &fuser{g: g, producer: map[string]string{}, stageOf: map[string]*Stage{}, deps: map[*Stage]map[*Stage]bool{}}
