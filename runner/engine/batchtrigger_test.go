@@ -7,6 +7,7 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 func init() {
@@ -28,12 +29,12 @@ func TestBatchGBKTriggersSeeWholeInput(t *testing.T) {
 			"out": {Codec: wvCodec(t, "wv-ikv-iter")},
 		},
 		Stages: []StageSpec{
-			{ID: "imp", Kind: ImpulseStage, Outputs: []string{"imp"}},
-			{ID: "up", Kind: SDKStage, Inputs: []string{"imp"}, Outputs: []string{"mid"}},
-			{ID: "gbk", Kind: GBKStage, Inputs: []string{"mid"}, Outputs: []string{"out"}, Agg: agg.Config{
+			{ID: "imp", Kind: stagekind.Impulse, Outputs: []string{"imp"}},
+			{ID: "up", Kind: stagekind.SDK, Inputs: []string{"imp"}, Outputs: []string{"mid"}},
+			{ID: "gbk", Kind: stagekind.GBK, Inputs: []string{"mid"}, Outputs: []string{"out"}, Agg: agg.Config{
 				Window: coders.IntervalWindows, Trigger: &pipepb.Trigger{Trigger: &pipepb.Trigger_ElementCount_{
 					ElementCount: &pipepb.Trigger_ElementCount{ElementCount: 3}}}}},
-			{ID: "down", Kind: SDKStage, Inputs: []string{"out"}},
+			{ID: "down", Kind: stagekind.SDK, Inputs: []string{"out"}},
 		},
 	})
 	if err != nil {

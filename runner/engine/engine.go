@@ -5,6 +5,7 @@ import (
 
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // Engine decides what runs next. It is a single-threaded state machine
@@ -127,19 +128,19 @@ func (e *Engine) newStage(ss StageSpec) (*stage, error) {
 		}
 	}
 	switch ss.Kind {
-	case GBKStage:
+	case stagekind.GBK:
 		g, err := agg.New(ss.Agg)
 		if err != nil {
 			return nil, fmt.Errorf("stage %s: %w", ss.ID, err)
 		}
 		st.gbk = g
 		e.addConsumer(ss.Inputs[0], st)
-	case SDKStage:
+	case stagekind.SDK:
 		e.addConsumer(ss.Inputs[0], st)
 		if ss.Keyed {
 			st.keyed = newKeyed()
 		}
-	case FlattenStage:
+	case stagekind.Flatten:
 		for _, in := range ss.CopyInputs {
 			e.addConsumer(in, st)
 		}

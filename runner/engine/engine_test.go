@@ -6,6 +6,7 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // testCoders: c-bytes, c-kv = KV(bytes, bytes), global and interval
@@ -57,12 +58,12 @@ func TestWatermarkPropagationThroughStages(t *testing.T) {
 			"out": {Codec: wvCodec(t, "wv-kv")},
 		},
 		Stages: []StageSpec{
-			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
+			{ID: "ts", Kind: stagekind.TestStream, Outputs: []string{"src"}, Events: []Event{
 				{Kind: AddElements, PColl: "src", Elements: elems},
 				{Kind: AdvanceWatermark, PColl: "src", Watermark: 20},
 			}},
-			{ID: "sdk", Kind: SDKStage, Inputs: []string{"src"}, Outputs: []string{"mid"}},
-			{ID: "gbk", Kind: GBKStage, Inputs: []string{"mid"}, Outputs: []string{"out"},
+			{ID: "sdk", Kind: stagekind.SDK, Inputs: []string{"src"}, Outputs: []string{"mid"}},
+			{ID: "gbk", Kind: stagekind.GBK, Inputs: []string{"mid"}, Outputs: []string{"out"},
 				Agg: agg.Config{Window: coders.IntervalWindows}},
 		},
 	}
@@ -119,11 +120,11 @@ func keyedEngine(t *testing.T) (*Engine, TimerStream) {
 			"out": {Codec: wvCodec(t, "wv-kv")},
 		},
 		Stages: []StageSpec{
-			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
+			{ID: "ts", Kind: stagekind.TestStream, Outputs: []string{"src"}, Events: []Event{
 				{Kind: AddElements, PColl: "src", Elements: globalKV(1, "a", "1", "b", "2", "a", "3")},
 				{Kind: AdvanceWatermark, PColl: "src", Watermark: 100},
 			}},
-			{ID: "st", Kind: SDKStage, Keyed: true, Inputs: []string{"src"}, Outputs: []string{"out"},
+			{ID: "st", Kind: stagekind.SDK, Keyed: true, Inputs: []string{"src"}, Outputs: []string{"out"},
 				Timers: []TimerSpec{{Stream: stream, Codec: tc}}},
 		},
 	}
@@ -369,10 +370,10 @@ func splittableSpec(t *testing.T, maxBundles int) Spec {
 		Streaming: true, MaxBundles: maxBundles, StartTime: 1000,
 		PColls: map[string]PCollSpec{"src": {Codec: wvCodec(t, "wv-kv")}},
 		Stages: []StageSpec{
-			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
+			{ID: "ts", Kind: stagekind.TestStream, Outputs: []string{"src"}, Events: []Event{
 				{Kind: AddElements, PColl: "src", Elements: globalKV(1, "a", "1")},
 			}},
-			{ID: "sdf", Kind: SDKStage, Splittable: true, Inputs: []string{"src"}},
+			{ID: "sdf", Kind: stagekind.SDK, Splittable: true, Inputs: []string{"src"}},
 		},
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // deliver routes a chunk of elements written to a PCollection to whatever
@@ -19,15 +20,15 @@ func (e *Engine) deliver(pc string, c []byte) {
 	}
 	for _, st := range p.consumers {
 		switch st.spec.Kind {
-		case SDKStage:
+		case stagekind.SDK:
 			if st.keyed != nil {
 				e.enqueueKeyed(st, p, c)
 			} else {
 				e.enqueue(st, p, c)
 			}
-		case GBKStage:
+		case stagekind.GBK:
 			e.group(st, p, c)
-		case FlattenStage:
+		case stagekind.Flatten:
 			e.deliver(st.spec.Outputs[0], c)
 		}
 	}
@@ -129,22 +130,22 @@ func (e *Engine) inputWatermark(st *stage) int64 {
 
 func (e *Engine) outputWatermark(st *stage) int64 {
 	switch st.spec.Kind {
-	case ImpulseStage:
+	case stagekind.Impulse:
 		if !st.emitted {
 			st.emitted = true
 			e.deliver(st.spec.Outputs[0], Impulse().Chunks[0])
 		}
 		return coders.MaxTimestamp
-	case TestStreamStage:
+	case stagekind.TestStream:
 		return st.outWM // moved only by events
-	case GBKStage:
+	case stagekind.GBK:
 		if st.inWM >= coders.MaxTimestamp {
 			st.gbk.EndInput()
 		}
 		st.gbk.AdvanceWatermark(st.inWM)
 		e.emitPanes(st)
 		return min(st.inWM, st.gbk.Hold())
-	case FlattenStage:
+	case stagekind.Flatten:
 		return st.inWM
 	}
 	wm := st.inWM

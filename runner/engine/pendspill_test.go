@@ -9,6 +9,7 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 	"github.com/beam-runner/beam-runner/runner/store"
 )
 
@@ -45,10 +46,10 @@ func pendPipeline(t *testing.T) Spec {
 			"imp": {Codec: c("wv-b")}, "kv": {Codec: c("wv-kv"), Key: key}, "grouped": {Codec: c("wv-gkvi")},
 		},
 		Stages: []StageSpec{
-			{ID: "imp", Kind: ImpulseStage, Outputs: []string{"imp"}},
-			{ID: "gen", Kind: SDKStage, Inputs: []string{"imp"}, Outputs: []string{"kv"}},
-			{ID: "gbk", Kind: GBKStage, Inputs: []string{"kv"}, Outputs: []string{"grouped"}, Agg: agg.Config{Window: coders.GlobalWindow}},
-			{ID: "sink", Kind: SDKStage, Inputs: []string{"grouped"}},
+			{ID: "imp", Kind: stagekind.Impulse, Outputs: []string{"imp"}},
+			{ID: "gen", Kind: stagekind.SDK, Inputs: []string{"imp"}, Outputs: []string{"kv"}},
+			{ID: "gbk", Kind: stagekind.GBK, Inputs: []string{"kv"}, Outputs: []string{"grouped"}, Agg: agg.Config{Window: coders.GlobalWindow}},
+			{ID: "sink", Kind: stagekind.SDK, Inputs: []string{"grouped"}},
 		},
 	}
 }

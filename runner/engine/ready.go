@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // Ready returns the bundles that may start now. When nothing else can run
@@ -27,7 +28,7 @@ func (e *Engine) Ready() []*Bundle {
 func (e *Engine) readyBundles() []*Bundle {
 	var out []*Bundle
 	for _, st := range e.stages {
-		if st.spec.Kind != SDKStage || !e.sidesReady(st) {
+		if st.spec.Kind != stagekind.SDK || !e.sidesReady(st) {
 			continue
 		}
 		e.wakeResiduals(st)
@@ -139,7 +140,7 @@ func (e *Engine) newBundle(st *stage) *Bundle {
 // time. It reports whether anything changed.
 func (e *Engine) applyNextEvent() bool {
 	for _, st := range e.stages {
-		if st.spec.Kind != TestStreamStage || (len(st.events) == 0 && st.outWM >= coders.MaxTimestamp) {
+		if st.spec.Kind != stagekind.TestStream || (len(st.events) == 0 && st.outWM >= coders.MaxTimestamp) {
 			continue
 		}
 		if len(st.events) == 0 {

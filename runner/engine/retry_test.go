@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // retrySpec: a batch SDK stage reading a complete input "src" into "out".
@@ -17,10 +18,10 @@ func retrySpec(t *testing.T, attempts int) (Spec, []byte) {
 			"out": {Codec: wvCodec(t, "wv-kv")},
 		},
 		Stages: []StageSpec{
-			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
+			{ID: "ts", Kind: stagekind.TestStream, Outputs: []string{"src"}, Events: []Event{
 				{Kind: AddElements, PColl: "src", Elements: elems},
 			}},
-			{ID: "sdk", Kind: SDKStage, Inputs: []string{"src"}, Outputs: []string{"out"}},
+			{ID: "sdk", Kind: stagekind.SDK, Inputs: []string{"src"}, Outputs: []string{"out"}},
 		},
 	}, elems
 }

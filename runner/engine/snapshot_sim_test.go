@@ -10,6 +10,7 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // simCoders extend testCoders with GroupByKey output (KV of a key and an
@@ -75,20 +76,20 @@ func simPipeline(t testing.TB, r *rand.Rand) Spec {
 			"src": kv, "mid": kv, "midS": kv, "grouped": kvi, "sess": kvi, "fastout": kvi, "out2": kv, "flat": kv,
 		},
 		Stages: []StageSpec{
-			{ID: "imp", Kind: ImpulseStage, Outputs: []string{"imp"}},
-			{ID: "sideprod", Kind: SDKStage, Inputs: []string{"imp"}, Outputs: []string{"side"}},
-			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: simEvents(r)},
-			{ID: "map", Kind: SDKStage, Splittable: true, Inputs: []string{"src"}, Outputs: []string{"mid", "midS"}},
-			{ID: "gbkTrig", Kind: GBKStage, Inputs: []string{"mid"}, Outputs: []string{"grouped"}, Agg: triggers[r.Intn(len(triggers))]},
-			{ID: "gbkSess", Kind: GBKStage, Inputs: []string{"midS"}, Outputs: []string{"sess"}, Agg: sessions[r.Intn(len(sessions))]},
-			{ID: "gbkFast", Kind: GBKStage, Inputs: []string{"mid"}, Outputs: []string{"fastout"}, Agg: agg.Config{Window: coders.IntervalWindows}},
-			{ID: "st", Kind: SDKStage, Keyed: true, Inputs: []string{"grouped"}, Outputs: []string{"out2"},
+			{ID: "imp", Kind: stagekind.Impulse, Outputs: []string{"imp"}},
+			{ID: "sideprod", Kind: stagekind.SDK, Inputs: []string{"imp"}, Outputs: []string{"side"}},
+			{ID: "ts", Kind: stagekind.TestStream, Outputs: []string{"src"}, Events: simEvents(r)},
+			{ID: "map", Kind: stagekind.SDK, Splittable: true, Inputs: []string{"src"}, Outputs: []string{"mid", "midS"}},
+			{ID: "gbkTrig", Kind: stagekind.GBK, Inputs: []string{"mid"}, Outputs: []string{"grouped"}, Agg: triggers[r.Intn(len(triggers))]},
+			{ID: "gbkSess", Kind: stagekind.GBK, Inputs: []string{"midS"}, Outputs: []string{"sess"}, Agg: sessions[r.Intn(len(sessions))]},
+			{ID: "gbkFast", Kind: stagekind.GBK, Inputs: []string{"mid"}, Outputs: []string{"fastout"}, Agg: agg.Config{Window: coders.IntervalWindows}},
+			{ID: "st", Kind: stagekind.SDK, Keyed: true, Inputs: []string{"grouped"}, Outputs: []string{"out2"},
 				AllowedLateness: int64(r.Intn(3) * 5),
 				Timers:          []TimerSpec{{Stream: evStream, Codec: tc}, {Stream: ptStream, Codec: tc, Processing: true}}},
-			{ID: "sesssink", Kind: SDKStage, Inputs: []string{"sess"}},
-			{ID: "fastsink", Kind: SDKStage, Inputs: []string{"fastout"}, SideInputs: []string{"side"}},
-			{ID: "flat", Kind: FlattenStage, Inputs: []string{"out2", "mid"}, CopyInputs: []string{"out2", "mid"}, Outputs: []string{"flat"}},
-			{ID: "flatsink", Kind: SDKStage, Inputs: []string{"flat"}},
+			{ID: "sesssink", Kind: stagekind.SDK, Inputs: []string{"sess"}},
+			{ID: "fastsink", Kind: stagekind.SDK, Inputs: []string{"fastout"}, SideInputs: []string{"side"}},
+			{ID: "flat", Kind: stagekind.Flatten, Inputs: []string{"out2", "mid"}, CopyInputs: []string{"out2", "mid"}, Outputs: []string{"flat"}},
+			{ID: "flatsink", Kind: stagekind.SDK, Inputs: []string{"flat"}},
 		},
 	}
 }

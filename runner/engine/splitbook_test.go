@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // The split bookkeeping is model-checked: a fake SDK works through bundles
@@ -142,10 +143,10 @@ func runSplitModel(t *testing.T, rng *rand.Rand, sizes []int) error {
 		Streaming: true, MaxBundles: 1 + rng.Intn(3),
 		PColls: map[string]PCollSpec{"src": {Codec: wvCodec(t, "wv-kv")}},
 		Stages: []StageSpec{
-			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
+			{ID: "ts", Kind: stagekind.TestStream, Outputs: []string{"src"}, Events: []Event{
 				{Kind: AddElements, PColl: "src", Elements: src},
 			}},
-			{ID: "sdf", Kind: SDKStage, Splittable: true, Inputs: []string{"src"}},
+			{ID: "sdf", Kind: stagekind.SDK, Splittable: true, Inputs: []string{"src"}},
 		},
 	}
 	e, err := New(spec)
@@ -231,8 +232,8 @@ func TestSplitRefusesInputGivenUpBefore(t *testing.T) {
 		Streaming: true, MaxBundles: 1,
 		PColls: map[string]PCollSpec{"src": {Codec: wvCodec(t, "wv-kv")}},
 		Stages: []StageSpec{
-			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{{Kind: AddElements, PColl: "src", Elements: src}}},
-			{ID: "sdf", Kind: SDKStage, Splittable: true, Inputs: []string{"src"}},
+			{ID: "ts", Kind: stagekind.TestStream, Outputs: []string{"src"}, Events: []Event{{Kind: AddElements, PColl: "src", Elements: src}}},
+			{ID: "sdf", Kind: stagekind.SDK, Splittable: true, Inputs: []string{"src"}},
 		},
 	}
 	e, err := New(spec)

@@ -5,6 +5,7 @@ import (
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 func init() {
@@ -86,9 +87,9 @@ func upstreamTimerEngine(t *testing.T) (*Engine, TimerStream) {
 			"out": {Codec: wvCodec(t, "wv-kv")},
 		},
 		Stages: []StageSpec{
-			{ID: "imp", Kind: ImpulseStage, Outputs: []string{"imp"}},
-			{ID: "up", Kind: SDKStage, Inputs: []string{"imp"}, Outputs: []string{"src"}},
-			{ID: "st", Kind: SDKStage, Keyed: true, Inputs: []string{"src"}, Outputs: []string{"out"},
+			{ID: "imp", Kind: stagekind.Impulse, Outputs: []string{"imp"}},
+			{ID: "up", Kind: stagekind.SDK, Inputs: []string{"imp"}, Outputs: []string{"src"}},
+			{ID: "st", Kind: stagekind.SDK, Keyed: true, Inputs: []string{"src"}, Outputs: []string{"out"},
 				Timers: []TimerSpec{{Stream: stream, Codec: tc}}},
 		},
 	})

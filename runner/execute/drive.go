@@ -13,6 +13,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/engine/userstate"
 	"github.com/beam-runner/beam-runner/runner/plan"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // sdkStage is what the driver needs to run bundles of one SDK stage.
@@ -186,7 +187,7 @@ func (r *run) waitFor(eng *engine.Engine, inflight int, virtual bool) (<-chan ti
 
 func (r *run) hasTestStream() bool {
 	for _, s := range r.plan.Stages {
-		if s.Kind == plan.TestStream {
+		if s.Kind == stagekind.TestStream {
 			return true
 		}
 	}
@@ -197,7 +198,7 @@ func (r *run) hasTestStream() bool {
 func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error) {
 	out := map[string]*sdkStage{}
 	for _, s := range r.plan.Stages {
-		if s.Kind != plan.SDK {
+		if s.Kind != stagekind.SDK {
 			continue
 		}
 		h := r.harnesses[s.Env]

@@ -10,6 +10,7 @@ import (
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/plan"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 	"github.com/beam-runner/beam-runner/stateplane"
 )
 
@@ -49,7 +50,7 @@ func (r *run) goReaders(pc string) bool {
 		if !contains(s.Inputs, pc) && !contains(s.CopyInputs, pc) {
 			continue
 		}
-		if s.Kind != plan.SDK || !r.goEnv(s.Env) {
+		if s.Kind != stagekind.SDK || !r.goEnv(s.Env) {
 			return false
 		}
 		n++

@@ -9,23 +9,18 @@ import (
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/metrics"
-	"github.com/beam-runner/beam-runner/runner/plan"
 )
 
 // Live statistics: the driver reports bundles, splits and watermarks to the
 // job's jobs.Stats, which the web UI, /metrics and the CLI read. Only the
 // driver goroutine calls these, so bundle start times need no lock.
 
-var kindNames = map[plan.Kind]string{
-	plan.SDK: "sdk", plan.Impulse: "impulse", plan.GBK: "gbk", plan.Flatten: "flatten", plan.TestStream: "teststream",
-}
-
 // publishStages describes the plan's stages to the job's statistics.
 func (r *run) publishStages() {
 	comps := r.plan.Components
 	infos := make([]jobs.StageInfo, 0, len(r.plan.Stages))
 	for _, s := range r.plan.Stages {
-		in := jobs.StageInfo{ID: s.ID, Name: r.stageName(s), Kind: kindNames[s.Kind], Env: s.Env,
+		in := jobs.StageInfo{ID: s.ID, Name: r.stageName(s), Kind: s.Kind.String(), Env: s.Env,
 			Inputs: s.Inputs, Outputs: s.Outputs}
 		for _, t := range s.Transforms {
 			in.Transforms = append(in.Transforms, comps.GetTransforms()[t].GetUniqueName())

@@ -17,6 +17,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/metrics"
 	"github.com/beam-runner/beam-runner/runner/plan"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 	"github.com/beam-runner/beam-runner/worker"
 )
 
@@ -74,7 +75,7 @@ func (r *run) close() {
 func (r *run) envs() []string {
 	set := map[string]bool{}
 	for _, s := range r.plan.Stages {
-		if s.Kind == plan.SDK {
+		if s.Kind == stagekind.SDK {
 			set[s.Env] = true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/plan"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // minBundleBytes keeps small inputs in one bundle: splitting them costs
@@ -31,11 +32,11 @@ func (r *run) buildSpec(startTime int64) (engine.Spec, error) {
 			return spec, fmt.Errorf("stage %s (%s): %w", s.ID, r.stageName(s), err)
 		}
 		spec.Stages = append(spec.Stages, ss)
-		if s.Kind == plan.TestStream {
+		if s.Kind == stagekind.TestStream {
 			spec.Streaming = true
 		}
 		for _, pc := range stagePColls(s) {
-			keyed := (s.Kind == plan.GBK || s.Stateful) && len(s.Inputs) > 0 && pc == s.Inputs[0]
+			keyed := (s.Kind == stagekind.GBK || s.Stateful) && len(s.Inputs) > 0 && pc == s.Inputs[0]
 			if err := r.addPColl(&spec, pc, keyed); err != nil {
 				return spec, err
 			}
@@ -78,10 +79,9 @@ func (r *run) addPColl(spec *engine.Spec, pc string, keyed bool) error {
 }
 
 func (r *run) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
-	ss := engine.StageSpec{ID: s.ID, Inputs: s.Inputs, Outputs: s.Outputs, CopyInputs: s.CopyInputs}
+	ss := engine.StageSpec{ID: s.ID, Kind: s.Kind, Inputs: s.Inputs, Outputs: s.Outputs, CopyInputs: s.CopyInputs}
 	switch s.Kind {
-	case plan.SDK:
-		ss.Kind = engine.SDKStage
+	case stagekind.SDK:
 		ss.SideInputs = uniqueSides(s)
 		ss.Keyed = s.Stateful
 		if s.Stateful {
@@ -104,12 +104,7 @@ func (r *run) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 				ss.Outputs = append(ss.Outputs, fs.From)
 			}
 		}
-	case plan.Impulse:
-		ss.Kind = engine.ImpulseStage
-	case plan.Flatten:
-		ss.Kind = engine.FlattenStage
-	case plan.GBK:
-		ss.Kind = engine.GBKStage
+	case stagekind.GBK:
 		cfg, err := r.aggConfig(s.Inputs[0])
 		if err != nil {
 			return ss, err
@@ -119,8 +114,7 @@ func (r *run) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 			cfg.Hot, cfg.HotPrefix, cfg.HotBytes = r.gbkHot(s, cfg.SpillBudget)
 		}
 		ss.Agg = cfg
-	case plan.TestStream:
-		ss.Kind = engine.TestStreamStage
+	case stagekind.TestStream:
 		events, err := r.testStreamEvents(s)
 		if err != nil {
 			return ss, err

@@ -2,7 +2,7 @@ package execute
 
 import (
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
-	"github.com/beam-runner/beam-runner/runner/plan"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // spillPrefix is where GroupByKeys spill in the store, per job and stage.
@@ -35,7 +35,7 @@ func (r *run) gbkSpill(stageID string) (agg.Spill, int) {
 	}
 	n := 0
 	for _, s := range r.plan.Stages {
-		if s.Kind == plan.GBK {
+		if s.Kind == stagekind.GBK {
 			n++
 		}
 	}

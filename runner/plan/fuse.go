@@ -6,19 +6,8 @@ import (
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 	"google.golang.org/protobuf/proto"
-)
-
-// Kind says who executes a stage.
-type Kind int
-
-// Stage kinds.
-const (
-	SDK        Kind = iota // fused transforms run by an SDK harness
-	Impulse                // the runner emits one empty element
-	GBK                    // the runner groups by key and window
-	Flatten                // the runner concatenates its inputs
-	TestStream             // the runner replays TestStream events
 )
 
 // SideInput is one side input read by a transform of an SDK stage.
@@ -30,7 +19,7 @@ type SideInput struct {
 // Stage is a unit of execution whose inputs and outputs the runner holds.
 type Stage struct {
 	ID   string
-	Kind Kind
+	Kind stagekind.Kind
 	Env  string
 	// Transforms are the leaf transforms, in topological order.
 	Transforms []string
@@ -134,20 +123,20 @@ func (f *fuser) place(id string) error {
 	urn := t.GetSpec().GetUrn()
 	switch urn {
 	case URNImpulse:
-		f.newStage(id, Impulse, "", nil)
+		f.newStage(id, stagekind.Impulse, "", nil)
 	case URNGBK:
 		in, ok := onlyValue(t.GetInputs())
 		if !ok {
 			return fmt.Errorf("GroupByKey %q must have exactly one input", t.GetUniqueName())
 		}
-		f.newStage(id, GBK, "", []string{in})
+		f.newStage(id, stagekind.GBK, "", []string{in})
 	case URNFlatten:
 		if f.g.sdkFlattens[id] {
 			return f.placeSDK(id, t)
 		}
-		f.newStage(id, Flatten, "", sortedValues(t.GetInputs()))
+		f.newStage(id, stagekind.Flatten, "", sortedValues(t.GetInputs()))
 	case URNTestStream, URNTestStreamGo:
-		f.newStage(id, TestStream, "", nil)
+		f.newStage(id, stagekind.TestStream, "", nil)
 	case "":
 		// An empty composite produces nothing.
 	default:
@@ -166,7 +155,7 @@ func (f *fuser) placeSDK(id string, t *pipepb.PTransform) error {
 		s.Transforms = append(s.Transforms, id)
 		f.stageOf[id] = s
 	} else {
-		f.newStage(id, SDK, t.GetEnvironmentId(), []string{main})
+		f.newStage(id, stagekind.SDK, t.GetEnvironmentId(), []string{main})
 		f.stageOf[id].Stateful = stateful
 		if tr, ok := f.g.truncates[id]; ok {
 			f.stageOf[id].Truncate, f.stageOf[id].TruncateOut = tr.transform, tr.out
@@ -229,7 +218,7 @@ func isSDFPart(urn string) bool {
 // no forced break, and no side input produced by s or downstream of it
 // (which would make the stage depend on itself).
 func (f *fuser) canFuse(id string, t *pipepb.PTransform, s *Stage, sides []SideInput) bool {
-	if s.Kind != SDK || s.Env != t.GetEnvironmentId() || f.g.breakBefore[id] {
+	if s.Kind != stagekind.SDK || s.Env != t.GetEnvironmentId() || f.g.breakBefore[id] {
 		return false
 	}
 	for _, si := range sides {
@@ -263,7 +252,7 @@ func (f *fuser) dependsOn(a, b *Stage) bool {
 	return walk(a)
 }
 
-func (f *fuser) newStage(id string, kind Kind, env string, inputs []string) {
+func (f *fuser) newStage(id string, kind stagekind.Kind, env string, inputs []string) {
 	s := &Stage{ID: fmt.Sprintf("s%d", len(f.stages)), Kind: kind, Env: env, Transforms: []string{id}, Inputs: inputs}
 	f.stages = append(f.stages, s)
 	f.stageOf[id] = s
@@ -295,7 +284,7 @@ func (f *fuser) markOutputs() {
 	needed := map[string]bool{}
 	flattens := map[string][]string{} // input pcoll -> flatten outputs, once per use
 	for _, s := range f.stages {
-		if s.Kind == Flatten {
+		if s.Kind == stagekind.Flatten {
 			out := sortedValues(f.transform(s.Transforms[0]).GetOutputs())[0]
 			for _, in := range s.Inputs {
 				f.routeFlattenInput(s, in, out, flattens)
@@ -312,10 +301,10 @@ func (f *fuser) markOutputs() {
 	for _, s := range f.stages {
 		for _, id := range s.Transforms {
 			for _, pc := range sortedValues(f.transform(id).GetOutputs()) {
-				if (needed[pc] || s.Kind != SDK) && !contains(s.Outputs, pc) {
+				if (needed[pc] || s.Kind != stagekind.SDK) && !contains(s.Outputs, pc) {
 					s.Outputs = append(s.Outputs, pc)
 				}
-				if s.Kind == SDK {
+				if s.Kind == stagekind.SDK {
 					for _, to := range flattens[pc] {
 						s.FlattenSinks = append(s.FlattenSinks, FlattenSink{From: pc, To: to})
 					}
@@ -330,7 +319,7 @@ func (f *fuser) markOutputs() {
 // stage's output.
 func (f *fuser) routeFlattenInput(flatten *Stage, in, out string, flattens map[string][]string) {
 	producer := f.stageOf[f.producer[in]]
-	if producer != nil && producer.Kind == SDK {
+	if producer != nil && producer.Kind == stagekind.SDK {
 		flattens[in] = append(flattens[in], out)
 		return
 	}
