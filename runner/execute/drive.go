@@ -201,7 +201,7 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 		if s.Kind != stagekind.SDK {
 			continue
 		}
-		h := r.harnesses[s.Env]
+		h := r.pool.harnesses[s.Env]
 		if h == nil {
 			return nil, fmt.Errorf("stage %s: no harness for environment %q", s.ID, s.Env)
 		}

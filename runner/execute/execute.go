@@ -145,10 +145,10 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 		e.mu.Unlock()
 	}()
 	r.publishStages()
-	if err := r.startWorkers(ctx); err != nil {
+	if err := r.pool.startWorkers(ctx); err != nil {
 		return err
 	}
-	j.Stats().SetWorkers(len(r.harnesses))
+	j.Stats().SetWorkers(len(r.pool.harnesses))
 	j.Running()
 	defer r.reportConcurrency()
 	return r.runStages(ctx)

@@ -27,7 +27,7 @@ func (r *run) bundleFailed(ctx context.Context, eng *engine.Engine, ss *sdkStage
 	cause, workerID := d.err.Error(), ""
 	if isLost {
 		workerID = lost.Worker
-		cause = r.describeLoss(ctx, lost)
+		cause = r.pool.describeLoss(ctx, lost)
 	} else {
 		workerID = user.Worker
 		cause = fmt.Sprintf("user code failed in worker %s: %s", user.Worker, user.Msg)
@@ -37,15 +37,15 @@ func (r *run) bundleFailed(ctx context.Context, eng *engine.Engine, ss *sdkStage
 	if isLost && r.loopback() {
 		// The worker lived in the client, which is gone: no one to retry for.
 		eng.Fail(d.b.ID)
-		return fmt.Errorf("%s; the LOOPBACK worker is gone with its client%s", what, r.workerOutput(workerID))
+		return fmt.Errorf("%s; the LOOPBACK worker is gone with its client%s", what, r.pool.workerOutput(workerID))
 	}
 	if !eng.Retry(d.b.ID) {
-		return fmt.Errorf("%s; giving up after %d attempt(s)%s", what, d.b.Attempt, r.workerOutput(workerID))
+		return fmt.Errorf("%s; giving up after %d attempt(s)%s", what, d.b.Attempt, r.pool.workerOutput(workerID))
 	}
 	r.log.Warn("retrying bundle", "cause", what)
 	r.job.Message(jobpb.JobMessage_JOB_MESSAGE_WARNING, "retrying: "+what)
 	if isLost {
-		if err := r.restartLost(ctx, ss.stage.Env, workerID); err != nil {
+		if err := r.pool.restartLost(ctx, ss.stage.Env, workerID); err != nil {
 			eng.Fail(d.b.ID)
 			return fmt.Errorf("%s; %w", what, err)
 		}
