@@ -213,7 +213,7 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 		if err := h.Register(ctx, desc); err != nil {
 			return nil, err
 		}
-		in, err := r.codec(s.Inputs[0])
+		in, err := wireCodec(r.plan, s.Inputs[0])
 		if err != nil {
 			return nil, err
 		}
@@ -331,7 +331,7 @@ func (r *run) ensureSideHandler(ss *sdkStage, eng *engine.Engine) error {
 	}
 	build := map[sideRef]func() (*coders.SideIndex, error){}
 	for _, si := range ss.stage.SideInputs {
-		wv, err := r.codec(si.PColl)
+		wv, err := wireCodec(r.plan, si.PColl)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,23 @@ import (
 func TestValidateRejectsUngroupableWindowing(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	beam.GroupByKey(s, beam.ParDo(s, keyByLen, beam.Create(s, "a", "bb")))
+	pb := marshalForTest(t, p)
+	if err := New(Options{}).Validate(pb); err != nil {
+		t.Fatalf("the pipeline as built: %v", err)
+	}
+	for _, ws := range pb.GetComponents().GetWindowingStrategies() {
+		ws.AccumulationMode = pipepb.AccumulationMode_RETRACTING
+	}
+	err := New(Options{}).Validate(pb)
+	if err == nil || !strings.Contains(err.Error(), "GroupByKey") || !strings.Contains(err.Error(), "accumulation mode") {
+		t.Fatalf("Validate = %v, want the GroupByKey's unsupported accumulation mode", err)
+	}
+}
+
+// marshalForTest turns p into its proto, in an EXTERNAL environment that
+// nothing starts.
+func marshalForTest(t *testing.T, p *beam.Pipeline) *pipepb.Pipeline {
+	t.Helper()
 	edges, _, err := p.Build()
 	if err != nil {
 		t.Fatal(err)
@@ -27,14 +44,5 @@ func TestValidateRejectsUngroupableWindowing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := New(Options{}).Validate(pb); err != nil {
-		t.Fatalf("the pipeline as built: %v", err)
-	}
-	for _, ws := range pb.GetComponents().GetWindowingStrategies() {
-		ws.AccumulationMode = pipepb.AccumulationMode_RETRACTING
-	}
-	err = New(Options{}).Validate(pb)
-	if err == nil || !strings.Contains(err.Error(), "GroupByKey") || !strings.Contains(err.Error(), "accumulation mode") {
-		t.Fatalf("Validate = %v, want the GroupByKey's unsupported accumulation mode", err)
-	}
+	return pb
 }

@@ -48,6 +48,9 @@ type Stage struct {
 	Truncate, TruncateOut string
 	// Deps are the stages that must finish first.
 	Deps []string
+	// Windowing is the windowing strategy of an SDK or GBK stage's main
+	// input (for a GBK, the one checkGBKWindowing accepted).
+	Windowing *pipepb.WindowingStrategy
 }
 
 // Plan is a pipeline ready to execute.
@@ -357,6 +360,10 @@ func (f *fuser) finish() (*Plan, error) {
 		}
 	}
 	for _, s := range p.Stages {
+		if (s.Kind == stagekind.SDK || s.Kind == stagekind.GBK) && len(s.Inputs) > 0 {
+			pc := f.g.comps.GetPcollections()[s.Inputs[0]]
+			s.Windowing = f.g.comps.GetWindowingStrategies()[pc.GetWindowingStrategyId()]
+		}
 		for _, in := range s.Inputs {
 			p.Consumers[in]++
 		}
