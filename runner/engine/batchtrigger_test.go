@@ -40,7 +40,7 @@ func TestBatchGBKTriggersSeeWholeInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up := onlyBundle(t, e.Ready(), "up")
+	up := onlyBundle(t, e.Ready().Bundles, "up")
 	w0 := coders.AppendIntervalWindow(nil, coders.IntervalWindow{Start: 0, End: 10})
 	w1 := coders.AppendIntervalWindow(nil, coders.IntervalWindow{Start: 10, End: 20})
 	var first, second []byte
@@ -56,7 +56,7 @@ func TestBatchGBKTriggersSeeWholeInput(t *testing.T) {
 	if err := e.Commit(up.ID, Result{Data: map[string][][]byte{"mid": {first, second}}}); err != nil {
 		t.Fatal(err)
 	}
-	down := onlyBundle(t, e.Ready(), "down")
+	down := onlyBundle(t, e.Ready().Bundles, "down")
 	var sizes []int
 	err = coders.Each(down.Input, wvCodec(t, "wv-ikv-iter"), func(v *coders.WindowedValue) error {
 		_, n, err := coders.LengthPrefixed(v.Elem)

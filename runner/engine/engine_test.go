@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"testing"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
@@ -71,7 +72,7 @@ func TestWatermarkPropagationThroughStages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bs := e.Ready() // applies the element event
+	bs := e.Ready().Bundles // applies the element event
 	if len(bs) != 1 || bs[0].Stage != "sdk" {
 		t.Fatalf("Ready = %v, want one sdk bundle", bs)
 	}
@@ -81,11 +82,11 @@ func TestWatermarkPropagationThroughStages(t *testing.T) {
 	if err := e.Commit(bs[0].ID, Result{Data: map[string][][]byte{"mid": {elems}}}); err != nil {
 		t.Fatal(err)
 	}
-	if bs := e.Ready(); len(bs) != 0 { // applies the watermark event, then end of stream
+	if bs := e.Ready().Bundles; len(bs) != 0 { // applies the watermark event, then end of stream
 		t.Fatalf("unexpected bundles %v", bs)
 	}
 	e.Ready()
-	if !e.Done() {
+	if !e.done() {
 		t.Errorf("engine not done; out watermark %d", e.Watermark("out"))
 	}
 }
@@ -140,7 +141,7 @@ func keyedEngine(t *testing.T) (*Engine, TimerStream) {
 // later one still fires first.
 func TestKeyedBundlesAndTimerOrder(t *testing.T) {
 	e, stream := keyedEngine(t)
-	bs := e.Ready()
+	bs := e.Ready().Bundles
 	if len(bs) != 2 {
 		t.Fatalf("got %d bundles, want one per key (2)", len(bs))
 	}
@@ -168,7 +169,7 @@ func TestKeyedBundlesAndTimerOrder(t *testing.T) {
 	if wm := e.Watermark("out"); wm > 1 {
 		t.Errorf("output watermark %d passed the timers' holds at 1", wm)
 	}
-	fired := drainTimers(t, e, stream)
+	fired, expired := drainTimersExpiring(t, e, stream)
 	want := []string{"a@50", "b@10", "b@60"}
 	if len(fired) != len(want) {
 		t.Fatalf("fired %v, want %v", fired, want)
@@ -178,12 +179,12 @@ func TestKeyedBundlesAndTimerOrder(t *testing.T) {
 			t.Fatalf("fired %v, want %v", fired, want)
 		}
 	}
-	if !e.Done() {
+	if !e.done() {
 		t.Error("engine not done after every timer fired")
 	}
 	// With input complete and no timers left, both keys' state is garbage.
-	if exp := e.TakeExpired(); len(exp) != 2 {
-		t.Errorf("expired state windows = %d, want 2 (keys a and b)", len(exp))
+	if len(expired) != 2 {
+		t.Errorf("expired state windows = %d, want 2 (keys a and b)", len(expired))
 	}
 }
 
@@ -191,10 +192,21 @@ func TestKeyedBundlesAndTimerOrder(t *testing.T) {
 // each delivered timer in delivery order per key, keys sorted.
 func drainTimers(t *testing.T, e *Engine, stream TimerStream) []string {
 	t.Helper()
+	fired, _ := drainTimersExpiring(t, e, stream)
+	return fired
+}
+
+// drainTimersExpiring is drainTimers that also returns the state windows
+// Ready reported expired meanwhile.
+func drainTimersExpiring(t *testing.T, e *Engine, stream TimerStream) ([]string, []StateWindow) {
+	t.Helper()
 	tc, _ := coders.CompileTimer(testCoders, "timer")
 	var fired []string
+	var expired []StateWindow
 	for round := 0; round < 10; round++ {
-		bs := e.Ready()
+		rd := e.Ready()
+		expired = append(expired, rd.Expired...)
+		bs := rd.Bundles
 		if len(bs) == 0 {
 			break
 		}
@@ -215,7 +227,7 @@ func drainTimers(t *testing.T, e *Engine, stream TimerStream) []string {
 			}
 		}
 	}
-	return sortByKeyStable(fired)
+	return sortByKeyStable(fired), expired
 }
 
 func itoa(n int64) string {
@@ -247,45 +259,75 @@ func sortByKeyStable(xs []string) []string {
 // again until splitMinAge passes; residuals of a split run in a new bundle.
 func TestSplitPolicy(t *testing.T) {
 	e, bs := oneSplittableBundle(t)
-	if got := e.SplitCandidates(); len(got) != 0 {
+	if got := e.splitCandidates(); len(got) != 0 {
 		t.Fatalf("split offered before the bundle ran %dms: %v", splitMinAge, got)
 	}
 	e.AdvanceProcessingTime(1000 + splitMinAge)
-	if got := e.SplitCandidates(); len(got) != 1 || got[0] != bs[0].ID {
-		t.Fatalf("SplitCandidates = %v, want [%d]", got, bs[0].ID)
+	if got := e.splitCandidates(); len(got) != 1 || got[0] != bs[0].ID {
+		t.Fatalf("splitCandidates = %v, want [%d]", got, bs[0].ID)
 	}
-	if got := e.SplitCandidates(); len(got) != 0 {
+	if got := e.splitCandidates(); len(got) != 0 {
 		t.Fatalf("split offered twice at once: %v", got)
 	}
 	if _, err := e.ApplySplit(bs[0].ID, SplitResult{FirstResidual: -1, Residuals: []Residual{{Element: globalKV(1, "a", "2")}}}); err != nil {
 		t.Fatal(err)
 	}
-	if more := e.Ready(); len(more) != 1 {
+	if more := e.Ready().Bundles; len(more) != 1 {
 		t.Fatalf("residual of the split did not start a bundle: %v", more)
 	}
 }
 
-// TestSplitRequestsAndDrain pins the split policy the driver carries out:
-// dynamic splits halve idle-capacity candidates; Drain checkpoints every
-// running splittable bundle once and stops dynamic splits.
+// TestSplitRequestsAndDrain pins the split policy the driver carries out,
+// through Ready: on a Tick, dynamic splits halve idle-capacity
+// candidates; Drain checkpoints every running splittable bundle once and
+// stops dynamic splits. Each request is handed out once.
 func TestSplitRequestsAndDrain(t *testing.T) {
 	e, bs := oneSplittableBundle(t)
 	e.AdvanceProcessingTime(1000 + splitMinAge)
-	if got := e.SplitRequests(); len(got) != 1 || got[0] != (SplitRequest{Bundle: bs[0].ID, Fraction: 0.5}) {
-		t.Fatalf("SplitRequests = %v, want a half split of bundle %d", got, bs[0].ID)
+	if got := e.Ready().Splits; len(got) != 0 {
+		t.Fatalf("splits without a tick: %v", got)
+	}
+	e.Tick()
+	if got := e.Ready().Splits; len(got) != 1 || got[0] != (SplitRequest{Bundle: bs[0].ID, Fraction: 0.5}) {
+		t.Fatalf("splits after a tick = %v, want a half split of bundle %d", got, bs[0].ID)
+	}
+	if got := e.Ready().Splits; len(got) != 0 {
+		t.Fatalf("splits handed out twice: %v", got)
 	}
 	if e.Draining() {
 		t.Fatal("draining before Drain")
 	}
-	if got := e.Drain(); len(got) != 1 || got[0] != (SplitRequest{Bundle: bs[0].ID}) {
-		t.Fatalf("Drain = %v, want a checkpoint of bundle %d", got, bs[0].ID)
+	e.Drain()
+	if got := e.Ready().Splits; len(got) != 1 || got[0] != (SplitRequest{Bundle: bs[0].ID}) {
+		t.Fatalf("splits after Drain = %v, want a checkpoint of bundle %d", got, bs[0].ID)
 	}
-	if got := e.Drain(); len(got) != 0 {
+	e.Drain()
+	if got := e.Ready().Splits; len(got) != 0 {
 		t.Fatalf("second Drain = %v, want nothing", got)
 	}
 	e.AdvanceProcessingTime(1000 + 4*splitMinAge)
-	if got := e.SplitRequests(); len(got) != 0 || !e.Draining() {
-		t.Fatalf("SplitRequests while draining = %v, want none", got)
+	e.Tick()
+	if got := e.Ready().Splits; len(got) != 0 || !e.Draining() {
+		t.Fatalf("splits while draining = %v, want none", got)
+	}
+}
+
+// Ready reports the engine's failure alone, and a finished job as Done
+// with nothing to start or wait for.
+func TestReadyErrAndDone(t *testing.T) {
+	e, bs := oneSplittableBundle(t)
+	if rd := e.Ready(); rd.Done || rd.Err != nil {
+		t.Fatalf("Ready with bundle %d running = %+v", bs[0].ID, rd)
+	}
+	if err := e.Commit(bs[0].ID, Result{}); err != nil {
+		t.Fatal(err)
+	}
+	if rd := e.Ready(); !rd.Done || len(rd.Bundles) > 0 || rd.Wake {
+		t.Fatalf("Ready after the last commit = %+v, want Done", rd)
+	}
+	e.fail(errors.New("boom"))
+	if rd := e.Ready(); rd.Err == nil || rd.Done || len(rd.Bundles) > 0 {
+		t.Fatalf("Ready of a failed engine = %+v, want its error alone", rd)
 	}
 }
 
@@ -297,15 +339,15 @@ func TestSplitRequestsAndDrain(t *testing.T) {
 // its input, while the key's timer is set.
 func TestTimersWaitForTheirKeysPendingInput(t *testing.T) {
 	e, stream := upstreamTimerEngine(t)
-	one := func(stage string) *Bundle {
+	one := func(stage string) Bundle {
 		t.Helper()
-		bs := e.Ready()
+		bs := e.Ready().Bundles
 		if len(bs) != 1 || bs[0].Stage != stage {
 			t.Fatalf("ready %v, want one bundle of %s", bs, stage)
 		}
 		return bs[0]
 	}
-	commit := func(b *Bundle, r Result) {
+	commit := func(b Bundle, r Result) {
 		t.Helper()
 		if err := e.Commit(b.ID, r); err != nil {
 			t.Fatal(err)
@@ -315,16 +357,17 @@ func TestTimersWaitForTheirKeysPendingInput(t *testing.T) {
 	up := one("up")
 	commit(up, Result{Data: map[string][][]byte{"src": {globalKV(1, "a", "1")}},
 		Residuals: []Residual{{Element: Impulse().Chunks[0], Hold: 1}}})
-	bs := e.Ready()
-	var st *Bundle
+	bs := e.Ready().Bundles
+	var st, residual Bundle // IDs start at 1: 0 is none
 	for _, b := range bs {
 		if b.Stage == "st" {
 			st = b
 		} else {
-			up = b // the residual
+			residual = b
 		}
 	}
-	if st == nil || up == nil || len(bs) != 2 {
+	up = residual
+	if st.ID == 0 || up.ID == 0 || len(bs) != 2 {
 		t.Fatalf("ready %v, want the residual of up and a bundle of st", bs)
 	}
 	commit(st, Result{Timers: map[TimerStream][][]byte{stream: {timerBytes("a", 50, 1, "")}}})
@@ -342,20 +385,20 @@ func TestTimersWaitForTheirKeysPendingInput(t *testing.T) {
 
 // oneSplittableBundle starts an engine whose splittable stage runs one
 // bundle at processing time 1000, with room for a second.
-func oneSplittableBundle(t *testing.T) (*Engine, []*Bundle) {
+func oneSplittableBundle(t *testing.T) (*Engine, []Bundle) {
 	t.Helper()
 	return startOne(t, splittableSpec(t, 2))
 }
 
 // startOne starts an engine on spec and checks that exactly one bundle is
 // ready at once.
-func startOne(t *testing.T, spec Spec) (*Engine, []*Bundle) {
+func startOne(t *testing.T, spec Spec) (*Engine, []Bundle) {
 	t.Helper()
 	e, err := New(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bs := e.Ready()
+	bs := e.Ready().Bundles
 	if len(bs) != 1 {
 		t.Fatalf("Ready = %d bundles, want 1", len(bs))
 	}

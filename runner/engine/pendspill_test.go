@@ -81,10 +81,10 @@ func pendRun(t *testing.T, spec, restoreSpec Spec, snap bool) (groups []string, 
 		t.Fatal(err)
 	}
 	gc := spec.PColls["grouped"].Codec
-	for !e.Done() {
-		bs := e.Ready()
-		if e.Err() != nil {
-			t.Fatal(e.Err())
+	for !e.done() {
+		bs := e.Ready().Bundles
+		if e.err != nil {
+			t.Fatal(e.err)
 		}
 		if len(bs) == 0 && e.InFlight() == 0 {
 			t.Fatal("stuck: nothing ready and nothing in flight")
@@ -242,27 +242,27 @@ func TestMemoryCheckpoints(t *testing.T) {
 		const every = 16 << 20 // a third of the 48 MiB budget, over one bundle
 		e.AdvanceProcessingTime(1 << 40)
 		e.NoteOutput(bs[0].ID, every-1)
-		if got := e.SplitRequests(); len(got) != 0 {
+		if got := e.splitRequests(); len(got) != 0 {
 			t.Fatalf("limited=%v: checkpoint requested before %d bytes of output: %v", limited, every, got)
 		}
 		e.NoteOutput(bs[0].ID, every)
-		got := e.SplitRequests()
+		got := e.splitRequests()
 		want := []SplitRequest(nil)
 		if limited {
 			want = []SplitRequest{{Bundle: bs[0].ID}}
 		}
 		if !slices.Equal(got, want) {
-			t.Fatalf("limited=%v: SplitRequests = %v, want %v", limited, got, want)
+			t.Fatalf("limited=%v: splitRequests = %v, want %v", limited, got, want)
 		}
-		if got := e.SplitRequests(); len(got) != 0 {
+		if got := e.splitRequests(); len(got) != 0 {
 			t.Fatalf("limited=%v: requested again at once: %v", limited, got)
 		}
 		e.NoteOutput(bs[0].ID, 2*every-1)
-		if got := e.SplitRequests(); len(got) != 0 {
+		if got := e.splitRequests(); len(got) != 0 {
 			t.Fatalf("limited=%v: requested again before another %d bytes: %v", limited, every, got)
 		}
 		e.NoteOutput(bs[0].ID, 2*every)
-		if got := e.SplitRequests(); limited && len(got) != 1 {
+		if got := e.splitRequests(); limited && len(got) != 1 {
 			t.Fatalf("after another %d bytes: %v, want another checkpoint", every, got)
 		}
 		if limited {

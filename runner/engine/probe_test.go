@@ -68,19 +68,19 @@ func TestProbeBoundsStage(t *testing.T) {
 	spec.Stages[1].ProbeBundles = true
 	e, bs := startOne(t, spec)
 	e.AdvanceProcessingTime(1000 + splitMinAge)
-	if got := e.SplitRequests(); len(got) != 0 {
-		t.Fatalf("SplitRequests = %v at one allowed bundle, want none", got)
+	if got := e.splitRequests(); len(got) != 0 {
+		t.Fatalf("splitRequests = %v at one allowed bundle, want none", got)
 	}
 	e.NoteWork("sdf", 100)
 	e.AdvanceProcessingTime(1000 + splitMinAge + probeWindow)
-	got := e.SplitRequests()
+	got := e.splitRequests()
 	if len(got) != 1 || got[0] != (SplitRequest{Bundle: bs[0].ID, Fraction: dynamicSplitFraction}) {
-		t.Fatalf("SplitRequests = %v once two are allowed, want a dynamic split of %d", got, bs[0].ID)
+		t.Fatalf("splitRequests = %v once two are allowed, want a dynamic split of %d", got, bs[0].ID)
 	}
 	if _, err := e.ApplySplit(bs[0].ID, SplitResult{FirstResidual: -1, Residuals: []Residual{{Element: globalKV(1, "a", "2")}}}); err != nil {
 		t.Fatal(err)
 	}
-	more := e.Ready()
+	more := e.Ready().Bundles
 	if len(more) != 1 {
 		t.Fatalf("residual did not start a second bundle: %v", more)
 	}
@@ -91,8 +91,8 @@ func TestProbeBoundsStage(t *testing.T) {
 		e.NoteWork("sdf", 50)
 		e.AdvanceProcessingTime(int64(now))
 	}
-	got = e.SplitRequests()
+	got = e.splitRequests()
 	if len(got) != 1 || got[0] != (SplitRequest{Bundle: more[0].ID}) {
-		t.Fatalf("SplitRequests = %v after the step back, want a checkpoint of the newer bundle %d", got, more[0].ID)
+		t.Fatalf("splitRequests = %v after the step back, want a checkpoint of the newer bundle %d", got, more[0].ID)
 	}
 }

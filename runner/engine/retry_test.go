@@ -51,7 +51,7 @@ func TestRetryRerunsSameInputUntilAttemptsRunOut(t *testing.T) {
 		if !again {
 			break
 		}
-		bs = e.Ready()
+		bs = e.Ready().Bundles
 		if len(bs) != 1 {
 			t.Fatalf("attempt %d: Ready = %d bundles, want the retried one", attempt+1, len(bs))
 		}
@@ -69,7 +69,7 @@ func TestRetryThenCommit(t *testing.T) {
 	if !e.Retry(bs[0].ID) {
 		t.Fatal("Retry refused a first failure with 2 attempts allowed")
 	}
-	bs = e.Ready()
+	bs = e.Ready().Bundles
 	if err := e.Commit(bs[0].ID, Result{Data: map[string][][]byte{"out": {elems}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -90,10 +90,15 @@ func TestRetryOfSplitBundle(t *testing.T) {
 	if !e.Retry(bs[0].ID) {
 		t.Fatal("Retry of a channel-split bundle refused")
 	}
-	again := e.Ready()
+	again := e.Ready().Bundles
 	first, _ := coders.ElementsFrom([][]byte{elems}, e.pcolls["src"].spec.Codec, 0)
 	if r := retried(again); r.ID != bs[0].ID || !bytes.Equal(joinChunks(r.Input), first[0]) {
 		t.Fatalf("retry of bundle %d: input %x, want element 0 only (%x)", r.ID, joinChunks(r.Input), first[0])
+	}
+	// Bundles are values: the first attempt's, still read by its driver
+	// goroutine, is not changed by the retry.
+	if bs[0].Attempt != 1 || !bytes.Equal(joinChunks(bs[0].Input), elems) {
+		t.Errorf("first attempt changed to attempt %d input %x", bs[0].Attempt, joinChunks(bs[0].Input))
 	}
 
 	e, _ = New(spec)
@@ -106,19 +111,19 @@ func TestRetryOfSplitBundle(t *testing.T) {
 	}
 }
 
-func retried(bs []*Bundle) *Bundle {
+func retried(bs []Bundle) Bundle {
 	for _, b := range bs {
 		if b.Attempt > 1 {
 			return b
 		}
 	}
-	return &Bundle{}
+	return Bundle{}
 }
 
-func readyAfterEvents(t *testing.T, e *Engine) []*Bundle {
+func readyAfterEvents(t *testing.T, e *Engine) []Bundle {
 	t.Helper()
 	for i := 0; i < 5; i++ {
-		if bs := e.Ready(); len(bs) > 0 {
+		if bs := e.Ready().Bundles; len(bs) > 0 {
 			return bs
 		}
 	}

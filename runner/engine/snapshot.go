@@ -181,7 +181,7 @@ func (k *keyed) snapshot(w *wire.Writer) {
 	w.Bool(k.rescan)
 }
 
-func sortedIDs(m map[int]*Bundle) []int {
+func sortedIDs(m map[int]*bundle) []int {
 	ids := make([]int, 0, len(m))
 	for id := range m {
 		ids = append(ids, id)

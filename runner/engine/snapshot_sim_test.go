@@ -160,16 +160,20 @@ type sim struct {
 	t      testing.TB
 	e      *Engine
 	spec   Spec
-	flight []*Bundle // by id
+	flight []Bundle // by id
 	// handed records every bundle handed out, when not nil.
-	handed *[]*Bundle
+	handed *[]Bundle
 }
 
 func (s *sim) step(op simOp) []string {
 	var out []string
 	switch op.kind {
 	case "ready":
-		for _, b := range s.e.Ready() {
+		rd := s.e.Ready()
+		for _, x := range rd.Expired {
+			out = append(out, fmt.Sprintf("expired %s %x %x", x.Stage, x.Key, x.Window))
+		}
+		for _, b := range rd.Bundles {
 			out = append(out, formatBundle(b))
 			for _, st := range s.spec.Stages {
 				for _, side := range st.SideInputs {
@@ -196,21 +200,18 @@ func (s *sim) step(op simOp) []string {
 	case "pt":
 		s.e.AdvanceProcessingTime(s.e.Now() + int64(op.p%12))
 	case "probe":
-		at, ok := s.e.NextWakeup()
-		out = append(out, fmt.Sprintf("split=%v wake=%d,%v", s.e.SplitCandidates(), at, ok))
-		for _, x := range s.e.TakeExpired() {
-			out = append(out, fmt.Sprintf("expired %s %x %x", x.Stage, x.Key, x.Window))
-		}
+		at, ok := s.e.nextWakeup()
+		out = append(out, fmt.Sprintf("split=%v wake=%d,%v", s.e.splitCandidates(), at, ok))
 	}
 	var wms []string
 	for _, pc := range sortedKeys(s.spec.PColls) {
 		wms = append(wms, fmt.Sprintf("%s=%d", pc, s.e.Watermark(pc)))
 	}
-	out = append(out, fmt.Sprintf("now=%d done=%v inflight=%d err=%v wm %s", s.e.Now(), s.e.Done(), s.e.InFlight(), s.e.Err(), strings.Join(wms, " ")))
+	out = append(out, fmt.Sprintf("now=%d done=%v inflight=%d err=%v wm %s", s.e.Now(), s.e.done(), s.e.InFlight(), s.e.err, strings.Join(wms, " ")))
 	return out
 }
 
-func formatBundle(b *Bundle) string {
+func formatBundle(b Bundle) string {
 	var ts []string
 	for st, data := range b.Timers {
 		ts = append(ts, fmt.Sprintf("%s/%s:%x", st.Transform, st.Family, data))
@@ -230,7 +231,7 @@ func (s *sim) commit(i int, op simOp) string {
 }
 
 // result is what the stage's SDK code would produce for the bundle.
-func (s *sim) result(b *Bundle, op simOp) (Result, error) {
+func (s *sim) result(b Bundle, op simOp) (Result, error) {
 	res := Result{Data: map[string][][]byte{}}
 	switch b.Stage {
 	case "sideprod":
@@ -258,7 +259,7 @@ func (s *sim) result(b *Bundle, op simOp) (Result, error) {
 
 // stateful counts each key's grouped values, reports fired timers and sets
 // event- and processing-time timers (sometimes clearing one instead).
-func (s *sim) stateful(b *Bundle, op simOp) (Result, error) {
+func (s *sim) stateful(b Bundle, op simOp) (Result, error) {
 	res := Result{Data: map[string][][]byte{}, Timers: map[TimerStream][][]byte{}}
 	key := s.spec.PColls["grouped"].Key
 	err := s.eachElem("grouped", b.Input, func(v *coders.WindowedValue, _ []byte) error {
@@ -311,7 +312,7 @@ func (s *sim) eachElem(pc string, chunks [][]byte, f func(*coders.WindowedValue,
 // at a random element, sometimes keeping part of the element before it,
 // or only a residual of a split element.
 func (s *sim) split(op simOp) string {
-	var maps []*Bundle
+	var maps []Bundle
 	for _, b := range s.flight {
 		if b.Stage == "map" {
 			maps = append(maps, b)

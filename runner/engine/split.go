@@ -7,11 +7,11 @@ import "sort"
 // split is a round trip to the SDK, worth it only for long-running work.
 const splitMinAge = 500 // milliseconds
 
-// SplitCandidates returns the bundles worth splitting now, oldest first:
+// splitCandidates returns the bundles worth splitting now, oldest first:
 // bundles of splittable stages that have run at least splitMinAge while
 // the stage has idle capacity and nothing else to run. Each returned
 // bundle is not offered again for splitMinAge.
-func (e *Engine) SplitCandidates() []int {
+func (e *Engine) splitCandidates() []int {
 	var out []int
 	for _, st := range e.stages {
 		if !st.spec.Splittable || len(st.flight) == 0 || len(st.pending) > 0 || st.hasReadyResiduals(e.now) {
@@ -33,8 +33,8 @@ func (e *Engine) SplitCandidates() []int {
 	return out
 }
 
-func oldestFirst(m map[int]*Bundle) []*Bundle {
-	bs := make([]*Bundle, 0, len(m))
+func oldestFirst(m map[int]*bundle) []*bundle {
+	bs := make([]*bundle, 0, len(m))
 	for _, b := range m {
 		bs = append(bs, b)
 	}

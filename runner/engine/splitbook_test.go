@@ -157,11 +157,11 @@ func runSplitModel(t *testing.T, rng *rand.Rand, sizes []int) error {
 	committed := map[[2]int]int{}
 	running := map[int]*modelBundle{}
 	for steps := 0; steps < 100000; steps++ {
-		for _, b := range e.Ready() {
+		for _, b := range e.Ready().Bundles {
 			running[b.ID] = newModelBundle(t, wv, b.ID, b.Input)
 		}
 		if len(running) == 0 {
-			if !e.Done() {
+			if !e.done() {
 				return fmt.Errorf("nothing runs but the engine is not done")
 			}
 			break
@@ -240,7 +240,7 @@ func TestSplitRefusesInputGivenUpBefore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := e.Ready()[0]
+	b := e.Ready().Bundles[0]
 	if n, err := e.ApplySplit(b.ID, SplitResult{FirstResidual: 2}); err != nil || n != 2 {
 		t.Fatalf("first split: %d residuals, %v; want 2", n, err)
 	}

@@ -20,15 +20,15 @@ func init() {
 // wait for a@14, whose bundle clears it, so it never fires.
 func TestEventTimerWaitsForPendingInput(t *testing.T) {
 	e, stream := upstreamTimerEngine(t)
-	up := onlyBundle(t, e.Ready(), "up")
+	up := onlyBundle(t, e.Ready().Bundles, "up")
 	// The source emits a@1 and checkpoints, holding its watermark at 2.
 	resid := coders.AppendWindowedValue(nil, 2, 1, nil, coders.NoFiringPane, coders.AppendLengthPrefixed(nil, nil))
 	if err := e.Commit(up.ID, Result{Data: map[string][][]byte{"src": {globalKV(1, "a", "1")}},
 		Residuals: []Residual{{Element: resid, Hold: 2}}}); err != nil {
 		t.Fatal(err)
 	}
-	var first, resume *Bundle
-	for _, b := range e.Ready() {
+	var first, resume Bundle // IDs start at 1: 0 is none
+	for _, b := range e.Ready().Bundles {
 		switch b.Stage {
 		case "st":
 			first = b
@@ -36,7 +36,7 @@ func TestEventTimerWaitsForPendingInput(t *testing.T) {
 			resume = b
 		}
 	}
-	if first == nil || resume == nil {
+	if first.ID == 0 || resume.ID == 0 {
 		t.Fatalf("want a bundle of st (key a) and the source's resumption")
 	}
 	// The source ends with a@14 while key a's bundle is still running.
@@ -46,7 +46,7 @@ func TestEventTimerWaitsForPendingInput(t *testing.T) {
 	if err := e.Commit(first.ID, Result{Timers: map[TimerStream][][]byte{stream: {timerBytes("a", 20, 20, "")}}}); err != nil {
 		t.Fatal(err)
 	}
-	next := onlyBundle(t, e.Ready(), "st")
+	next := onlyBundle(t, e.Ready().Bundles, "st")
 	if len(next.Timers) != 0 || len(next.Input) == 0 {
 		t.Fatalf("bundle after the source ended has timers %v and %d input chunks; want a@14 alone, timer held", next.Timers, len(next.Input))
 	}
@@ -57,12 +57,12 @@ func TestEventTimerWaitsForPendingInput(t *testing.T) {
 	if fired := drainTimers(t, e, stream); len(fired) != 0 {
 		t.Errorf("timers fired %v after being cleared", fired)
 	}
-	if !e.Done() {
+	if !e.done() {
 		t.Error("engine not done")
 	}
 }
 
-func onlyBundle(t *testing.T, bs []*Bundle, stage string) *Bundle {
+func onlyBundle(t *testing.T, bs []Bundle, stage string) Bundle {
 	t.Helper()
 	if len(bs) != 1 || bs[0].Stage != stage {
 		t.Fatalf("ready bundles %v, want one of stage %s", bs, stage)

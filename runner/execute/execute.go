@@ -88,7 +88,7 @@ func (e *Executor) Drain(jobID string) error {
 	if r == nil {
 		return fmt.Errorf("job %q is not running", jobID)
 	}
-	r.split.drain()
+	r.drain.set()
 	return nil
 }
 

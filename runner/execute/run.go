@@ -30,10 +30,9 @@ type run struct {
 	srv     *fnapi.Server
 	metrics *metrics.Store
 	state   *userstate.Store
-	split   *splitter
+	drain   *drainSignal
 	// concurrency records how many bundles of each stage ran at once.
 	concurrency concurrency
-	bundleStart map[int]time.Time // by engine bundle id; see live.go
 
 	pool *pool // the job's SDK workers
 }
@@ -42,7 +41,7 @@ func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run
 	log := opts.Logger.With("job", j.ID)
 	r := &run{
 		opts: opts, log: log, job: j, plan: pl,
-		metrics: metrics.NewStore(), state: userstate.NewStore(), split: newSplitter(),
+		metrics: metrics.NewStore(), state: userstate.NewStore(), drain: newDrainSignal(),
 		pool: newPool(opts, log, j, pl),
 	}
 	srv, err := fnapi.Start(fnapi.Config{
