@@ -7,11 +7,14 @@ import (
 
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // Engine decides what runs next. It is a single-threaded state machine
 // that does no I/O and reads no clock: the driver feeds it events (a bundle
-// committed, processing time advanced) and asks it for work.
+// committed, processing time advanced, a tick) and after each event asks
+// it for its decisions, all in one Ready value (ready.go), as etcd's raft
+// hands out its Ready.
 //
 // Ordering contract: Ready hands out bundles whose outputs must be passed to
 // Commit (or the bundle to Fail) before the engine considers their input
@@ -22,19 +25,24 @@ type Engine struct {
 	pcolls map[string]*pcoll
 	now    int64 // processing time
 	nextID int
-	flight map[int]*Bundle
+	flight map[int]*bundle
 	err    error
 	// expired are stateful windows whose state may be dropped.
 	expired []StateWindow
 	// retries are in-flight bundles whose failed attempt is to run again.
-	retries []*Bundle
+	retries []*bundle
 	// draining stops dynamic splits (splitpolicy.go).
 	draining bool
+	// splits are the split requests Tick and Drain decided, for the next
+	// Ready to hand out.
+	splits []SplitRequest
 	// pend bounds pending input in memory; nil without a limit.
 	pend *pendingSpill
 }
 
-// Bundle is work for an SDK harness.
+// Bundle is work for an SDK harness, handed to the driver as a value:
+// the engine never changes the slices and map it shares with the driver
+// once it handed them out.
 type Bundle struct {
 	ID    int
 	Stage string
@@ -43,13 +51,19 @@ type Bundle struct {
 	Keys []string
 	// Timers are the encoded timers to deliver, per timer family.
 	Timers map[TimerStream][]byte
-	minTS  int64
-	// started and splitAt are processing times, for the split policy.
-	started, splitAt int64
 	// Attempt counts the runs of this bundle, from 1 (see Retry).
 	Attempt int
-	split   splitBook
-	mem     int // bytes of the pending budget its input holds
+}
+
+// bundle is the engine's record of a bundle in flight: what it handed out
+// and what it keeps to itself.
+type bundle struct {
+	Bundle
+	minTS int64
+	// started and splitAt are processing times, for the split policy.
+	started, splitAt int64
+	split            splitBook
+	mem              int // bytes of the pending budget its input holds
 	// out is what the bundle has sent back so far (NoteOutput); outAtCkpt
 	// what it had sent at its last memory checkpoint.
 	out, outAtCkpt int64
@@ -70,7 +84,7 @@ type stage struct {
 	outWM   int64
 	inWM    int64
 	pending []chunk
-	flight  map[int]*Bundle
+	flight  map[int]*bundle
 	gbk     *agg.GBK
 	events  []Event // TestStream events not yet applied
 	emitted bool    // Impulse
@@ -101,7 +115,7 @@ func New(spec Spec) (*Engine, error) {
 
 // build makes an engine's structure for spec, before any watermark moves.
 func build(spec Spec) (*Engine, error) {
-	e := &Engine{spec: spec, pcolls: map[string]*pcoll{}, flight: map[int]*Bundle{}, now: spec.StartTime, pend: newPendingSpill(spec)}
+	e := &Engine{spec: spec, pcolls: map[string]*pcoll{}, flight: map[int]*bundle{}, now: spec.StartTime, pend: newPendingSpill(spec)}
 	for id, ps := range spec.PColls {
 		e.pcolls[id] = &pcoll{id: id, spec: ps, wm: coders.MinTimestamp}
 	}
@@ -119,7 +133,7 @@ func build(spec Spec) (*Engine, error) {
 }
 
 func (e *Engine) newStage(ss StageSpec) (*stage, error) {
-	st := &stage{spec: ss, outWM: coders.MinTimestamp, inWM: coders.MinTimestamp, flight: map[int]*Bundle{}, events: ss.Events}
+	st := &stage{spec: ss, outWM: coders.MinTimestamp, inWM: coders.MinTimestamp, flight: map[int]*bundle{}, events: ss.Events}
 	if ss.ProbeBundles {
 		st.probe = newProbe(e.maxBundles(st))
 	}
@@ -129,19 +143,19 @@ func (e *Engine) newStage(ss StageSpec) (*stage, error) {
 		}
 	}
 	switch ss.Kind {
-	case GBKStage:
+	case stagekind.GBK:
 		g, err := agg.New(ss.Agg)
 		if err != nil {
 			return nil, fmt.Errorf("stage %s: %w", ss.ID, err)
 		}
 		st.gbk = g
 		e.addConsumer(ss.Inputs[0], st)
-	case SDKStage:
+	case stagekind.SDK:
 		e.addConsumer(ss.Inputs[0], st)
 		if ss.Keyed {
 			st.keyed = newKeyed()
 		}
-	case FlattenStage:
+	case stagekind.Flatten:
 		for _, in := range ss.CopyInputs {
 			e.addConsumer(in, st)
 		}
@@ -160,9 +174,6 @@ func (e *Engine) addConsumer(pc string, st *stage) {
 	p := e.pcolls[pc]
 	p.consumers = append(p.consumers, st)
 }
-
-// Err reports a failure found while processing data (a malformed element).
-func (e *Engine) Err() error { return e.err }
 
 // Now is the engine's processing time.
 func (e *Engine) Now() int64 { return e.now }
@@ -184,9 +195,9 @@ func (e *Engine) SideData(pc string) *Data {
 	return &Data{}
 }
 
-// Done reports whether every watermark reached the end of time and no
+// done reports whether every watermark reached the end of time and no
 // bundle is in flight.
-func (e *Engine) Done() bool {
+func (e *Engine) done() bool {
 	if len(e.flight) > 0 {
 		return false
 	}
@@ -289,9 +300,9 @@ func (e *Engine) AdvanceProcessingTime(now int64) {
 	e.recompute()
 }
 
-// NextWakeup is the earliest processing time at which something could
+// nextWakeup is the earliest processing time at which something could
 // fire; ok is false when nothing waits on processing time.
-func (e *Engine) NextWakeup() (at int64, ok bool) {
+func (e *Engine) nextWakeup() (at int64, ok bool) {
 	for _, st := range e.stages {
 		if t, has := st.nextTimerWakeup(); has && (!ok || t < at) {
 			at, ok = t, true

@@ -5,6 +5,7 @@ import (
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // testCoders: c-bytes, c-kv = KV(bytes, bytes), global and interval
@@ -72,11 +73,11 @@ func keyedEngine(t *testing.T) (*Engine, TimerStream) {
 			"out": {Codec: wvCodec(t, "wv-kv")},
 		},
 		Stages: []StageSpec{
-			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
+			{ID: "ts", Kind: stagekind.TestStream, Outputs: []string{"src"}, Events: []Event{
 				{Kind: AddElements, PColl: "src", Elements: globalKV(1, "a", "1", "b", "2", "a", "3")},
 				{Kind: AdvanceWatermark, PColl: "src", Watermark: 100},
 			}},
-			{ID: "st", Kind: SDKStage, Keyed: true, Inputs: []string{"src"}, Outputs: []string{"out"},
+			{ID: "st", Kind: stagekind.SDK, Keyed: true, Inputs: []string{"src"}, Outputs: []string{"out"},
 				Timers: []TimerSpec{{Stream: stream, Codec: tc}}},
 		},
 	}
@@ -89,13 +90,19 @@ func keyedEngine(t *testing.T) (*Engine, TimerStream) {
 
 // startOne starts an engine on spec and checks that exactly one bundle is
 // ready at once.
-func startOne(t *testing.T, spec Spec) (*Engine, []*Bundle) {
+// oneSplittableBundle starts a splittable stage's one bundle.
+func oneSplittableBundle(t *testing.T) (*Engine, []Bundle) {
+	t.Helper()
+	return startOne(t, splittableSpec(t, 2))
+}
+
+func startOne(t *testing.T, spec Spec) (*Engine, []Bundle) {
 	t.Helper()
 	e, err := New(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bs := e.Ready()
+	bs := e.Ready().Bundles
 	if len(bs) != 1 {
 		t.Fatalf("Ready = %d bundles, want 1", len(bs))
 	}
@@ -110,10 +117,10 @@ func splittableSpec(t *testing.T, maxBundles int) Spec {
 		Streaming: true, MaxBundles: maxBundles, StartTime: 1000,
 		PColls: map[string]PCollSpec{"src": {Codec: wvCodec(t, "wv-kv")}},
 		Stages: []StageSpec{
-			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
+			{ID: "ts", Kind: stagekind.TestStream, Outputs: []string{"src"}, Events: []Event{
 				{Kind: AddElements, PColl: "src", Elements: globalKV(1, "a", "1")},
 			}},
-			{ID: "sdf", Kind: SDKStage, Splittable: true, Inputs: []string{"src"}},
+			{ID: "sdf", Kind: stagekind.SDK, Splittable: true, Inputs: []string{"src"}},
 		},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // deliver routes a chunk of elements written to a PCollection to whatever
@@ -18,15 +19,15 @@ func (e *Engine) deliver(pc string, c []byte) {
 	}
 	for _, st := range p.consumers {
 		switch st.spec.Kind {
-		case SDKStage:
+		case stagekind.SDK:
 			if st.keyed != nil {
 				e.enqueueKeyed(st, p, c)
 			} else {
 				e.enqueue(st, p, c)
 			}
-		case GBKStage:
+		case stagekind.GBK:
 			e.group(st, p, c)
-		case FlattenStage:
+		case stagekind.Flatten:
 			e.deliver(st.spec.Outputs[0], c)
 		}
 	}
@@ -36,7 +37,7 @@ func (e *Engine) deliver(pc string, c []byte) {
 // earliest timestamp, which holds the stage's output watermark.
 func (e *Engine) enqueue(st *stage, p *pcoll, c []byte) {
 	min := coders.MaxTimestamp
-	err := Each(&Data{Chunks: [][]byte{c}}, p.spec.Codec, func(v *coders.WindowedValue) error {
+	err := coders.Each([][]byte{c}, p.spec.Codec, func(v *coders.WindowedValue) error {
 		if v.Timestamp < min {
 			min = v.Timestamp
 		}
@@ -67,13 +68,13 @@ func (e *Engine) group(st *stage, p *pcoll, c []byte) {
 		// triggers are asked once the input is complete (outputWatermark).
 		st.gbk.BeginInput()
 	}
-	err := Each(&Data{Chunks: [][]byte{c}}, p.spec.Codec, func(v *coders.WindowedValue) error {
+	err := coders.Each([][]byte{c}, p.spec.Codec, func(v *coders.WindowedValue) error {
 		kn, err := p.spec.Key.Len(v.Elem)
 		if err != nil {
 			return fmt.Errorf("decoding key: %w", err)
 		}
 		key, value := v.Elem[:kn], v.Elem[kn:]
-		return EachWindow(p.spec.Codec, v, func(win []byte) error {
+		return coders.EachWindow(p.spec.Codec, v, func(win []byte) error {
 			// Chunks are never modified, so the GBK may keep references.
 			return st.gbk.AddShared(key, win, value, v.Timestamp, e.now)
 		})
@@ -128,22 +129,22 @@ func (e *Engine) inputWatermark(st *stage) int64 {
 
 func (e *Engine) outputWatermark(st *stage) int64 {
 	switch st.spec.Kind {
-	case ImpulseStage:
+	case stagekind.Impulse:
 		if !st.emitted {
 			st.emitted = true
 			e.deliver(st.spec.Outputs[0], Impulse().Chunks[0])
 		}
 		return coders.MaxTimestamp
-	case TestStreamStage:
+	case stagekind.TestStream:
 		return st.outWM // moved only by events
-	case GBKStage:
+	case stagekind.GBK:
 		if st.inWM >= coders.MaxTimestamp {
 			st.gbk.EndInput()
 		}
 		st.gbk.AdvanceWatermark(st.inWM)
 		e.emitPanes(st)
 		return min(st.inWM, st.gbk.Hold())
-	case FlattenStage:
+	case stagekind.Flatten:
 		return st.inWM
 	}
 	wm := st.inWM

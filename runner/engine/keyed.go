@@ -34,7 +34,7 @@ type keyed struct {
 }
 
 // StateWindow is one key's window of a stateful stage. Once it expires
-// its state is garbage: see TakeExpired.
+// its state is garbage: see Ready.Expired.
 type StateWindow struct {
 	Stage       string
 	Key, Window []byte
@@ -65,7 +65,7 @@ func (e *Engine) enqueueKeyed(st *stage, p *pcoll, c []byte) {
 		e.fail(fmt.Errorf("stage %s: stateful input %s is not KV-coded", st.spec.ID, p.id))
 		return
 	}
-	err := EachRaw(c, p.spec.Codec, func(v *coders.WindowedValue, raw []byte) error {
+	err := coders.EachRaw(c, p.spec.Codec, func(v *coders.WindowedValue, raw []byte) error {
 		kn, err := p.spec.Key.Len(v.Elem)
 		if err != nil {
 			return fmt.Errorf("decoding key: %w", err)
@@ -78,7 +78,7 @@ func (e *Engine) enqueueKeyed(st *stage, p *pcoll, c []byte) {
 		}
 		w.data = append(w.data, raw...)
 		w.minTS = min(w.minTS, v.Timestamp)
-		return EachWindow(p.spec.Codec, v, func(win []byte) error {
+		return coders.EachWindow(p.spec.Codec, v, func(win []byte) error {
 			return st.keyed.track(st.spec.ID, k, win, p.spec.Codec.WindowKind())
 		})
 	})
@@ -143,7 +143,7 @@ func (e *Engine) due(st *stage, t *timer) bool {
 // spread over at most n bundles. Per key only the earliest due timers are
 // delivered, so timers fire in timestamp order even when firing one sets
 // an earlier one.
-func (e *Engine) readyKeyed(st *stage, n int) []*Bundle {
+func (e *Engine) readyKeyed(st *stage, n int) []*bundle {
 	runInput := e.canRun(st)
 	work := map[string][]*timer{}
 	for _, t := range st.keyed.timers {
@@ -166,7 +166,7 @@ func (e *Engine) readyKeyed(st *stage, n int) []*Bundle {
 		return nil
 	}
 	sort.Strings(keys)
-	bundles := make([]*Bundle, 0, n)
+	bundles := make([]*bundle, 0, n)
 	for i, k := range keys {
 		if i < n {
 			bundles = append(bundles, e.newBundle(st))
@@ -187,7 +187,7 @@ func earliest(cur []*timer, t *timer) []*timer {
 	return cur
 }
 
-func (e *Engine) addKey(st *stage, b *Bundle, k string, withInput bool, timers []*timer) {
+func (e *Engine) addKey(st *stage, b *bundle, k string, withInput bool, timers []*timer) {
 	st.keyed.busy[k] = true
 	b.Keys = append(b.Keys, k)
 	if w := st.keyed.pending[k]; w != nil && withInput {
@@ -284,10 +284,10 @@ func (k *keyed) hasTimersFor(key string) bool {
 	return false
 }
 
-// TakeExpired returns, and forgets, the windows whose state is garbage:
+// takeExpired returns, and forgets, the windows whose state is garbage:
 // the watermark passed their end plus the allowed lateness, and no input
 // or timer of their key is left.
-func (e *Engine) TakeExpired() []StateWindow {
+func (e *Engine) takeExpired() []StateWindow {
 	out := e.expired
 	e.expired = nil
 	sort.Slice(out, func(i, j int) bool {

@@ -102,7 +102,7 @@ func (p *pendingSpill) take(st *stage, pending []chunk) (taken []chunk, bytes in
 }
 
 // release returns the bytes a finished bundle's input held.
-func (p *pendingSpill) release(b *Bundle) {
+func (p *pendingSpill) release(b *bundle) {
 	if p != nil {
 		p.flight = max(p.flight-b.mem, 0)
 		b.mem = 0

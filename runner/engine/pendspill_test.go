@@ -9,6 +9,7 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 	"github.com/beam-runner/beam-runner/runner/store"
 )
 
@@ -45,10 +46,10 @@ func pendPipeline(t *testing.T) Spec {
 			"imp": {Codec: c("wv-b")}, "kv": {Codec: c("wv-kv"), Key: key}, "grouped": {Codec: c("wv-gkvi")},
 		},
 		Stages: []StageSpec{
-			{ID: "imp", Kind: ImpulseStage, Outputs: []string{"imp"}},
-			{ID: "gen", Kind: SDKStage, Inputs: []string{"imp"}, Outputs: []string{"kv"}},
-			{ID: "gbk", Kind: GBKStage, Inputs: []string{"kv"}, Outputs: []string{"grouped"}, Agg: agg.Config{Window: coders.GlobalWindow}},
-			{ID: "sink", Kind: SDKStage, Inputs: []string{"grouped"}},
+			{ID: "imp", Kind: stagekind.Impulse, Outputs: []string{"imp"}},
+			{ID: "gen", Kind: stagekind.SDK, Inputs: []string{"imp"}, Outputs: []string{"kv"}},
+			{ID: "gbk", Kind: stagekind.GBK, Inputs: []string{"kv"}, Outputs: []string{"grouped"}, Agg: agg.Config{Window: coders.GlobalWindow}},
+			{ID: "sink", Kind: stagekind.SDK, Inputs: []string{"grouped"}},
 		},
 	}
 }
@@ -80,10 +81,10 @@ func pendRun(t *testing.T, spec, restoreSpec Spec, snap bool) (groups []string, 
 		t.Fatal(err)
 	}
 	gc := spec.PColls["grouped"].Codec
-	for !e.Done() {
-		bs := e.Ready()
-		if e.Err() != nil {
-			t.Fatal(e.Err())
+	for !e.done() {
+		bs := e.Ready().Bundles
+		if e.err != nil {
+			t.Fatal(e.err)
 		}
 		if len(bs) == 0 && e.InFlight() == 0 {
 			t.Fatal("stuck: nothing ready and nothing in flight")
@@ -103,7 +104,7 @@ func pendRun(t *testing.T, spec, restoreSpec Spec, snap bool) (groups []string, 
 			case "gen":
 				res.Data["kv"] = genOutput()
 			case "sink":
-				err := Each(&Data{Chunks: b.Input}, gc, func(v *coders.WindowedValue) error {
+				err := coders.Each(b.Input, gc, func(v *coders.WindowedValue) error {
 					g, err := decodeGroup(v.Elem)
 					groups = append(groups, g)
 					return err
@@ -241,27 +242,27 @@ func TestMemoryCheckpoints(t *testing.T) {
 		const every = 16 << 20 // a third of the 48 MiB budget, over one bundle
 		e.AdvanceProcessingTime(1 << 40)
 		e.NoteOutput(bs[0].ID, every-1)
-		if got := e.SplitRequests(); len(got) != 0 {
+		if got := e.splitRequests(); len(got) != 0 {
 			t.Fatalf("limited=%v: checkpoint requested before %d bytes of output: %v", limited, every, got)
 		}
 		e.NoteOutput(bs[0].ID, every)
-		got := e.SplitRequests()
+		got := e.splitRequests()
 		want := []SplitRequest(nil)
 		if limited {
 			want = []SplitRequest{{Bundle: bs[0].ID}}
 		}
 		if !slices.Equal(got, want) {
-			t.Fatalf("limited=%v: SplitRequests = %v, want %v", limited, got, want)
+			t.Fatalf("limited=%v: splitRequests = %v, want %v", limited, got, want)
 		}
-		if got := e.SplitRequests(); len(got) != 0 {
+		if got := e.splitRequests(); len(got) != 0 {
 			t.Fatalf("limited=%v: requested again at once: %v", limited, got)
 		}
 		e.NoteOutput(bs[0].ID, 2*every-1)
-		if got := e.SplitRequests(); len(got) != 0 {
+		if got := e.splitRequests(); len(got) != 0 {
 			t.Fatalf("limited=%v: requested again before another %d bytes: %v", limited, every, got)
 		}
 		e.NoteOutput(bs[0].ID, 2*every)
-		if got := e.SplitRequests(); limited && len(got) != 1 {
+		if got := e.splitRequests(); limited && len(got) != 1 {
 			t.Fatalf("after another %d bytes: %v, want another checkpoint", every, got)
 		}
 		if limited {

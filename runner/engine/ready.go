@@ -4,12 +4,57 @@ import (
 	"fmt"
 
 	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
-// Ready returns the bundles that may start now. When nothing else can run
-// and no bundle is in flight, it applies the next TestStream event, so a
-// TestStream advances only once the pipeline has settled.
-func (e *Engine) Ready() []*Bundle {
+// Ready is everything the engine decided since the driver last asked.
+// The driver handles its parts in the order of its fields:
+//
+//  1. Err: the engine failed (a malformed element, a spill that could not
+//     be read back); the job fails with it, and nothing else is set.
+//  2. Expired: drop these windows' user state before starting Bundles,
+//     which may write the same windows' state anew.
+//  3. Bundles: start each; later Commit, Fail or Retry it by its ID.
+//  4. Splits: ask these running bundles to split; one that finished
+//     meanwhile has nothing to split.
+//  5. Done: the job is complete; nothing else will be decided.
+//  6. Otherwise wait for a bundle's end, a split's or progress's answer,
+//     a tick, or processing time WakeAt (when Wake is set), feed the
+//     engine that event and ask again.
+type Ready struct {
+	Err     error
+	Expired []StateWindow
+	Bundles []Bundle
+	Splits  []SplitRequest
+	Done    bool
+	// WakeAt is the earliest processing time at which something could
+	// fire; Wake is false when nothing waits on processing time.
+	WakeAt int64
+	Wake   bool
+}
+
+// Ready returns the engine's decisions: the bundles that may start now,
+// the splits decided by Tick and Drain since the last call, the windows
+// whose state expired, and whether and when the job goes on. When nothing
+// else can run and no bundle is in flight, it applies the next TestStream
+// event, so a TestStream advances only once the pipeline has settled.
+func (e *Engine) Ready() Ready {
+	bs := e.readyNow()
+	if e.err != nil {
+		return Ready{Err: e.err}
+	}
+	rd := Ready{Expired: e.takeExpired(), Splits: e.splits, Done: e.done()}
+	e.splits = nil
+	rd.Bundles = make([]Bundle, len(bs))
+	for i, b := range bs {
+		rd.Bundles[i] = b.Bundle
+	}
+	rd.WakeAt, rd.Wake = e.nextWakeup()
+	return rd
+}
+
+// readyNow cuts the bundles that may start now, retries first.
+func (e *Engine) readyNow() []*bundle {
 	if rs := e.takeRetries(); len(rs) > 0 {
 		return append(rs, e.readyBundles()...)
 	}
@@ -24,10 +69,10 @@ func (e *Engine) Ready() []*Bundle {
 	}
 }
 
-func (e *Engine) readyBundles() []*Bundle {
-	var out []*Bundle
+func (e *Engine) readyBundles() []*bundle {
+	var out []*bundle
 	for _, st := range e.stages {
-		if st.spec.Kind != SDKStage || !e.sidesReady(st) {
+		if st.spec.Kind != stagekind.SDK || !e.sidesReady(st) {
 			continue
 		}
 		e.wakeResiduals(st)
@@ -102,7 +147,7 @@ func (e *Engine) cut(st *stage, n int) []chunkSet {
 	if n <= 1 {
 		return []chunkSet{{d.Chunks, minTS}}
 	}
-	parts, err := Split(d, e.pcolls[st.spec.Inputs[0]].spec.Codec, n)
+	parts, err := coders.Split(d.Chunks, e.pcolls[st.spec.Inputs[0]].spec.Codec, n)
 	if err != nil {
 		e.fail(err)
 		return nil
@@ -119,16 +164,16 @@ type chunkSet struct {
 	minTS  int64
 }
 
-func (e *Engine) start(st *stage, in chunkSet) *Bundle {
+func (e *Engine) start(st *stage, in chunkSet) *bundle {
 	b := e.newBundle(st)
 	b.Input, b.minTS = in.chunks, in.minTS
 	return b
 }
 
 // newBundle registers an empty bundle of the stage as in flight.
-func (e *Engine) newBundle(st *stage) *Bundle {
+func (e *Engine) newBundle(st *stage) *bundle {
 	e.nextID++
-	b := &Bundle{ID: e.nextID, Stage: st.spec.ID, minTS: coders.MaxTimestamp, started: e.now, splitAt: e.now, split: newSplitBook(), Attempt: 1}
+	b := &bundle{Bundle: Bundle{ID: e.nextID, Stage: st.spec.ID, Attempt: 1}, minTS: coders.MaxTimestamp, started: e.now, splitAt: e.now, split: newSplitBook()}
 	e.flight[b.ID] = b
 	st.flight[b.ID] = b
 	return b
@@ -139,7 +184,7 @@ func (e *Engine) newBundle(st *stage) *Bundle {
 // time. It reports whether anything changed.
 func (e *Engine) applyNextEvent() bool {
 	for _, st := range e.stages {
-		if st.spec.Kind != TestStreamStage || (len(st.events) == 0 && st.outWM >= coders.MaxTimestamp) {
+		if st.spec.Kind != stagekind.TestStream || (len(st.events) == 0 && st.outWM >= coders.MaxTimestamp) {
 			continue
 		}
 		if len(st.events) == 0 {

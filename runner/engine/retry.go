@@ -39,7 +39,7 @@ func (e *Engine) Retry(id int) bool {
 func (e *Engine) MaxAttempts() int { return max(1, e.spec.MaxAttempts) }
 
 // takeRetries returns the bundles waiting to run again, oldest first.
-func (e *Engine) takeRetries() []*Bundle {
+func (e *Engine) takeRetries() []*bundle {
 	out := e.retries
 	e.retries = nil
 	return out

@@ -10,6 +10,7 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 	"github.com/cockroachdb/datadriven"
 )
 
@@ -97,8 +98,8 @@ func (p *scriptPipeline) pcoll(a *lineArgs) {
 	p.spec.PColls[id] = ps
 }
 
-var stageKinds = map[string]StageKind{
-	"impulse": ImpulseStage, "teststream": TestStreamStage, "sdk": SDKStage, "gbk": GBKStage, "flatten": FlattenStage,
+var stageKinds = map[string]stagekind.Kind{
+	"impulse": stagekind.Impulse, "teststream": stagekind.TestStream, "sdk": stagekind.SDK, "gbk": stagekind.GBK, "flatten": stagekind.Flatten,
 }
 
 // addStage declares a stage: stage ID KIND in=... out=... and the kind's
@@ -113,11 +114,11 @@ func (p *scriptPipeline) addStage(a *lineArgs) {
 	}
 	ss := StageSpec{ID: id, Kind: kind, Inputs: a.list("in"), Outputs: a.list("out")}
 	switch kind {
-	case SDKStage:
+	case stagekind.SDK:
 		p.sdkStage(a, &ss)
-	case GBKStage:
+	case stagekind.GBK:
 		ss.Agg = p.gbkConfig(a, ss)
-	case FlattenStage:
+	case stagekind.Flatten:
 		ss.CopyInputs = a.list("copy")
 		if !a.has("copy") {
 			ss.CopyInputs = ss.Inputs
@@ -218,7 +219,7 @@ func pick[E any](a *lineArgs, key string, choices map[string]E) E {
 func (p *scriptPipeline) event(a *lineArgs) {
 	id := a.word("TestStream stage id")
 	i, ok := p.stage[id]
-	if !ok || p.spec.Stages[i].Kind != TestStreamStage {
+	if !ok || p.spec.Stages[i].Kind != stagekind.TestStream {
 		a.fail(fmt.Errorf("event for %q, which is not a declared teststream stage", id))
 		return
 	}

@@ -31,38 +31,66 @@ func TestScripts(t *testing.T) {
 // engineAPI is the scripts' one door into the engine: every call they
 // make to drive it goes through here, so a change of the driver-facing
 // API changes this type and nothing else.
-type engineAPI struct{ e *Engine }
+type engineAPI struct {
+	e *Engine
+	// expiredBuf holds what Ready handed out with bundles, until the
+	// script asks for it with expired.
+	expiredBuf []StateWindow
+}
 
-func newEngineAPI(spec Spec) (engineAPI, error) {
+func newEngineAPI(spec Spec) (*engineAPI, error) {
 	e, err := New(spec)
-	return engineAPI{e}, err
+	return &engineAPI{e: e}, err
 }
 
-func restoreEngineAPI(spec Spec, snap []byte) (engineAPI, error) {
+func restoreEngineAPI(spec Spec, snap []byte) (*engineAPI, error) {
 	e, err := Restore(spec, snap)
-	return engineAPI{e}, err
+	return &engineAPI{e: e}, err
 }
 
-func (a engineAPI) ready() []*Bundle                         { return a.e.Ready() }
-func (a engineAPI) commit(id int, r Result) error            { return a.e.Commit(id, r) }
-func (a engineAPI) fail(id int)                              { a.e.Fail(id) }
-func (a engineAPI) retry(id int) bool                        { return a.e.Retry(id) }
-func (a engineAPI) split(id int, r SplitResult) (int, error) { return a.e.ApplySplit(id, r) }
-func (a engineAPI) owned(id int) ([][]byte, error)           { return a.e.OwnedInput(id) }
-func (a engineAPI) advanceProcessingTime(now int64)          { a.e.AdvanceProcessingTime(now) }
-func (a engineAPI) splitRequests() []SplitRequest            { return a.e.SplitRequests() }
-func (a engineAPI) drain() []SplitRequest                    { return a.e.Drain() }
-func (a engineAPI) expired() []StateWindow                   { return a.e.TakeExpired() }
-func (a engineAPI) wakeup() (int64, bool)                    { return a.e.NextWakeup() }
-func (a engineAPI) noteWork(stage string, work int64)        { a.e.NoteWork(stage, work) }
-func (a engineAPI) watermark(pc string) int64                { return a.e.Watermark(pc) }
-func (a engineAPI) now() int64                               { return a.e.Now() }
-func (a engineAPI) status() (inFlight int, done bool, err error) {
-	return a.e.InFlight(), a.e.Done(), a.e.Err()
+// ready hands out what Ready returns as bundles; its expired windows wait
+// for expired, its splits (decided by drain, returned there) are none.
+func (a *engineAPI) ready() []*Bundle {
+	r := a.e.Ready()
+	a.expiredBuf = append(a.expiredBuf, r.Expired...)
+	out := make([]*Bundle, len(r.Bundles))
+	for i := range r.Bundles {
+		out[i] = &r.Bundles[i]
+	}
+	return out
 }
-func (a engineAPI) draining() bool { return a.e.Draining() }
+func (a *engineAPI) commit(id int, r Result) error            { return a.e.Commit(id, r) }
+func (a *engineAPI) fail(id int)                              { a.e.Fail(id) }
+func (a *engineAPI) retry(id int) bool                        { return a.e.Retry(id) }
+func (a *engineAPI) split(id int, r SplitResult) (int, error) { return a.e.ApplySplit(id, r) }
+func (a *engineAPI) owned(id int) ([][]byte, error)           { return a.e.OwnedInput(id) }
+func (a *engineAPI) advanceProcessingTime(now int64)          { a.e.AdvanceProcessingTime(now) }
 
-func (a engineAPI) snapshot(requeueFlight bool) ([]byte, error) {
+// splitRequests is what a Tick decides, read without handing out bundles.
+func (a *engineAPI) splitRequests() []SplitRequest { return a.e.splitRequests() }
+
+// drain is Drain and the checkpoints it queues for the next Ready.
+func (a *engineAPI) drain() []SplitRequest {
+	a.e.Drain()
+	out := a.e.splits
+	a.e.splits = nil
+	return out
+}
+func (a *engineAPI) expired() []StateWindow {
+	out := append(a.expiredBuf, a.e.takeExpired()...)
+	a.expiredBuf = nil
+	return out
+}
+func (a *engineAPI) wakeup() (int64, bool)               { return a.e.nextWakeup() }
+func (a *engineAPI) noteWork(stage string, work int64)   { a.e.NoteWork(stage, work) }
+func (a *engineAPI) watermark(pc string) int64           { return a.e.Watermark(pc) }
+func (a *engineAPI) now() int64                          { return a.e.Now() }
+func (a *engineAPI) status() (inFlight int, done bool, err error) {
+	return a.e.InFlight(), a.e.done(), a.e.err
+}
+func (a *engineAPI) draining() bool { return a.e.Draining() }
+
+func (a *engineAPI) snapshot(requeueFlight bool) ([]byte, error) {
 	if requeueFlight {
 		return a.e.SnapshotRequeuingFlight()
 	}
@@ -74,7 +102,7 @@ func (a engineAPI) snapshot(requeueFlight bool) ([]byte, error) {
 // say), and the last snapshot.
 type script struct {
 	p       *scriptPipeline
-	eng     engineAPI
+	eng     *engineAPI
 	bundles map[int]*Bundle
 	snap    []byte
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // Snapshot format: the magic bytes, then SnapshotVersion as a varint, then
@@ -221,7 +222,7 @@ func (e *Engine) restoreShape(r *wire.Reader) error {
 		return fmt.Errorf("restore: snapshot has %d stages, the pipeline %d", n, len(e.stages))
 	}
 	for _, st := range e.stages {
-		id, kind, keyed := r.String(), StageKind(r.Uint()), r.Bool()
+		id, kind, keyed := r.String(), stagekind.Kind(r.Uint()), r.Bool()
 		if r.Err() == nil && (id != st.spec.ID || kind != st.spec.Kind || keyed != (st.keyed != nil)) {
 			return fmt.Errorf("restore: snapshot has stage %q (kind %d, keyed %v) where the pipeline has %q (kind %d, keyed %v)", id, kind, keyed, st.spec.ID, st.spec.Kind, st.keyed != nil)
 		}

@@ -16,9 +16,10 @@ import (
 // its pending input in memory); a chunk's spill fields are resolved by
 // Snapshot, which writes spilled data itself, so the format is unchanged.
 // stage.probe is policy made from the spec: a restored stage probes its
-// concurrency afresh.
+// concurrency afresh. Engine.splits are requests about bundles in flight
+// for the driver's next Ready; a snapshot holds no bundle in flight.
 var snapshotFields = map[reflect.Type]string{
-	reflect.TypeOf(Engine{}):      "spec stages pcolls now nextID draining flight retries err expired pend",
+	reflect.TypeOf(Engine{}):      "spec stages pcolls now nextID draining flight retries err expired pend splits",
 	reflect.TypeOf(stage{}):       "spec probe outWM inWM pending flight gbk events emitted keyed delayed",
 	reflect.TypeOf(pcoll{}):       "id spec wm consumers sides data",
 	reflect.TypeOf(keyed{}):       "pending busy timers windows scannedAt rescan",

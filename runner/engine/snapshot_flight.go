@@ -41,7 +41,7 @@ func (e *Engine) SnapshotRequeuingFlight() ([]byte, error) {
 }
 
 // requeueBundle gives a bundle's input and timers back to its stage.
-func (e *Engine) requeueBundle(st *stage, b *Bundle, owned [][]byte) error {
+func (e *Engine) requeueBundle(st *stage, b *bundle, owned [][]byte) error {
 	if st.keyed == nil {
 		back := make([]chunk, 0, len(owned)+len(st.pending))
 		for _, c := range owned {

@@ -17,14 +17,14 @@ import (
 // again, and the original engine is unchanged.
 func TestSnapshotRequeuesStatefulBundles(t *testing.T) {
 	e, stream := keyedEngine(t)
-	first := e.Ready()
+	first := e.Ready().Bundles
 	if len(first) != 2 {
 		t.Fatalf("Ready = %d bundles, want 2", len(first))
 	}
 	assertRequeued(t, e, first)
 	// Input for a busy key queues behind the bundle's, and stays there.
 	e2, _ := keyedEngine(t)
-	first2 := e2.Ready()
+	first2 := e2.Ready().Bundles
 	later := globalKV(2, "a", "4")
 	e2.deliver("src", later)
 	snap, err := e2.SnapshotRequeuingFlight()
@@ -48,9 +48,9 @@ func TestSnapshotRequeuesStatefulBundles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var timers []*Bundle
+	var timers []Bundle
 	for i := 0; i < 3 && len(timers) == 0; i++ {
-		timers = e.Ready() // the watermark event makes the timers due
+		timers = e.Ready().Bundles // the watermark event makes the timers due
 	}
 	if len(timers) != 2 || len(timers[0].Timers[stream]) == 0 {
 		t.Fatalf("Ready = %v, want two bundles of timers", timers)
@@ -60,7 +60,7 @@ func TestSnapshotRequeuesStatefulBundles(t *testing.T) {
 
 // assertRequeued checks that a checkpoint of e restores to an engine
 // whose next bundles carry exactly the work of the given running ones.
-func assertRequeued(t *testing.T, e *Engine, running []*Bundle) {
+func assertRequeued(t *testing.T, e *Engine, running []Bundle) {
 	t.Helper()
 	before, err := e.snapshot()
 	if err != nil {
@@ -77,14 +77,14 @@ func assertRequeued(t *testing.T, e *Engine, running []*Bundle) {
 		t.Fatalf("in flight %d, want %d", e.InFlight(), len(running))
 	}
 	c := mustRestore(t, e.spec, snap)
-	again := c.Ready()
+	again := c.Ready().Bundles
 	if got, want := workOf(again), workOf(running); got != want {
 		t.Fatalf("restored engine runs\n%s\nwant\n%s", got, want)
 	}
 }
 
 // workOf describes bundles without their ids, sorted.
-func workOf(bs []*Bundle) string {
+func workOf(bs []Bundle) string {
 	var out []string
 	for _, b := range bs {
 		out = append(out, strings.SplitN(formatBundle(b), " ", 3)[2])
@@ -108,7 +108,7 @@ func TestSnapshotRequeuingFlightRandom(t *testing.T) {
 		taken := 0
 		for j, op := range simScript(r) {
 			a.step(op)
-			if a.e.InFlight() == 0 || a.e.Err() != nil || taken == 2 || r.Intn(4) > 0 {
+			if a.e.InFlight() == 0 || a.e.err != nil || taken == 2 || r.Intn(4) > 0 {
 				continue
 			}
 			taken++
@@ -128,7 +128,7 @@ func TestSnapshotRequeuingFlightRandom(t *testing.T) {
 			owed := owedWork(t, a)
 			checkRequeued(t, a.e, b.e, owed)
 			set := setTimers(b.e)
-			var handed []*Bundle
+			var handed []Bundle
 			b.handed = &handed
 			runToEnd(t, b)
 			got := handedOut(t, spec, handed)
@@ -155,21 +155,20 @@ func TestSnapshotRequeuingFlightRandom(t *testing.T) {
 
 // owedWork counts the elements and timers the running bundles own.
 func owedWork(t *testing.T, s *sim) map[string]int {
-	var bs []*Bundle
+	var bs []Bundle
 	for _, b := range s.flight {
 		owned, err := s.e.OwnedInput(b.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := *b
-		c.Input = owned
-		bs = append(bs, &c)
+		b.Input = owned
+		bs = append(bs, b)
 	}
 	return handedOut(t, s.spec, bs)
 }
 
 // handedOut counts the elements and timers of bundles, per stage.
-func handedOut(t *testing.T, spec Spec, bs []*Bundle) map[string]int {
+func handedOut(t *testing.T, spec Spec, bs []Bundle) map[string]int {
 	out := map[string]int{}
 	for _, b := range bs {
 		var ss StageSpec
@@ -179,7 +178,7 @@ func handedOut(t *testing.T, spec Spec, bs []*Bundle) map[string]int {
 			}
 		}
 		for _, c := range b.Input {
-			err := EachRaw(c, spec.PColls[ss.Inputs[0]].Codec, func(_ *coders.WindowedValue, raw []byte) error {
+			err := coders.EachRaw(c, spec.PColls[ss.Inputs[0]].Codec, func(_ *coders.WindowedValue, raw []byte) error {
 				out[fmt.Sprintf("%s element %x", b.Stage, raw)]++
 				return nil
 			})
@@ -206,15 +205,15 @@ func handedOut(t *testing.T, spec Spec, bs []*Bundle) map[string]int {
 // runToEnd commits everything and advances processing time until the
 // engine is done (scripts whose self-checkpointing never stops are cut).
 func runToEnd(t *testing.T, s *sim) {
-	for i := 0; i < 200 && !s.e.Done(); i++ {
+	for i := 0; i < 200 && !s.e.done(); i++ {
 		s.step(simOp{kind: "ready"})
 		s.step(simOp{kind: "drain", p: 999, q: 1}) // no new residuals or timer loops
 		s.step(simOp{kind: "pt", p: 11})
-		if s.e.Err() != nil {
-			t.Fatal(s.e.Err())
+		if s.e.err != nil {
+			t.Fatal(s.e.err)
 		}
 	}
-	if !s.e.Done() {
+	if !s.e.done() {
 		t.Fatalf("restored engine not done after 200 rounds: %s", strings.Join(s.step(simOp{kind: "probe"}), "\n"))
 	}
 }
@@ -280,7 +279,7 @@ func queued(t *testing.T, e *Engine) map[string]int {
 			}
 		}
 		for _, c := range chunks {
-			err := EachRaw(c, e.pcolls[st.spec.Inputs[0]].spec.Codec, func(_ *coders.WindowedValue, raw []byte) error {
+			err := coders.EachRaw(c, e.pcolls[st.spec.Inputs[0]].spec.Codec, func(_ *coders.WindowedValue, raw []byte) error {
 				out[fmt.Sprintf("%s element %x", st.spec.ID, raw)]++
 				return nil
 			})

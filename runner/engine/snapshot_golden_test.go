@@ -25,7 +25,7 @@ func TestSnapshotGolden(t *testing.T) {
 		var snap []byte
 		for _, op := range simScript(r) {
 			s.step(op)
-			if s.e.InFlight() == 0 && s.e.Err() == nil && !s.e.Done() {
+			if s.e.InFlight() == 0 && s.e.err == nil && !s.e.done() {
 				snap = mustSnapshot(t, s.e)
 			}
 		}
@@ -44,7 +44,7 @@ func TestSnapshotGolden(t *testing.T) {
 	if again := mustSnapshot(t, e); !bytes.Equal(again, golden) {
 		t.Fatalf("version %d golden snapshot re-encodes differently (%d bytes, was %d)", SnapshotVersion, len(again), len(golden))
 	}
-	if e.Done() {
+	if e.done() {
 		t.Error("golden snapshot is of a finished engine: it covers too little state")
 	}
 }

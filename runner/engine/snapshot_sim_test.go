@@ -12,6 +12,7 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // simCoders extend testCoders with GroupByKey output (KV of a key and an
@@ -77,20 +78,20 @@ func simPipeline(t testing.TB, r *rand.Rand) Spec {
 			"src": kv, "mid": kv, "midS": kv, "grouped": kvi, "sess": kvi, "fastout": kvi, "out2": kv, "flat": kv,
 		},
 		Stages: []StageSpec{
-			{ID: "imp", Kind: ImpulseStage, Outputs: []string{"imp"}},
-			{ID: "sideprod", Kind: SDKStage, Inputs: []string{"imp"}, Outputs: []string{"side"}},
-			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: simEvents(r)},
-			{ID: "map", Kind: SDKStage, Splittable: true, Inputs: []string{"src"}, Outputs: []string{"mid", "midS"}},
-			{ID: "gbkTrig", Kind: GBKStage, Inputs: []string{"mid"}, Outputs: []string{"grouped"}, Agg: triggers[r.Intn(len(triggers))]},
-			{ID: "gbkSess", Kind: GBKStage, Inputs: []string{"midS"}, Outputs: []string{"sess"}, Agg: sessions[r.Intn(len(sessions))]},
-			{ID: "gbkFast", Kind: GBKStage, Inputs: []string{"mid"}, Outputs: []string{"fastout"}, Agg: agg.Config{Window: coders.IntervalWindows}},
-			{ID: "st", Kind: SDKStage, Keyed: true, Inputs: []string{"grouped"}, Outputs: []string{"out2"},
+			{ID: "imp", Kind: stagekind.Impulse, Outputs: []string{"imp"}},
+			{ID: "sideprod", Kind: stagekind.SDK, Inputs: []string{"imp"}, Outputs: []string{"side"}},
+			{ID: "ts", Kind: stagekind.TestStream, Outputs: []string{"src"}, Events: simEvents(r)},
+			{ID: "map", Kind: stagekind.SDK, Splittable: true, Inputs: []string{"src"}, Outputs: []string{"mid", "midS"}},
+			{ID: "gbkTrig", Kind: stagekind.GBK, Inputs: []string{"mid"}, Outputs: []string{"grouped"}, Agg: triggers[r.Intn(len(triggers))]},
+			{ID: "gbkSess", Kind: stagekind.GBK, Inputs: []string{"midS"}, Outputs: []string{"sess"}, Agg: sessions[r.Intn(len(sessions))]},
+			{ID: "gbkFast", Kind: stagekind.GBK, Inputs: []string{"mid"}, Outputs: []string{"fastout"}, Agg: agg.Config{Window: coders.IntervalWindows}},
+			{ID: "st", Kind: stagekind.SDK, Keyed: true, Inputs: []string{"grouped"}, Outputs: []string{"out2"},
 				AllowedLateness: int64(r.Intn(3) * 5),
 				Timers:          []TimerSpec{{Stream: evStream, Codec: tc}, {Stream: ptStream, Codec: tc, Processing: true}}},
-			{ID: "sesssink", Kind: SDKStage, Inputs: []string{"sess"}},
-			{ID: "fastsink", Kind: SDKStage, Inputs: []string{"fastout"}, SideInputs: []string{"side"}},
-			{ID: "flat", Kind: FlattenStage, Inputs: []string{"out2", "mid"}, CopyInputs: []string{"out2", "mid"}, Outputs: []string{"flat"}},
-			{ID: "flatsink", Kind: SDKStage, Inputs: []string{"flat"}},
+			{ID: "sesssink", Kind: stagekind.SDK, Inputs: []string{"sess"}},
+			{ID: "fastsink", Kind: stagekind.SDK, Inputs: []string{"fastout"}, SideInputs: []string{"side"}},
+			{ID: "flat", Kind: stagekind.Flatten, Inputs: []string{"out2", "mid"}, CopyInputs: []string{"out2", "mid"}, Outputs: []string{"flat"}},
+			{ID: "flatsink", Kind: stagekind.SDK, Inputs: []string{"flat"}},
 		},
 	}
 }
@@ -161,16 +162,20 @@ type sim struct {
 	t      testing.TB
 	e      *Engine
 	spec   Spec
-	flight []*Bundle // by id
+	flight []Bundle // by id
 	// handed records every bundle handed out, when not nil.
-	handed *[]*Bundle
+	handed *[]Bundle
 }
 
 func (s *sim) step(op simOp) []string {
 	var out []string
 	switch op.kind {
 	case "ready":
-		for _, b := range s.e.Ready() {
+		rd := s.e.Ready()
+		for _, x := range rd.Expired {
+			out = append(out, fmt.Sprintf("expired %s %x %x", x.Stage, x.Key, x.Window))
+		}
+		for _, b := range rd.Bundles {
 			out = append(out, formatBundle(b))
 			for _, st := range s.spec.Stages {
 				for _, side := range st.SideInputs {
@@ -197,21 +202,18 @@ func (s *sim) step(op simOp) []string {
 	case "pt":
 		s.e.AdvanceProcessingTime(s.e.Now() + int64(op.p%12))
 	case "probe":
-		at, ok := s.e.NextWakeup()
-		out = append(out, fmt.Sprintf("split=%v wake=%d,%v", s.e.SplitCandidates(), at, ok))
-		for _, x := range s.e.TakeExpired() {
-			out = append(out, fmt.Sprintf("expired %s %x %x", x.Stage, x.Key, x.Window))
-		}
+		at, ok := s.e.nextWakeup()
+		out = append(out, fmt.Sprintf("split=%v wake=%d,%v", s.e.splitCandidates(), at, ok))
 	}
 	var wms []string
 	for _, pc := range slices.Sorted(maps.Keys(s.spec.PColls)) {
 		wms = append(wms, fmt.Sprintf("%s=%d", pc, s.e.Watermark(pc)))
 	}
-	out = append(out, fmt.Sprintf("now=%d done=%v inflight=%d err=%v wm %s", s.e.Now(), s.e.Done(), s.e.InFlight(), s.e.Err(), strings.Join(wms, " ")))
+	out = append(out, fmt.Sprintf("now=%d done=%v inflight=%d err=%v wm %s", s.e.Now(), s.e.done(), s.e.InFlight(), s.e.err, strings.Join(wms, " ")))
 	return out
 }
 
-func formatBundle(b *Bundle) string {
+func formatBundle(b Bundle) string {
 	var ts []string
 	for st, data := range b.Timers {
 		ts = append(ts, fmt.Sprintf("%s/%s:%x", st.Transform, st.Family, data))
@@ -231,7 +233,7 @@ func (s *sim) commit(i int, op simOp) string {
 }
 
 // result is what the stage's SDK code would produce for the bundle.
-func (s *sim) result(b *Bundle, op simOp) (Result, error) {
+func (s *sim) result(b Bundle, op simOp) (Result, error) {
 	res := Result{Data: map[string][][]byte{}}
 	switch b.Stage {
 	case "sideprod":
@@ -259,7 +261,7 @@ func (s *sim) result(b *Bundle, op simOp) (Result, error) {
 
 // stateful counts each key's grouped values, reports fired timers and sets
 // event- and processing-time timers (sometimes clearing one instead).
-func (s *sim) stateful(b *Bundle, op simOp) (Result, error) {
+func (s *sim) stateful(b Bundle, op simOp) (Result, error) {
 	res := Result{Data: map[string][][]byte{}, Timers: map[TimerStream][][]byte{}}
 	key := s.spec.PColls["grouped"].Key
 	err := s.eachElem("grouped", b.Input, func(v *coders.WindowedValue, _ []byte) error {
@@ -301,7 +303,7 @@ func (s *sim) stateful(b *Bundle, op simOp) (Result, error) {
 
 func (s *sim) eachElem(pc string, chunks [][]byte, f func(*coders.WindowedValue, []byte) error) error {
 	for _, c := range chunks {
-		if err := EachRaw(c, s.spec.PColls[pc].Codec, f); err != nil {
+		if err := coders.EachRaw(c, s.spec.PColls[pc].Codec, f); err != nil {
 			return err
 		}
 	}
@@ -312,7 +314,7 @@ func (s *sim) eachElem(pc string, chunks [][]byte, f func(*coders.WindowedValue,
 // at a random element, sometimes keeping part of the element before it,
 // or only a residual of a split element.
 func (s *sim) split(op simOp) string {
-	var maps []*Bundle
+	var maps []Bundle
 	for _, b := range s.flight {
 		if b.Stage == "map" {
 			maps = append(maps, b)

@@ -37,7 +37,7 @@ func TestSnapshotMetamorphic(t *testing.T) {
 					t.Fatalf("script %d, op %d %+v: original\n%s\nrestored\n%s", i, j, op, strings.Join(la, "\n"), strings.Join(lb, "\n"))
 				}
 			}
-			if a.e.InFlight() > 0 || a.e.Err() != nil {
+			if a.e.InFlight() > 0 || a.e.err != nil {
 				continue
 			}
 			snap := mustSnapshot(t, a.e)
@@ -134,7 +134,7 @@ func FuzzRestore(f *testing.F) {
 	s := newSim(f, spec)
 	for _, op := range simScript(r) {
 		s.step(op)
-		if s.e.InFlight() == 0 && s.e.Err() == nil {
+		if s.e.InFlight() == 0 && s.e.err == nil {
 			f.Add(mustSnapshot(f, s.e))
 		}
 	}

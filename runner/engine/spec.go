@@ -3,24 +3,13 @@ package engine
 import (
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
-)
-
-// StageKind says who executes a stage.
-type StageKind int
-
-// Stage kinds.
-const (
-	SDKStage        StageKind = iota // bundles run by an SDK harness
-	ImpulseStage                     // emits one empty element
-	GBKStage                         // groups by key and window, with triggers
-	FlattenStage                     // unions its inputs
-	TestStreamStage                  // replays TestStream events
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // StageSpec describes one stage to the engine.
 type StageSpec struct {
 	ID   string
-	Kind StageKind
+	Kind stagekind.Kind
 	// Inputs are the PCollections whose watermarks bound this stage: the
 	// main input of an SDK or GBK stage, every input of a flatten.
 	Inputs []string

@@ -7,14 +7,14 @@ import "sort"
 // split is a round trip to the SDK, worth it only for long-running work.
 const splitMinAge = 500 // milliseconds
 
-// SplitCandidates returns the bundles worth splitting now, oldest first:
+// splitCandidates returns the bundles worth splitting now, oldest first:
 // bundles that have run at least splitMinAge while their stage has idle
 // capacity and nothing else to run. Each returned bundle is not offered
 // again for splitMinAge. Splittable stages split restrictions; other
 // stages split their input channel, so a few costly elements (a
 // CPU-bound ParDo after a GroupByKey, say) spread over the workers too.
 // Keyed stages never split: a key's bundles must not run at once.
-func (e *Engine) SplitCandidates() []int {
+func (e *Engine) splitCandidates() []int {
 	var out []int
 	for _, st := range e.stages {
 		if st.keyed != nil || len(st.flight) == 0 || len(st.pending) > 0 || st.hasReadyResiduals(e.now) {
@@ -36,8 +36,8 @@ func (e *Engine) SplitCandidates() []int {
 	return out
 }
 
-func oldestFirst(m map[int]*Bundle) []*Bundle {
-	bs := make([]*Bundle, 0, len(m))
+func oldestFirst(m map[int]*bundle) []*bundle {
+	bs := make([]*bundle, 0, len(m))
 	for _, b := range m {
 		bs = append(bs, b)
 	}

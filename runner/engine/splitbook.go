@@ -66,7 +66,7 @@ func (e *Engine) ApplySplit(id int, s SplitResult) (int, error) {
 
 // takeChannelResiduals returns the input elements a channel split gave up
 // that the bundle still owned, and records the split.
-func (b *Bundle) takeChannelResiduals(wv *coders.WindowedValueCodec, s SplitResult) ([]Residual, error) {
+func (b *bundle) takeChannelResiduals(wv *coders.WindowedValueCodec, s SplitResult) ([]Residual, error) {
 	if s.FirstResidual < 0 {
 		if len(s.Primary) > 0 {
 			return nil, fmt.Errorf("split kept a primary but reported no channel split")
@@ -108,8 +108,8 @@ func (b *Bundle) takeChannelResiduals(wv *coders.WindowedValueCodec, s SplitResu
 
 // ownedByIndex lists, per input element index, what the bundle still owns
 // of it: the whole element, or the primary parts of the element it split.
-func (b *Bundle) ownedByIndex(wv *coders.WindowedValueCodec) ([][][]byte, error) {
-	all, err := ElementsFrom(b.Input, wv, 0)
+func (b *bundle) ownedByIndex(wv *coders.WindowedValueCodec) ([][][]byte, error) {
+	all, err := coders.ElementsFrom(b.Input, wv, 0)
 	if err != nil {
 		return nil, err
 	}

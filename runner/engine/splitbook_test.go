@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // The split bookkeeping is model-checked: a fake SDK works through bundles
@@ -77,7 +78,7 @@ type modelBundle struct {
 
 func newModelBundle(t *testing.T, wv *coders.WindowedValueCodec, id int, input [][]byte) *modelBundle {
 	mb := &modelBundle{id: id}
-	raws, err := ElementsFrom(input, wv, 0)
+	raws, err := coders.ElementsFrom(input, wv, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,10 +145,10 @@ func runSplitModel(t *testing.T, rng *rand.Rand, sizes []int) error {
 		Streaming: true, MaxBundles: 1 + rng.Intn(3),
 		PColls: map[string]PCollSpec{"src": {Codec: wvCodec(t, "wv-kv")}},
 		Stages: []StageSpec{
-			{ID: "ts", Kind: TestStreamStage, Outputs: []string{"src"}, Events: []Event{
+			{ID: "ts", Kind: stagekind.TestStream, Outputs: []string{"src"}, Events: []Event{
 				{Kind: AddElements, PColl: "src", Elements: src},
 			}},
-			{ID: "sdf", Kind: SDKStage, Splittable: true, Inputs: []string{"src"}},
+			{ID: "sdf", Kind: stagekind.SDK, Splittable: true, Inputs: []string{"src"}},
 		},
 	}
 	e, err := New(spec)
@@ -158,11 +159,11 @@ func runSplitModel(t *testing.T, rng *rand.Rand, sizes []int) error {
 	committed := map[[2]int]int{}
 	running := map[int]*modelBundle{}
 	for steps := 0; steps < 100000; steps++ {
-		for _, b := range e.Ready() {
+		for _, b := range e.Ready().Bundles {
 			running[b.ID] = newModelBundle(t, wv, b.ID, b.Input)
 		}
 		if len(running) == 0 {
-			if !e.Done() {
+			if !e.done() {
 				return fmt.Errorf("nothing runs but the engine is not done")
 			}
 			break

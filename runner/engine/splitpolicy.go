@@ -14,28 +14,35 @@ type SplitRequest struct {
 	Fraction float64
 }
 
-// SplitRequests returns the dynamic splits worth requesting now, halving
-// each of SplitCandidates' bundles, after the checkpoints a memory limit
+// Tick tells the engine that a tick of the driver's clock passed (the
+// driver ticks every 200ms, in virtual time too): it decides the splits
+// worth requesting now, which the next Ready hands out.
+func (e *Engine) Tick() {
+	e.splits = append(e.splits, e.splitRequests()...)
+}
+
+// splitRequests returns the dynamic splits worth requesting now, halving
+// each of splitCandidates' bundles, after the checkpoints a memory limit
 // asks of long-running source bundles (pendspill.go). None while draining: every residual
 // would be truncated again, and a truncation may grow a small restriction.
-func (e *Engine) SplitRequests() []SplitRequest {
+func (e *Engine) splitRequests() []SplitRequest {
 	if e.draining {
 		return nil
 	}
 	out := append(e.memoryCheckpoints(), e.excessCheckpoints()...)
-	for _, id := range e.SplitCandidates() {
+	for _, id := range e.splitCandidates() {
 		out = append(out, SplitRequest{Bundle: id, Fraction: dynamicSplitFraction})
 	}
 	return out
 }
 
-// Drain starts draining the job and returns the checkpoints that begin
-// it: every running bundle of a splittable stage stops at what it has
-// read, oldest first, so its residual is truncated. Later calls return
+// Drain starts draining the job: the next Ready asks the checkpoints that
+// begin it: every running bundle of a splittable stage stops at what it
+// has read, oldest first, so its residual is truncated. Later calls do
 // nothing: the bundles started after it are truncated before they run.
-func (e *Engine) Drain() []SplitRequest {
+func (e *Engine) Drain() {
 	if e.draining {
-		return nil
+		return
 	}
 	e.draining = true
 	ids := make([]int, 0, len(e.flight))
@@ -45,11 +52,9 @@ func (e *Engine) Drain() []SplitRequest {
 		}
 	}
 	sort.Ints(ids)
-	out := make([]SplitRequest, len(ids))
-	for i, id := range ids {
-		out[i] = SplitRequest{Bundle: id}
+	for _, id := range ids {
+		e.splits = append(e.splits, SplitRequest{Bundle: id})
 	}
-	return out
 }
 
 // Draining reports whether Drain was called.

@@ -104,7 +104,11 @@ func (p *checkpointPolicy) taken(now time.Time) { p.last = now }
 // buffers, which may be gigabytes, every interval.
 func (r *run) newEngine(now time.Time) (*engine.Engine, checkpointPolicy, error) {
 	pol := checkpointPolicy{last: now}
-	spec, err := r.buildSpec(now.UnixMilli())
+	spec, err := buildSpec(r.plan, specConfig{
+		Parallelism: r.opts.Parallelism, MaxAttempts: r.opts.MaxBundleAttempts, StartTime: now.UnixMilli(),
+		Options: r.job.Options, Space: jobSpace(r.opts.Store, r.job.ID),
+		MemoryLimit: r.opts.MemoryLimit, BoundPending: r.opts.BoundPending,
+	})
 	if err != nil {
 		return nil, pol, err
 	}

@@ -3,7 +3,6 @@ package execute
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
@@ -13,6 +12,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/engine/userstate"
 	"github.com/beam-runner/beam-runner/runner/plan"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // sdkStage is what the driver needs to run bundles of one SDK stage.
@@ -39,7 +39,7 @@ type sdkStage struct {
 const frameBytes = 1 << 20
 
 type bundleDone struct {
-	b   *engine.Bundle
+	b   engine.Bundle
 	res harness.Result
 	txn *userstate.Txn
 	err error
@@ -47,12 +47,10 @@ type bundleDone struct {
 
 // runStages drives the engine: it starts the bundles the engine says are
 // ready, commits what they produce, and feeds it processing time, until
-// every watermark reaches the end of time.
+// every watermark reaches the end of time. Each event is handled by one
+// of the driver's on* methods (driver.go); the engine is asked for its
+// decisions after every one.
 func (r *run) runStages(ctx context.Context) error {
-	// Under TestStream, processing time is virtual: it starts at the wall
-	// clock (DoFns set processing-time timers from time.Now) and moves
-	// only with the stream's events.
-	virtual := r.hasTestStream()
 	eng, ckpt, err := r.newEngine(time.Now())
 	if err != nil {
 		return err
@@ -62,131 +60,44 @@ func (r *run) runStages(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	d := r.newDriver(eng, ckpt, stages)
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan bundleDone)
-	splits := make(chan splitDone)
-	running := map[int]*engine.Bundle{}
-	outBytes := map[int]*atomic.Int64{} // output received so far, per running bundle
-	workSeen := map[int]int64{}         // element counts reported so far, per running bundle
-	defer func() {
-		cancel()
-		for ; len(running) > 0; delete(running, (<-done).b.ID) {
-		}
-	}()
+	defer d.abandon(cancel)
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
-	ticks := 0
-	progress := make(chan progressDone)
-	inflightMetrics := map[int][]*pipepb.MonitoringInfo{}
-	drainCh := r.split.drainCh
 	for {
-		if !virtual {
-			eng.AdvanceProcessingTime(time.Now().UnixMilli())
-		}
-		for _, b := range eng.Ready() {
-			ss := stages[b.Stage]
-			if err := r.ensureSideHandler(ss, eng); err != nil {
-				eng.Fail(b.ID)
-				return err
-			}
-			var txn *userstate.Txn
-			if ss.stage.Stateful {
-				txn = r.state.Begin(r.orderedListCodec)
-			}
-			running[b.ID] = b
-			outBytes[b.ID] = new(atomic.Int64)
-			r.concurrency.start(b.Stage)
-			r.liveStarted(b)
-			go r.runBundle(ctx, ss, b, txn, outBytes[b.ID], done)
-		}
-		if err := eng.Err(); err != nil {
+		rd, err := d.handle(ctx)
+		if err != nil || rd.Done {
 			return err
 		}
-		if eng.Done() {
-			return nil
-		}
-		wait, err := r.waitFor(eng, len(running), virtual)
+		wait, err := d.waitFor(rd)
 		if err != nil {
 			return err
 		}
 		select {
-		case d := <-done:
-			delete(running, d.b.ID)
-			delete(outBytes, d.b.ID)
-			if d.err == nil {
-				noteWork(eng, d.b, workSeen, d.res.Monitoring)
-			}
-			delete(workSeen, d.b.ID)
-			delete(inflightMetrics, d.b.ID)
-			r.concurrency.end(d.b.Stage)
-			r.liveFinished(stages[d.b.Stage], d)
-			if d.err != nil {
-				if err := r.bundleFailed(ctx, eng, stages[d.b.Stage], d); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := r.commit(ctx, eng, stages[d.b.Stage], d); err != nil {
-				return err
-			}
-			r.publishMetrics(inflightMetrics)
-			if now := time.Now(); ckpt.due(now) {
-				ckpt.taken(now)
-				r.checkpoint(eng)
-			}
-		case sd := <-splits:
-			if b := running[sd.id]; b != nil {
-				if err := r.applySplit(eng, stages[b.Stage], sd); err != nil {
-					return err
-				}
-				r.liveSplit(b, sd)
-			}
-		case p := <-progress:
-			if b := running[p.id]; b != nil {
-				noteWork(eng, b, workSeen, p.infos)
-				inflightMetrics[p.id] = p.infos
-				r.publishMetrics(inflightMetrics)
-			}
+		case bd := <-d.done:
+			err = d.onDone(ctx, bd)
+		case sd := <-d.splits:
+			err = d.onSplit(sd)
+		case p := <-d.progress:
+			d.onProgress(p)
 		case <-tick.C:
-			if !virtual {
-				eng.AdvanceProcessingTime(time.Now().UnixMilli())
-			}
-			r.liveSample(eng)
-			for id, n := range outBytes {
-				eng.NoteOutput(id, n.Load())
-			}
-			if ticks++; ticks%progressEvery == 0 {
-				r.requestProgress(ctx, stages, running, progress)
-			}
-			r.requestSplits(ctx, eng.SplitRequests(), stages, running, splits)
-		case <-drainCh:
-			drainCh = nil
-			r.log.Info("draining: checkpointing running splittable bundles")
-			r.requestSplits(ctx, eng.Drain(), stages, running, splits)
+			d.onTick(ctx)
+		case <-d.drainCh:
+			d.onDrain()
 		case <-wait:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		if err != nil {
+			return err
+		}
 	}
-}
-
-// waitFor returns a channel that fires when processing time next matters,
-// or an error when nothing can ever happen again.
-func (r *run) waitFor(eng *engine.Engine, inflight int, virtual bool) (<-chan time.Time, error) {
-	at, ok := eng.NextWakeup()
-	if ok && !virtual {
-		return time.After(time.Until(time.UnixMilli(at))), nil
-	}
-	if inflight == 0 {
-		return nil, fmt.Errorf("pipeline cannot make progress: no work is ready and nothing is running, but not every watermark reached the end of time")
-	}
-	return nil, nil
 }
 
 func (r *run) hasTestStream() bool {
 	for _, s := range r.plan.Stages {
-		if s.Kind == plan.TestStream {
+		if s.Kind == stagekind.TestStream {
 			return true
 		}
 	}
@@ -197,10 +108,10 @@ func (r *run) hasTestStream() bool {
 func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error) {
 	out := map[string]*sdkStage{}
 	for _, s := range r.plan.Stages {
-		if s.Kind != plan.SDK {
+		if s.Kind != stagekind.SDK {
 			continue
 		}
-		h := r.harnesses[s.Env]
+		h := r.pool.harnesses[s.Env]
 		if h == nil {
 			return nil, fmt.Errorf("stage %s: no harness for environment %q", s.ID, s.Env)
 		}
@@ -212,7 +123,7 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 		if err := h.Register(ctx, desc); err != nil {
 			return nil, err
 		}
-		in, err := r.codec(s.Inputs[0])
+		in, err := wireCodec(r.plan, s.Inputs[0])
 		if err != nil {
 			return nil, err
 		}
@@ -239,9 +150,10 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 	return out, nil
 }
 
-func (r *run) runBundle(ctx context.Context, ss *sdkStage, b *engine.Bundle, txn *userstate.Txn, outBytes *atomic.Int64, done chan<- bundleDone) {
-	input, err := engine.Frames(b.Input, ss.input, frameBytes)
-	if err == nil && r.split.draining.Load() && ss.truncDesc != "" {
+func (r *run) runBundle(ctx context.Context, rec *inflight, txn *userstate.Txn, done chan<- bundleDone) {
+	b, ss := rec.b, rec.ss
+	input, err := coders.Frames(b.Input, ss.input, frameBytes)
+	if err == nil && r.drain.isSet() && ss.truncDesc != "" {
 		input, err = r.truncate(ctx, ss, input)
 	}
 	if err != nil {
@@ -251,8 +163,8 @@ func (r *run) runBundle(ctx context.Context, ss *sdkStage, b *engine.Bundle, txn
 	hb := harness.Bundle{
 		Descriptor: ss.desc, InputTransform: ss.io.Source, Input: input,
 		Outputs: ss.sinks, State: r.withHot(bundleState(ss.side, txn)), CacheTokens: ss.sideTokens,
-		Started:     func(inst string) { r.split.started(b.ID, inst) },
-		OutputBytes: outBytes,
+		Started:     rec.started,
+		OutputBytes: &rec.outBytes,
 	}
 	for _, tf := range ss.stage.Timers {
 		ts := harness.TimerStream{Transform: tf.Transform, Family: tf.Family}
@@ -266,7 +178,7 @@ func (r *run) runBundle(ctx context.Context, ss *sdkStage, b *engine.Bundle, txn
 	}
 	res, err := ss.harness.Process(ctx, hb)
 	// Split results for this bundle reach the driver before its completion.
-	r.split.finished(b.ID)
+	rec.finished()
 	if err != nil {
 		err = fmt.Errorf("stage %s (%s): %w", ss.stage.ID, r.stageName(ss.stage), err)
 	}
@@ -292,7 +204,6 @@ func (r *run) commit(ctx context.Context, eng *engine.Engine, ss *sdkStage, d bu
 	if err := eng.Commit(d.b.ID, engine.Result{Data: out, Timers: timers, Residuals: residuals(d.res)}); err != nil {
 		return err
 	}
-	r.dropExpiredState(eng)
 	if d.res.NeedsFinalize {
 		// Outputs are committed: the SDK may now acknowledge its source.
 		// Done before the job can end, so callbacks are never lost.
@@ -328,25 +239,25 @@ func (r *run) ensureSideHandler(ss *sdkStage, eng *engine.Engine) error {
 	if ss.side != nil || len(ss.stage.SideInputs) == 0 {
 		return nil
 	}
-	build := map[sideRef]func() (*engine.SideIndex, error){}
+	build := map[sideRef]func() (*coders.SideIndex, error){}
 	for _, si := range ss.stage.SideInputs {
-		wv, err := r.codec(si.PColl)
+		wv, err := wireCodec(r.plan, si.PColl)
 		if err != nil {
 			return err
 		}
 		var key *coders.Codec
 		switch si.URN {
-		case engine.SideMultimap:
+		case coders.SideMultimap:
 			if key = wv.Elem.Component(0); key == nil {
 				return fmt.Errorf("multimap side input %q of %q is not KV-coded", si.Tag, si.Transform)
 			}
-		case engine.SideIterable:
+		case coders.SideIterable:
 		default:
 			return fmt.Errorf("side input %q of %q: access pattern %q is not supported", si.Tag, si.Transform, si.URN)
 		}
 		data := eng.SideData(si.PColl)
-		build[sideRef{Transform: si.Transform, SideInput: si.Tag}] = func() (*engine.SideIndex, error) {
-			return engine.IndexSide(data, wv, key)
+		build[sideRef{Transform: si.Transform, SideInput: si.Tag}] = func() (*coders.SideIndex, error) {
+			return coders.IndexSide(data.Chunks, wv, key)
 		}
 	}
 	tokens, err := sideCacheTokens(ss.stage.SideInputs)
@@ -373,18 +284,6 @@ func residuals(res harness.Result) []engine.Residual {
 		out = append(out, er)
 	}
 	return out
-}
-
-// dropExpiredState garbage-collects the user state of windows the engine
-// says have expired.
-func (r *run) dropExpiredState(eng *engine.Engine) {
-	for _, w := range eng.TakeExpired() {
-		for _, s := range r.plan.Stages {
-			if s.ID == w.Stage && s.Stateful {
-				r.state.DropWindow(s.Transforms[0], w.Key, w.Window)
-			}
-		}
-	}
 }
 
 // allBounded reports whether every one of the PCollections is bounded.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/store"
@@ -84,7 +85,7 @@ func (e *Executor) Drain(jobID string) error {
 	if r == nil {
 		return fmt.Errorf("job %q is not running", jobID)
 	}
-	r.split.drain()
+	r.drain.set()
 	return nil
 }
 
@@ -116,7 +117,7 @@ func (e *Executor) Validate(p *pipepb.Pipeline) error {
 	if p == nil {
 		return fmt.Errorf("no pipeline given")
 	}
-	_, err := plan.BuildWith(p, plan.Options{Startable: worker.Supported})
+	_, err := plan.BuildWith(p, plan.Options{Startable: worker.Supported, Grouping: agg.CheckStrategy})
 	return err
 }
 
@@ -131,7 +132,7 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 	if err != nil {
 		return err
 	}
-	pl, err := plan.BuildWith(p, plan.Options{Startable: worker.Supported})
+	pl, err := plan.BuildWith(p, plan.Options{Startable: worker.Supported, Grouping: agg.CheckStrategy})
 	if err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 	if err != nil {
 		return err
 	}
-	r.launcher = launcher
+	r.pool.launcher = launcher
 	defer e.releaseMemory() // last: after the run has let go of everything
 	defer r.close()
 	e.mu.Lock()
@@ -151,10 +152,10 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 		e.mu.Unlock()
 	}()
 	r.publishStages()
-	if err := r.startWorkers(ctx); err != nil {
+	if err := r.pool.startWorkers(ctx); err != nil {
 		return err
 	}
-	j.Stats().SetWorkers(len(r.harnesses))
+	j.Stats().SetWorkers(len(r.pool.harnesses))
 	j.Running()
 	defer r.reportConcurrency()
 	return r.runStages(ctx)

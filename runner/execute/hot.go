@@ -11,11 +11,13 @@ import (
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/plan"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 	"github.com/beam-runner/beam-runner/stateplane"
 )
 
-// hotPrefix is where GroupByKeys put the pages of hot keys, per job.
-const hotPrefix = "/\x00hot/"
+// hotSpace is the job's spill space where GroupByKeys put the pages of hot
+// keys.
+const hotSpace = "\x00hot/"
 
 // hotShare: a key's values read back from the spill stay in memory up to
 // a quarter of its GroupByKey's budget; past it they are paged (agg/hot.go).
@@ -26,22 +28,18 @@ const hotShare = 4
 // which read one from the plain iterable coder the GroupByKey's output
 // has. (Python reads them only through beam:coder:state_backed_iterable:v1,
 // which the runner does not substitute yet.)
-func (r *run) gbkHot(s *plan.Stage, budget int) (agg.Spill, []byte, int) {
-	if r.opts.Store == nil || len(s.Outputs) == 0 || !r.goReaders(s.Outputs[0]) {
+func (b specBuilder) gbkHot(s *plan.Stage, budget int) (agg.Spill, []byte, int) {
+	if b.cfg.Space == nil || len(s.Outputs) == 0 || !b.goReaders(s.Outputs[0]) {
 		return nil, nil, 0
 	}
-	return r.hotSpace(), []byte(s.ID + "\x00"), max(budget/hotShare, 1)
-}
-
-func (r *run) hotSpace() agg.Spill {
-	return r.opts.Store.Space(spillPrefix + r.job.ID + hotPrefix)
+	return b.cfg.Space(hotSpace), []byte(s.ID + "\x00"), max(budget/hotShare, 1)
 }
 
 // goReaders: pc has readers, all SDK stages in Go SDK environments reading
 // it as their main input.
-func (r *run) goReaders(pc string) bool {
+func (b specBuilder) goReaders(pc string) bool {
 	n := 0
-	for _, s := range r.plan.Stages {
+	for _, s := range b.pl.Stages {
 		for _, side := range s.SideInputs {
 			if side.PColl == pc {
 				return false
@@ -50,7 +48,7 @@ func (r *run) goReaders(pc string) bool {
 		if !slices.Contains(s.Inputs, pc) && !slices.Contains(s.CopyInputs, pc) {
 			continue
 		}
-		if s.Kind != plan.SDK || !r.goEnv(s.Env) {
+		if s.Kind != stagekind.SDK || !b.goEnv(s.Env) {
 			return false
 		}
 		n++
@@ -58,8 +56,8 @@ func (r *run) goReaders(pc string) bool {
 	return n > 0
 }
 
-func (r *run) goEnv(id string) bool {
-	return strings.HasPrefix(sdkBase(r.plan.Components.GetEnvironments()[id]), "beam:version:sdk_base:go:")
+func (b specBuilder) goEnv(id string) bool {
+	return strings.HasPrefix(sdkBase(b.pl.Components.GetEnvironments()[id]), "beam:version:sdk_base:go:")
 }
 
 // withHot adds the serving of hot-key pages to a bundle's state handler
@@ -68,7 +66,7 @@ func (r *run) withHot(h stateplane.Handler) stateplane.Handler {
 	if r.opts.Store == nil || r.opts.MemoryLimit <= 0 {
 		return h
 	}
-	return &hotState{next: h, pages: r.hotSpace()}
+	return &hotState{next: h, pages: jobSpace(r.opts.Store, r.job.ID)(hotSpace)}
 }
 
 // hotPagesServed counts the hot-key pages served, for tests and logs.

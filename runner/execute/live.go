@@ -10,23 +10,18 @@ import (
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/metrics"
-	"github.com/beam-runner/beam-runner/runner/plan"
 )
 
 // Live statistics: the driver reports bundles, splits and watermarks to the
 // job's jobs.Stats, which the web UI, /metrics and the CLI read. Only the
-// driver goroutine calls these, so bundle start times need no lock.
-
-var kindNames = map[plan.Kind]string{
-	plan.SDK: "sdk", plan.Impulse: "impulse", plan.GBK: "gbk", plan.Flatten: "flatten", plan.TestStream: "teststream",
-}
+// driver goroutine calls these.
 
 // publishStages describes the plan's stages to the job's statistics.
 func (r *run) publishStages() {
 	comps := r.plan.Components
 	infos := make([]jobs.StageInfo, 0, len(r.plan.Stages))
 	for _, s := range r.plan.Stages {
-		in := jobs.StageInfo{ID: s.ID, Name: r.stageName(s), Kind: kindNames[s.Kind], Env: s.Env,
+		in := jobs.StageInfo{ID: s.ID, Name: r.stageName(s), Kind: s.Kind.String(), Env: s.Env,
 			Inputs: s.Inputs, Outputs: s.Outputs}
 		for _, t := range s.Transforms {
 			in.Transforms = append(in.Transforms, comps.GetTransforms()[t].GetUniqueName())
@@ -44,24 +39,17 @@ func (r *run) publishStages() {
 	r.job.Stats().SetStages(infos)
 }
 
-// liveStarted records that bundle b was handed to a worker.
-func (r *run) liveStarted(b *engine.Bundle) {
-	if r.bundleStart == nil {
-		r.bundleStart = map[int]time.Time{}
-	}
-	r.bundleStart[b.ID] = time.Now()
-	r.job.Stats().BundleStarted(b.Stage)
+// liveStarted records that a bundle was handed to a worker.
+func (r *run) liveStarted(rec *inflight) {
+	r.job.Stats().BundleStarted(rec.b.Stage)
 }
 
 // liveFinished records a finished bundle: its latency, bytes, and the
 // element counts its SDK reported per PCollection.
-func (r *run) liveFinished(ss *sdkStage, d bundleDone) {
-	start, ok := r.bundleStart[d.b.ID]
-	delete(r.bundleStart, d.b.ID)
+func (r *run) liveFinished(rec *inflight, d bundleDone) {
+	ss := rec.ss
 	res := jobs.BundleResult{Failed: d.err != nil, PCollections: elementCounts(d.res.Monitoring)}
-	if ok {
-		res.Duration = time.Since(start)
-	}
+	res.Duration = time.Since(rec.since)
 	for _, c := range d.b.Input {
 		res.BytesIn += int64(len(c))
 	}
@@ -81,7 +69,7 @@ func (r *run) liveFinished(ss *sdkStage, d bundleDone) {
 }
 
 // liveSplit counts a split of a running bundle that gave work back.
-func (r *run) liveSplit(b *engine.Bundle, sd splitDone) {
+func (r *run) liveSplit(b engine.Bundle, sd splitDone) {
 	if sd.err == nil && (sd.res.FirstResidual >= 0 || len(sd.res.Residuals) > 0) {
 		r.job.Stats().Split(b.Stage)
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/coder"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
-	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/metrics"
 )
 
@@ -15,25 +14,24 @@ import (
 const progressEvery = 5 // ticks of the driver's 200ms ticker
 
 type progressDone struct {
-	id    int
+	rec   *inflight
 	infos []*pipepb.MonitoringInfo
 }
 
 // requestProgress asks each running bundle for its metrics so far.
-func (r *run) requestProgress(ctx context.Context, stages map[string]*sdkStage, running map[int]*engine.Bundle, out chan<- progressDone) {
-	for id, b := range running {
-		inst := r.split.inst(id)
+func (d *driver) requestProgress(ctx context.Context) {
+	for _, rec := range d.inflight {
+		inst := rec.instruction()
 		if inst == "" {
 			continue
 		}
-		h := stages[b.Stage].harness
 		go func() {
-			infos, err := h.Progress(ctx, inst)
+			infos, err := rec.ss.harness.Progress(ctx, inst)
 			if err != nil {
 				return // the bundle may just have finished
 			}
 			select {
-			case out <- progressDone{id: id, infos: infos}:
+			case d.progress <- progressDone{rec: rec, infos: infos}:
 			case <-ctx.Done():
 			}
 		}()
@@ -42,17 +40,23 @@ func (r *run) requestProgress(ctx context.Context, stages map[string]*sdkStage, 
 
 // publishMetrics sets the job's metrics to the committed bundles' metrics
 // plus the latest progress of those still running.
-func (r *run) publishMetrics(inflight map[int][]*pipepb.MonitoringInfo) {
-	if len(inflight) == 0 {
-		r.job.SetMetrics(r.metrics.Results())
+func (d *driver) publishMetrics() {
+	var view *metrics.Store
+	for _, rec := range d.inflight {
+		if rec.metrics == nil {
+			continue
+		}
+		if view == nil {
+			view = metrics.NewStore()
+			view.AddBundle(d.r.metrics.Results())
+		}
+		view.AddBundle(rec.metrics)
+	}
+	if view == nil {
+		d.r.job.SetMetrics(d.r.metrics.Results())
 		return
 	}
-	view := metrics.NewStore()
-	view.AddBundle(r.metrics.Results())
-	for _, infos := range inflight {
-		view.AddBundle(infos)
-	}
-	r.job.SetMetrics(view.Results())
+	d.r.job.SetMetrics(view.Results())
 }
 
 // elementCount sums a bundle's element counts so far: the work measure
@@ -72,10 +76,10 @@ func elementCount(infos []*pipepb.MonitoringInfo) int64 {
 
 // noteWork tells the engine how much more work a bundle reported since its
 // last report.
-func noteWork(eng *engine.Engine, b *engine.Bundle, seen map[int]int64, infos []*pipepb.MonitoringInfo) {
+func (d *driver) noteWork(rec *inflight, infos []*pipepb.MonitoringInfo) {
 	n := elementCount(infos)
-	if d := n - seen[b.ID]; d > 0 {
-		eng.NoteWork(b.Stage, d)
-		seen[b.ID] = n
+	if more := n - rec.workSeen; more > 0 {
+		d.eng.NoteWork(rec.b.Stage, more)
+		rec.workSeen = n
 	}
 }

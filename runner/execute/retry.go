@@ -29,7 +29,7 @@ func (r *run) bundleFailed(ctx context.Context, eng *engine.Engine, ss *sdkStage
 	var workerID, head, detail, transform string
 	if isLost {
 		workerID = lost.Worker
-		head, detail, _ = strings.Cut(r.describeLoss(ctx, lost), "\n")
+		head, detail, _ = strings.Cut(r.pool.describeLoss(ctx, lost), "\n")
 	} else {
 		workerID = user.Worker
 		c := parseSDKError(user.Msg)
@@ -45,15 +45,15 @@ func (r *run) bundleFailed(ctx context.Context, eng *engine.Engine, ss *sdkStage
 	if isLost && r.loopback() {
 		// The worker lived in the client, which is gone: no one to retry for.
 		eng.Fail(d.b.ID)
-		return fmt.Errorf("%s; the LOOPBACK worker is gone with its client%s%s", what, detail, r.workerOutput(workerID))
+		return fmt.Errorf("%s; the LOOPBACK worker is gone with its client%s%s", what, detail, r.pool.workerOutput(workerID))
 	}
 	if !eng.Retry(d.b.ID) {
-		return fmt.Errorf("%s; giving up after %d attempt(s)%s%s", what, d.b.Attempt, detail, r.workerOutput(workerID))
+		return fmt.Errorf("%s; giving up after %d attempt(s)%s%s", what, d.b.Attempt, detail, r.pool.workerOutput(workerID))
 	}
 	r.log.Warn("retrying bundle", "cause", what+detail)
 	r.job.Message(jobpb.JobMessage_JOB_MESSAGE_WARNING, "retrying: "+what+detail)
 	if isLost {
-		if err := r.restartLost(ctx, ss.stage.Env, workerID); err != nil {
+		if err := r.pool.restartLost(ctx, ss.stage.Env, workerID); err != nil {
 			eng.Fail(d.b.ID)
 			return fmt.Errorf("%s; %w%s", what, err, detail)
 		}

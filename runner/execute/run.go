@@ -18,6 +18,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/metrics"
 	"github.com/beam-runner/beam-runner/runner/plan"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 	"github.com/beam-runner/beam-runner/worker"
 )
 
@@ -30,54 +31,45 @@ type run struct {
 	srv     *fnapi.Server
 	metrics *metrics.Store
 	state   *userstate.Store
-	split   *splitter
+	drain   *drainSignal
 	// concurrency records how many bundles of each stage ran at once.
 	concurrency concurrency
-	bundleStart map[int]time.Time // by engine bundle id; see live.go
 
-	harnesses map[string]*workerSet // environment id -> its harnesses
-	handles   []worker.Handle
-	workers   map[string][]*envWorker  // environment id -> its workers
-	byWorker  map[string]worker.Handle // worker id -> its handle, restarts too
-	logTail   logTails
-	launcher  *worker.Launcher
-	envOf     workerEnvs // worker id -> environment id, for provision
+	pool *pool // the job's SDK workers
 }
 
 func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run, error) {
+	log := opts.Logger.With("job", j.ID)
 	r := &run{
-		opts: opts, log: opts.Logger.With("job", j.ID), job: j, plan: pl,
-		metrics: metrics.NewStore(), state: userstate.NewStore(), split: newSplitter(), harnesses: map[string]*workerSet{}, workers: map[string][]*envWorker{}, byWorker: map[string]worker.Handle{},
+		opts: opts, log: log, job: j, plan: pl,
+		metrics: metrics.NewStore(), state: userstate.NewStore(), drain: newDrainSignal(),
+		pool: newPool(opts, log, j, pl),
 	}
 	srv, err := fnapi.Start(fnapi.Config{
-		Provision: r.provision,
-		Log:       r.sdkLog,
+		Provision: r.pool.provision,
+		Log:       r.pool.sdkLog,
 		Retrieval: j.Retrieval,
 	})
 	if err != nil {
 		return nil, err
 	}
-	r.srv = srv
+	r.srv, r.pool.srv = srv, srv
 	return r, nil
 }
 
 func (r *run) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for _, h := range r.handles {
-		if err := h.Stop(ctx); err != nil {
-			r.log.Debug("stopping worker", "err", err)
-		}
-	}
+	r.pool.stop(ctx)
 	r.srv.Stop()
 	r.dropSpill()
 }
 
 // envs lists the environments SDK stages run in, sorted.
-func (r *run) envs() []string {
+func (r *pool) envs() []string {
 	set := map[string]bool{}
 	for _, s := range r.plan.Stages {
-		if s.Kind == plan.SDK {
+		if s.Kind == stagekind.SDK {
 			set[s.Env] = true
 		}
 	}
@@ -87,7 +79,7 @@ func (r *run) envs() []string {
 // startWorkers starts each environment's harnesses (see WorkersOption) and
 // waits until each has connected, failing with the environment's name if
 // one does not in time.
-func (r *run) startWorkers(ctx context.Context) error {
+func (r *pool) startWorkers(ctx context.Context) error {
 	for i, envID := range r.envs() {
 		n, err := workersPerEnv(r.job.Options, r.plan.Components.GetEnvironments()[envID])
 		if err != nil {
@@ -129,7 +121,7 @@ func workerID(job string, i, k int) string {
 
 // startWorker starts a harness for the environment as worker id, without
 // waiting for it to connect.
-func (r *run) startWorker(ctx context.Context, envID, id string) (*fnapi.Worker, worker.Handle, error) {
+func (r *pool) startWorker(ctx context.Context, envID, id string) (*fnapi.Worker, worker.Handle, error) {
 	ep := r.srv.Endpoint()
 	eps := worker.Endpoints{Control: ep, Logging: ep, Artifact: ep, Provision: ep}
 	env := r.plan.Components.GetEnvironments()[envID]
@@ -144,7 +136,7 @@ func (r *run) startWorker(ctx context.Context, envID, id string) (*fnapi.Worker,
 	return w, h, nil
 }
 
-func (r *run) awaitWorker(ctx context.Context, envID string, w *fnapi.Worker, h worker.Handle) error {
+func (r *pool) awaitWorker(ctx context.Context, envID string, w *fnapi.Worker, h worker.Handle) error {
 	timer := time.NewTimer(r.opts.WorkerStartTimeout)
 	defer timer.Stop()
 	select {
@@ -160,7 +152,7 @@ func (r *run) awaitWorker(ctx context.Context, envID string, w *fnapi.Worker, h 
 	}
 }
 
-func (r *run) provision(workerID string) (*fnpb.ProvisionInfo, error) {
+func (r *pool) provision(workerID string) (*fnpb.ProvisionInfo, error) {
 	ep := func() *pipepb.ApiServiceDescriptor { return &pipepb.ApiServiceDescriptor{Url: r.srv.Endpoint()} }
 	info := &fnpb.ProvisionInfo{
 		PipelineOptions:  r.job.Options,
@@ -181,7 +173,7 @@ func (r *run) provision(workerID string) (*fnpb.ProvisionInfo, error) {
 // forwards the client's logs back here: DETAILED messages are logged by
 // clients at debug level, which is not forwarded again, so no entry can
 // echo back and forth.
-func (r *run) sdkLog(workerID string, e *fnpb.LogEntry) {
+func (r *pool) sdkLog(workerID string, e *fnpb.LogEntry) {
 	lvl := slog.LevelInfo
 	switch sev := e.GetSeverity(); {
 	case sev >= fnpb.LogEntry_Severity_ERROR:

@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
-	"github.com/beam-runner/beam-runner/runner/engine"
+	"github.com/beam-runner/beam-runner/runner/coders"
 )
 
 // sideRef identifies a side input as the SDK names it in state keys.
@@ -16,16 +16,16 @@ type sideRef struct{ Transform, SideInput string }
 // speaks the Fn API and is called from the state plane's goroutines.
 type sideHandler struct {
 	mu      sync.Mutex
-	indexes map[sideRef]*engine.SideIndex
-	build   map[sideRef]func() (*engine.SideIndex, error)
+	indexes map[sideRef]*coders.SideIndex
+	build   map[sideRef]func() (*coders.SideIndex, error)
 }
 
 // newSideHandler serves indexes built lazily, once, by the given functions.
-func newSideHandler(build map[sideRef]func() (*engine.SideIndex, error)) *sideHandler {
-	return &sideHandler{indexes: map[sideRef]*engine.SideIndex{}, build: build}
+func newSideHandler(build map[sideRef]func() (*coders.SideIndex, error)) *sideHandler {
+	return &sideHandler{indexes: map[sideRef]*coders.SideIndex{}, build: build}
 }
 
-func (h *sideHandler) index(ref sideRef) (*engine.SideIndex, error) {
+func (h *sideHandler) index(ref sideRef) (*coders.SideIndex, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if x := h.indexes[ref]; x != nil {

@@ -10,37 +10,63 @@ import (
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/plan"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // minBundleBytes keeps small inputs in one bundle: splitting them costs
 // more in round trips than it gains.
 const minBundleBytes = 1 << 20
 
-// buildSpec translates the plan into the engine's terms.
-func (r *run) buildSpec(startTime int64) (engine.Spec, error) {
+// specConfig is what translating a plan into the engine's terms takes
+// besides the plan: the executor's bounds, the job's options and its
+// spill space.
+type specConfig struct {
+	Parallelism, MaxAttempts int
+	StartTime                int64            // processing time, in ms
+	Options                  *structpb.Struct // the job's pipeline options
+	// Space opens the job's spill space under a name; nil without a store.
+	Space        func(name string) agg.Spill
+	MemoryLimit  int64 // 0: none
+	BoundPending bool  // see Options.BoundPending
+}
+
+// buildSpec translates a plan into the engine's terms. It reads only its
+// arguments and starts nothing, so tests can call it on a plan alone.
+func buildSpec(pl *plan.Plan, cfg specConfig) (engine.Spec, error) {
+	return specBuilder{pl: pl, cfg: cfg}.spec()
+}
+
+// specBuilder holds what buildSpec's steps share.
+type specBuilder struct {
+	pl  *plan.Plan
+	cfg specConfig
+}
+
+func (b specBuilder) spec() (engine.Spec, error) {
 	spec := engine.Spec{
 		PColls:         map[string]engine.PCollSpec{},
-		MaxBundles:     r.opts.Parallelism,
-		MaxAttempts:    r.opts.MaxBundleAttempts,
+		MaxBundles:     b.cfg.Parallelism,
+		MaxAttempts:    b.cfg.MaxAttempts,
 		MinBundleBytes: minBundleBytes,
-		StartTime:      startTime,
+		StartTime:      b.cfg.StartTime,
 	}
-	spec.PendingSpill, spec.PendingBudget = r.pendingSpill()
-	for _, s := range r.plan.Stages {
-		ss, err := r.stageSpec(s)
+	spec.PendingSpill, spec.PendingBudget = b.pendingSpill()
+	for _, s := range b.pl.Stages {
+		ss, err := b.stageSpec(s)
 		if err != nil {
-			return spec, fmt.Errorf("stage %s (%s): %w", s.ID, r.stageName(s), err)
+			return spec, fmt.Errorf("stage %s (%s): %w", s.ID, stageName(b.pl, s), err)
 		}
 		spec.Stages = append(spec.Stages, ss)
-		if s.Kind == plan.TestStream {
+		if s.Kind == stagekind.TestStream {
 			spec.Streaming = true
 		}
 		for _, pc := range stagePColls(s) {
-			keyed := (s.Kind == plan.GBK || s.Stateful) && len(s.Inputs) > 0 && pc == s.Inputs[0]
-			if err := r.addPColl(&spec, pc, keyed); err != nil {
+			keyed := (s.Kind == stagekind.GBK || s.Stateful) && len(s.Inputs) > 0 && pc == s.Inputs[0]
+			if err := b.addPColl(&spec, pc, keyed); err != nil {
 				return spec, err
 			}
-			if r.plan.Components.GetPcollections()[pc].GetIsBounded() == pipepb.IsBounded_UNBOUNDED {
+			if b.pl.Components.GetPcollections()[pc].GetIsBounded() == pipepb.IsBounded_UNBOUNDED {
 				spec.Streaming = true
 			}
 		}
@@ -60,10 +86,10 @@ func stagePColls(s *plan.Stage) []string {
 	return out
 }
 
-func (r *run) addPColl(spec *engine.Spec, pc string, keyed bool) error {
+func (b specBuilder) addPColl(spec *engine.Spec, pc string, keyed bool) error {
 	ps, ok := spec.PColls[pc]
 	if !ok {
-		wv, err := r.codec(pc)
+		wv, err := wireCodec(b.pl, pc)
 		if err != nil {
 			return fmt.Errorf("PCollection %q: %w", pc, err)
 		}
@@ -78,21 +104,19 @@ func (r *run) addPColl(spec *engine.Spec, pc string, keyed bool) error {
 	return nil
 }
 
-func (r *run) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
-	ss := engine.StageSpec{ID: s.ID, Inputs: s.Inputs, Outputs: s.Outputs, CopyInputs: s.CopyInputs}
+func (b specBuilder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
+	ss := engine.StageSpec{ID: s.ID, Kind: s.Kind, Inputs: s.Inputs, Outputs: s.Outputs, CopyInputs: s.CopyInputs}
 	switch s.Kind {
-	case plan.SDK:
-		ss.Kind = engine.SDKStage
+	case stagekind.SDK:
 		ss.SideInputs = uniqueSides(s)
 		ss.Keyed = s.Stateful
 		if s.Stateful {
-			pc := r.plan.Components.GetPcollections()[s.Inputs[0]]
-			ss.AllowedLateness = r.plan.Components.GetWindowingStrategies()[pc.GetWindowingStrategyId()].GetAllowedLateness()
+			ss.AllowedLateness = s.Windowing.GetAllowedLateness()
 		}
 		ss.Splittable = s.Truncate != ""
 		// Bundles in one interpreter run in parallel only if that pays.
-		ss.ProbeBundles = sharedInterpreter(r.plan.Components.GetEnvironments()[s.Env], r.job.Options)
-		timers, err := r.timerSpecs(s)
+		ss.ProbeBundles = sharedInterpreter(b.pl.Components.GetEnvironments()[s.Env], b.cfg.Options)
+		timers, err := b.timerSpecs(s)
 		if err != nil {
 			return ss, err
 		}
@@ -105,24 +129,18 @@ func (r *run) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 				ss.Outputs = append(ss.Outputs, fs.From)
 			}
 		}
-	case plan.Impulse:
-		ss.Kind = engine.ImpulseStage
-	case plan.Flatten:
-		ss.Kind = engine.FlattenStage
-	case plan.GBK:
-		ss.Kind = engine.GBKStage
-		cfg, err := r.aggConfig(s.Inputs[0])
+	case stagekind.GBK:
+		cfg, err := b.aggConfig(s)
 		if err != nil {
 			return ss, err
 		}
-		cfg.Spill, cfg.SpillBudget = r.gbkSpill(s.ID)
+		cfg.Spill, cfg.SpillBudget = b.gbkSpill(s.ID)
 		if cfg.Spill != nil {
-			cfg.Hot, cfg.HotPrefix, cfg.HotBytes = r.gbkHot(s, cfg.SpillBudget)
+			cfg.Hot, cfg.HotPrefix, cfg.HotBytes = b.gbkHot(s, cfg.SpillBudget)
 		}
 		ss.Agg = cfg
-	case plan.TestStream:
-		ss.Kind = engine.TestStreamStage
-		events, err := r.testStreamEvents(s)
+	case stagekind.TestStream:
+		events, err := b.testStreamEvents(s)
 		if err != nil {
 			return ss, err
 		}
@@ -139,36 +157,41 @@ func uniqueSides(s *plan.Stage) []string {
 	return slices.Sorted(maps.Keys(set))
 }
 
-func (r *run) aggConfig(in string) (agg.Config, error) {
-	wv, err := r.codec(in)
+// aggConfig configures a GBK stage from its input's windowing, reading
+// its windows as the input's wire coder encodes them.
+func (b specBuilder) aggConfig(s *plan.Stage) (agg.Config, error) {
+	in := s.Inputs[0]
+	wv, err := wireCodec(b.pl, in)
 	if err != nil {
 		return agg.Config{}, err
 	}
-	pc := r.plan.Components.GetPcollections()[in]
-	ws := r.plan.Components.GetWindowingStrategies()[pc.GetWindowingStrategyId()]
 	kind := wv.WindowKind()
 	if kind == coders.OtherWindow {
 		return agg.Config{}, fmt.Errorf("window coder of %q is not supported for grouping", in)
 	}
-	return agg.ConfigFromStrategy(ws, kind), nil
+	return agg.ConfigFromStrategy(s.Windowing, kind), nil
 }
 
-func (r *run) codec(pc string) (*coders.WindowedValueCodec, error) {
-	return coders.CompileWindowedValue(r.plan.Components.GetCoders(), r.plan.Wire[pc])
+// wireCodec compiles the coder pc's elements are exchanged and kept with.
+func wireCodec(pl *plan.Plan, pc string) (*coders.WindowedValueCodec, error) {
+	return coders.CompileWindowedValue(pl.Components.GetCoders(), pl.Wire[pc])
 }
 
-func (r *run) stageName(s *plan.Stage) string {
-	t := r.plan.Components.GetTransforms()[s.Transforms[0]]
+func (r *run) stageName(s *plan.Stage) string { return stageName(r.plan, s) }
+
+// stageName names a stage by its first transform, for logs and errors.
+func stageName(pl *plan.Plan, s *plan.Stage) string {
+	t := pl.Components.GetTransforms()[s.Transforms[0]]
 	if len(s.Transforms) == 1 {
 		return t.GetUniqueName()
 	}
 	return fmt.Sprintf("%s and %d more", t.GetUniqueName(), len(s.Transforms)-1)
 }
 
-func (r *run) timerSpecs(s *plan.Stage) ([]engine.TimerSpec, error) {
+func (b specBuilder) timerSpecs(s *plan.Stage) ([]engine.TimerSpec, error) {
 	var out []engine.TimerSpec
 	for _, tf := range s.Timers {
-		c, err := coders.CompileTimer(r.plan.Components.GetCoders(), tf.Coder)
+		c, err := coders.CompileTimer(b.pl.Components.GetCoders(), tf.Coder)
 		if err != nil {
 			return nil, fmt.Errorf("timer family %q of %q: %w", tf.Family, tf.Transform, err)
 		}

@@ -12,146 +12,96 @@ import (
 	"github.com/beam-runner/beam-runner/runner/engine"
 )
 
-// splitter tracks running bundles' instruction ids so the driver can split
-// them, and the job's drain request.
-type splitter struct {
-	mu    sync.Mutex
-	insts map[int]string // engine bundle id -> harness instruction id
-	// pending counts split requests in flight per bundle: a bundle's
-	// completion is reported only after the driver has every split result,
-	// since work a split gave up is lost if its result is dropped.
-	pending map[int]*sync.WaitGroup
-	// turn lets one split request of a bundle be in flight at a time, so
-	// the SDK answers them in the order the driver applies their results:
-	// each result is relative to what the bundle kept after the one before.
-	turn     map[int]chan struct{}
-	draining atomic.Bool
-	drainCh  chan struct{}
-	once     sync.Once
+// drainSignal is a job's drain request, set from any goroutine.
+type drainSignal struct {
+	on   atomic.Bool
+	ch   chan struct{} // closed once set
+	once sync.Once
 }
 
-func newSplitter() *splitter {
-	return &splitter{insts: map[int]string{}, pending: map[int]*sync.WaitGroup{}, turn: map[int]chan struct{}{}, drainCh: make(chan struct{})}
-}
+func newDrainSignal() *drainSignal { return &drainSignal{ch: make(chan struct{})} }
 
-func (s *splitter) started(id int, inst string) {
-	s.mu.Lock()
-	s.insts[id] = inst
-	s.mu.Unlock()
-}
-
-// finished forgets a bundle once every split request for it has been
-// answered and delivered; call before reporting the bundle done.
-func (s *splitter) finished(id int) {
-	s.mu.Lock()
-	wg := s.pending[id]
-	delete(s.insts, id)
-	delete(s.pending, id)
-	delete(s.turn, id)
-	s.mu.Unlock()
-	if wg != nil {
-		wg.Wait()
-	}
-}
-
-// begin registers a split request for a running bundle; false if the
-// bundle is not running (not started yet, or finished). The request takes
-// the bundle's turn before it is sent and passes it on once its result is
-// delivered.
-func (s *splitter) begin(id int) (string, *sync.WaitGroup, chan struct{}, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	inst := s.insts[id]
-	if inst == "" {
-		return "", nil, nil, false
-	}
-	wg := s.pending[id]
-	if wg == nil {
-		wg = &sync.WaitGroup{}
-		s.pending[id] = wg
-	}
-	turn := s.turn[id]
-	if turn == nil {
-		turn = make(chan struct{}, 1)
-		s.turn[id] = turn
-	}
-	wg.Add(1)
-	return inst, wg, turn, true
-}
-
-func (s *splitter) inst(id int) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.insts[id]
-}
-
-// drain starts draining; later calls do nothing.
-func (s *splitter) drain() {
+// set starts draining; later calls do nothing.
+func (s *drainSignal) set() {
 	s.once.Do(func() {
-		s.draining.Store(true)
-		close(s.drainCh)
+		s.on.Store(true)
+		close(s.ch)
 	})
 }
 
+func (s *drainSignal) isSet() bool { return s.on.Load() }
+
 type splitDone struct {
-	id  int
+	rec *inflight
 	res harness.SplitResult
 	err error
 }
 
+// requestSplits carries out the engine's split decisions for bundles that
+// are still running; one that finished meanwhile has nothing to split.
+func (d *driver) requestSplits(ctx context.Context, reqs []engine.SplitRequest) {
+	for _, sr := range reqs {
+		if rec := d.inflight[sr.Bundle]; rec != nil {
+			d.requestSplit(ctx, rec, sr.Fraction)
+		}
+	}
+}
+
 // requestSplit asks a running bundle to give up the given fraction of its
-// remaining work, reporting on done.
-func (r *run) requestSplit(ctx context.Context, ss *sdkStage, b *engine.Bundle, fraction float64, done chan<- splitDone) {
-	inst, wg, turn, ok := r.split.begin(b.ID)
+// remaining work, reporting on d.splits.
+func (d *driver) requestSplit(ctx context.Context, rec *inflight, fraction float64) {
+	inst, ok := rec.beginSplit()
 	if !ok {
 		return // not started yet, or already finished
 	}
-	n := countElements(b, ss) // here: a retry replaces b.Input on this goroutine
-	fraction = splitFraction(fraction, ss.bounded && !r.split.draining.Load())
+	ss := rec.ss
+	n := countElements(rec.b, ss)
+	fraction = splitFraction(fraction, ss.bounded && !d.r.drain.isSet())
 	go func() {
-		defer wg.Done()
+		defer rec.splits.Done()
 		select {
-		case turn <- struct{}{}:
+		case rec.turn <- struct{}{}:
 		case <-ctx.Done():
 			return
 		}
-		defer func() { <-turn }()
+		defer func() { <-rec.turn }()
 		res, err := ss.harness.Split(ctx, inst, ss.io.Source, fraction, n)
 		select {
-		case done <- splitDone{id: b.ID, res: res, err: err}:
+		case d.splits <- splitDone{rec: rec, res: res, err: err}:
 		case <-ctx.Done():
 		}
 	}()
 }
 
-func countElements(b *engine.Bundle, ss *sdkStage) int64 {
+func countElements(b engine.Bundle, ss *sdkStage) int64 {
 	n := int64(0)
 	for _, c := range b.Input {
-		engine.EachRaw(c, ss.input, func(_ *coders.WindowedValue, _ []byte) error { n++; return nil })
+		coders.EachRaw(c, ss.input, func(_ *coders.WindowedValue, _ []byte) error { n++; return nil })
 	}
 	return n
 }
 
 // applySplit hands what a split gave up back to the engine: residual
 // restrictions, and input elements past the channel split.
-func (r *run) applySplit(eng *engine.Engine, ss *sdkStage, d splitDone) error {
-	if d.err != nil {
-		r.log.Debug("split refused", "bundle", d.id, "err", d.err)
+func (d *driver) applySplit(sd splitDone) error {
+	id, ss := sd.rec.b.ID, sd.rec.ss
+	if sd.err != nil {
+		d.r.log.Debug("split refused", "bundle", id, "err", sd.err)
 		return nil // a bundle that finished or cannot split is not an error
 	}
 	sr := engine.SplitResult{
-		FirstResidual: int(d.res.FirstResidual),
-		Residuals:     residuals(harness.Result{Residuals: d.res.Residuals}),
+		FirstResidual: int(sd.res.FirstResidual),
+		Residuals:     residuals(harness.Result{Residuals: sd.res.Residuals}),
 	}
-	for _, p := range d.res.Primaries {
+	for _, p := range sd.res.Primaries {
 		sr.Primary = append(sr.Primary, p.GetElement())
 	}
-	n, err := eng.ApplySplit(d.id, sr)
+	n, err := d.eng.ApplySplit(id, sr)
 	if err != nil {
 		return fmt.Errorf("stage %s: %w", ss.stage.ID, err)
 	}
 	if n > 0 {
-		r.log.Info("split running bundle", "bundle", d.id, "stage", ss.stage.ID, "residuals", n)
+		d.r.log.Info("split running bundle", "bundle", id, "stage", ss.stage.ID, "residuals", n)
 	}
 	return nil
 }

@@ -12,15 +12,15 @@ import (
 
 // testStreamEvents decodes a TestStream's payload into engine events with
 // elements encoded as windowed values of each output's wire coder.
-func (r *run) testStreamEvents(s *plan.Stage) ([]engine.Event, error) {
-	t := r.plan.Components.GetTransforms()[s.Transforms[0]]
+func (b specBuilder) testStreamEvents(s *plan.Stage) ([]engine.Event, error) {
+	t := b.pl.Components.GetTransforms()[s.Transforms[0]]
 	var pl pipepb.TestStreamPayload
 	if err := proto.Unmarshal(t.GetSpec().GetPayload(), &pl); err != nil {
 		return nil, fmt.Errorf("malformed TestStreamPayload: %v", err)
 	}
 	var events []engine.Event
 	for i, ev := range pl.GetEvents() {
-		e, err := r.testStreamEvent(t, ev)
+		e, err := b.testStreamEvent(t, ev)
 		if err != nil {
 			return nil, fmt.Errorf("TestStream event %d: %w", i, err)
 		}
@@ -33,13 +33,13 @@ func (r *run) testStreamEvents(s *plan.Stage) ([]engine.Event, error) {
 // coder must get a length prefix to match its wire coder. SDKs encode
 // TestStream elements with the output PCollection's coder (the Go SDK names
 // a different coder in the payload, but encodes with the PCollection's).
-func (r *run) needsLengthPrefix(pc string) (bool, error) {
-	orig := r.plan.SDKCoder[pc]
-	wire := r.plan.Components.GetPcollections()[pc].GetCoderId()
+func (b specBuilder) needsLengthPrefix(pc string) (bool, error) {
+	orig := b.pl.SDKCoder[pc]
+	wire := b.pl.Components.GetPcollections()[pc].GetCoderId()
 	if orig == wire {
 		return false, nil
 	}
-	if c := r.plan.Components.GetCoders()[wire]; c.GetSpec().GetUrn() == coders.URNLengthPrefix && c.GetComponentCoderIds()[0] == orig {
+	if c := b.pl.Components.GetCoders()[wire]; c.GetSpec().GetUrn() == coders.URNLengthPrefix && c.GetComponentCoderIds()[0] == orig {
 		return true, nil
 	}
 	return false, fmt.Errorf("TestStream output %q has coder %q, which nests a coder the runner does not know; not supported", pc, orig)
@@ -49,9 +49,9 @@ func (r *run) needsLengthPrefix(pc string) (bool, error) {
 // nested elements of output pc's wire coder. Java and Python encode them in
 // the outer context of the payload's coder, which the plan made pc's; the
 // Go SDK encodes them nested with pc's coder (see plan.GoTestStream).
-func (r *run) elementNester(t *pipepb.PTransform, pc string) (func([]byte) ([]byte, error), error) {
-	if plan.GoTestStream(r.plan.Components, t) {
-		wrap, err := r.needsLengthPrefix(pc)
+func (b specBuilder) elementNester(t *pipepb.PTransform, pc string) (func([]byte) ([]byte, error), error) {
+	if plan.GoTestStream(b.pl.Components, t) {
+		wrap, err := b.needsLengthPrefix(pc)
 		if err != nil {
 			return nil, err
 		}
@@ -62,19 +62,19 @@ func (r *run) elementNester(t *pipepb.PTransform, pc string) (func([]byte) ([]by
 			return e, nil
 		}, nil
 	}
-	comps := r.plan.Components.GetCoders()
-	sdk, wire := r.plan.SDKCoder[pc], r.plan.Components.GetPcollections()[pc].GetCoderId()
+	comps := b.pl.Components.GetCoders()
+	sdk, wire := b.pl.SDKCoder[pc], b.pl.Components.GetPcollections()[pc].GetCoderId()
 	return func(e []byte) ([]byte, error) { return coders.NestedFromOuter(comps, sdk, wire, e) }, nil
 }
 
-func (r *run) testStreamEvent(t *pipepb.PTransform, ev *pipepb.TestStreamPayload_Event) (engine.Event, error) {
+func (b specBuilder) testStreamEvent(t *pipepb.PTransform, ev *pipepb.TestStreamPayload_Event) (engine.Event, error) {
 	switch {
 	case ev.GetElementEvent() != nil:
 		pc, err := outputByTag(t, ev.GetElementEvent().GetTag())
 		if err != nil {
 			return engine.Event{}, err
 		}
-		nest, err := r.elementNester(t, pc)
+		nest, err := b.elementNester(t, pc)
 		if err != nil {
 			return engine.Event{}, err
 		}

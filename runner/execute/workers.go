@@ -3,14 +3,49 @@ package execute
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/harness"
+	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/worker"
 )
+
+// pool is a job's SDK workers: each environment's harnesses, which run
+// its bundles, and the worker processes behind them, across restarts.
+type pool struct {
+	opts Options
+	log  *slog.Logger
+	job  *jobs.Job
+	plan *plan.Plan
+	srv  *fnapi.Server // set once the job's Fn API server runs
+
+	harnesses map[string]*workerSet // environment id -> its harnesses
+	handles   []worker.Handle
+	workers   map[string][]*envWorker  // environment id -> its workers
+	byWorker  map[string]worker.Handle // worker id -> its handle, restarts too
+	logTail   logTails
+	launcher  *worker.Launcher // starts the environments' harnesses
+	envOf     workerEnvs       // worker id -> environment id, for provision
+}
+
+func newPool(opts Options, log *slog.Logger, j *jobs.Job, pl *plan.Plan) *pool {
+	return &pool{opts: opts, log: log, job: j, plan: pl,
+		harnesses: map[string]*workerSet{}, workers: map[string][]*envWorker{}, byWorker: map[string]worker.Handle{}}
+}
+
+// stop stops every worker process the pool started.
+func (r *pool) stop(ctx context.Context) {
+	for _, h := range r.handles {
+		if err := h.Stop(ctx); err != nil {
+			r.log.Debug("stopping worker", "err", err)
+		}
+	}
+}
 
 // envWorker is the harness of one environment, across restarts.
 type envWorker struct {
@@ -24,7 +59,7 @@ type envWorker struct {
 
 // launch starts a harness for the environment as worker id and waits for
 // it to connect.
-func (r *run) launch(ctx context.Context, envID, id string) (*fnapi.Worker, worker.Handle, error) {
+func (r *pool) launch(ctx context.Context, envID, id string) (*fnapi.Worker, worker.Handle, error) {
 	w, h, err := r.startWorker(ctx, envID, id)
 	if err != nil {
 		return nil, nil, err
@@ -57,7 +92,7 @@ func exitOf(h worker.Handle) string {
 
 // restartLost restarts the environment's worker that failed, if it is
 // still current.
-func (r *run) restartLost(ctx context.Context, envID, failed string) error {
+func (r *pool) restartLost(ctx context.Context, envID, failed string) error {
 	for _, ew := range r.workers[envID] {
 		if err := r.restart(ctx, ew, failed); err != nil {
 			return err
@@ -69,7 +104,7 @@ func (r *run) restartLost(ctx context.Context, envID, failed string) error {
 // restart replaces the environment's failed worker with a new one and
 // moves its harness there. Failures of an already replaced worker (other
 // bundles it ran) do not restart again.
-func (r *run) restart(ctx context.Context, ew *envWorker, failed string) error {
+func (r *pool) restart(ctx context.Context, ew *envWorker, failed string) error {
 	if ew.fw.ID != failed {
 		return nil
 	}
@@ -90,7 +125,7 @@ func (r *run) restart(ctx context.Context, ew *envWorker, failed string) error {
 // describeLoss says how a lost worker ended: its exit status when the
 // runner started its process (waiting a moment for the exit to be seen),
 // else why its streams ended.
-func (r *run) describeLoss(ctx context.Context, lost *harness.WorkerLost) string {
+func (r *pool) describeLoss(ctx context.Context, lost *harness.WorkerLost) string {
 	if h := r.byWorker[lost.Worker]; h != nil {
 		if _, ok := h.(worker.Reporter); ok {
 			select {
@@ -105,7 +140,7 @@ func (r *run) describeLoss(ctx context.Context, lost *harness.WorkerLost) string
 }
 
 // workerOutput is the last output and log lines of a worker, for errors.
-func (r *run) workerOutput(workerID string) string {
+func (r *pool) workerOutput(workerID string) string {
 	var lines []string
 	if rep, ok := r.byWorker[workerID].(worker.Reporter); ok {
 		lines = append(lines, rep.Output()...)

@@ -8,6 +8,7 @@ import (
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -54,7 +55,7 @@ type StageIO struct {
 // Descriptor builds the ProcessBundleDescriptor of an SDK stage whose data
 // and state flow through the given Fn API endpoint.
 func (p *Plan) Descriptor(s *Stage, endpoint string) (*fnpb.ProcessBundleDescriptor, StageIO, error) {
-	if s.Kind != SDK {
+	if s.Kind != stagekind.SDK {
 		return nil, StageIO{}, fmt.Errorf("stage %s is not executed by an SDK", s.ID)
 	}
 	api := &pipepb.ApiServiceDescriptor{Url: endpoint}

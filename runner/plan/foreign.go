@@ -6,6 +6,7 @@ import (
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // Where data crosses from one SDK to another, the reading SDK may not know
@@ -65,7 +66,7 @@ func envLanguage(env *pipepb.Environment) string {
 // place of coders its environment does not know.
 func (p *Plan) foreignInputs() {
 	for _, s := range p.Stages {
-		if s.Kind != SDK {
+		if s.Kind != stagekind.SDK {
 			continue
 		}
 		lang := envLanguage(p.Components.GetEnvironments()[s.Env])

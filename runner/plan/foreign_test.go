@@ -9,6 +9,7 @@ import (
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -59,7 +60,7 @@ func TestForeignCoderReadAsBytes(t *testing.T) {
 	}
 	var sawPy bool
 	for _, st := range pl.Stages {
-		if st.Kind != SDK {
+		if st.Kind != stagekind.SDK {
 			continue
 		}
 		d, _, err := pl.Descriptor(st, "localhost:1")

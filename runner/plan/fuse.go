@@ -7,19 +7,9 @@ import (
 	"sort"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 	"google.golang.org/protobuf/proto"
-)
-
-// Kind says who executes a stage.
-type Kind int
-
-// Stage kinds.
-const (
-	SDK        Kind = iota // fused transforms run by an SDK harness
-	Impulse                // the runner emits one empty element
-	GBK                    // the runner groups by key and window
-	Flatten                // the runner concatenates its inputs
-	TestStream             // the runner replays TestStream events
 )
 
 // SideInput is one side input read by a transform of an SDK stage.
@@ -31,7 +21,7 @@ type SideInput struct {
 // Stage is a unit of execution whose inputs and outputs the runner holds.
 type Stage struct {
 	ID   string
-	Kind Kind
+	Kind stagekind.Kind
 	Env  string
 	// Transforms are the leaf transforms, in topological order.
 	Transforms []string
@@ -60,6 +50,9 @@ type Stage struct {
 	Truncate, TruncateOut string
 	// Deps are the stages that must finish first.
 	Deps []string
+	// Windowing is the windowing strategy of an SDK or GBK stage's main
+	// input (for a GBK, the one checkGBKWindowing accepted).
+	Windowing *pipepb.WindowingStrategy
 	// InputCoders replace, for the stage's SDK, the coders of PCollections
 	// it reads whose coders that SDK does not know (foreign.go).
 	InputCoders map[string]InputCoder
@@ -94,6 +87,11 @@ type Options struct {
 	// environment URN; nil accepts every environment. Passed in so the
 	// plan does not depend on worker/.
 	Startable func(envURN string) bool
+	// Grouping checks a GroupByKey's windowing strategy (trigger,
+	// accumulation, timestamp combiner) against what the runner can group,
+	// given the kind of its windows; nil accepts every strategy. Passed in
+	// so the plan does not depend on the engine.
+	Grouping func(ws *pipepb.WindowingStrategy, kind coders.WindowKind) error
 }
 
 // Build validates and plans a pipeline, accepting every environment.
@@ -108,7 +106,7 @@ func BuildWith(p *pipepb.Pipeline, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkEnvironmentsAndWindows(g, opts.Startable); err != nil {
+	if err := checkEnvironmentsAndWindows(g, opts); err != nil {
 		return nil, err
 	}
 	f := &fuser{g: g, producer: map[string]string{}, stageOf: map[string]*Stage{}, deps: map[*Stage]map[*Stage]bool{}}
@@ -133,20 +131,20 @@ func (f *fuser) place(id string) error {
 	urn := t.GetSpec().GetUrn()
 	switch urn {
 	case URNImpulse:
-		f.newStage(id, Impulse, "", nil)
+		f.newStage(id, stagekind.Impulse, "", nil)
 	case URNGBK:
 		in, ok := onlyValue(t.GetInputs())
 		if !ok {
 			return fmt.Errorf("GroupByKey %q must have exactly one input", t.GetUniqueName())
 		}
-		f.newStage(id, GBK, "", []string{in})
+		f.newStage(id, stagekind.GBK, "", []string{in})
 	case URNFlatten:
 		if f.g.sdkFlattens[id] {
 			return f.placeSDK(id, t)
 		}
-		f.newStage(id, Flatten, "", sortedValues(t.GetInputs()))
+		f.newStage(id, stagekind.Flatten, "", sortedValues(t.GetInputs()))
 	case URNTestStream, URNTestStreamGo:
-		f.newStage(id, TestStream, "", nil)
+		f.newStage(id, stagekind.TestStream, "", nil)
 	case "":
 		// An empty composite produces nothing.
 	default:
@@ -165,7 +163,7 @@ func (f *fuser) placeSDK(id string, t *pipepb.PTransform) error {
 		s.Transforms = append(s.Transforms, id)
 		f.stageOf[id] = s
 	} else {
-		f.newStage(id, SDK, t.GetEnvironmentId(), []string{main})
+		f.newStage(id, stagekind.SDK, t.GetEnvironmentId(), []string{main})
 		f.stageOf[id].Stateful = stateful
 		if tr, ok := f.g.truncates[id]; ok {
 			f.stageOf[id].Truncate, f.stageOf[id].TruncateOut = tr.transform, tr.out
@@ -228,7 +226,7 @@ func isSDFPart(urn string) bool {
 // no forced break, and no side input produced by s or downstream of it
 // (which would make the stage depend on itself).
 func (f *fuser) canFuse(id string, t *pipepb.PTransform, s *Stage, sides []SideInput) bool {
-	if s.Kind != SDK || s.Env != t.GetEnvironmentId() || f.g.breakBefore[id] {
+	if s.Kind != stagekind.SDK || s.Env != t.GetEnvironmentId() || f.g.breakBefore[id] {
 		return false
 	}
 	for _, si := range sides {
@@ -262,7 +260,7 @@ func (f *fuser) dependsOn(a, b *Stage) bool {
 	return walk(a)
 }
 
-func (f *fuser) newStage(id string, kind Kind, env string, inputs []string) {
+func (f *fuser) newStage(id string, kind stagekind.Kind, env string, inputs []string) {
 	s := &Stage{ID: fmt.Sprintf("s%d", len(f.stages)), Kind: kind, Env: env, Transforms: []string{id}, Inputs: inputs}
 	f.stages = append(f.stages, s)
 	f.stageOf[id] = s
@@ -294,7 +292,7 @@ func (f *fuser) markOutputs() {
 	needed := map[string]bool{}
 	flattens := map[string][]string{} // input pcoll -> flatten outputs, once per use
 	for _, s := range f.stages {
-		if s.Kind == Flatten {
+		if s.Kind == stagekind.Flatten {
 			out := sortedValues(f.transform(s.Transforms[0]).GetOutputs())[0]
 			for _, in := range s.Inputs {
 				f.routeFlattenInput(s, in, out, flattens)
@@ -311,10 +309,10 @@ func (f *fuser) markOutputs() {
 	for _, s := range f.stages {
 		for _, id := range s.Transforms {
 			for _, pc := range sortedValues(f.transform(id).GetOutputs()) {
-				if (needed[pc] || s.Kind != SDK) && !slices.Contains(s.Outputs, pc) {
+				if (needed[pc] || s.Kind != stagekind.SDK) && !slices.Contains(s.Outputs, pc) {
 					s.Outputs = append(s.Outputs, pc)
 				}
-				if s.Kind == SDK {
+				if s.Kind == stagekind.SDK {
 					for _, to := range flattens[pc] {
 						s.FlattenSinks = append(s.FlattenSinks, FlattenSink{From: pc, To: to})
 					}
@@ -329,7 +327,7 @@ func (f *fuser) markOutputs() {
 // stage's output.
 func (f *fuser) routeFlattenInput(flatten *Stage, in, out string, flattens map[string][]string) {
 	producer := f.stageOf[f.producer[in]]
-	if producer != nil && producer.Kind == SDK {
+	if producer != nil && producer.Kind == stagekind.SDK {
 		flattens[in] = append(flattens[in], out)
 		return
 	}
@@ -367,6 +365,10 @@ func (f *fuser) finish() (*Plan, error) {
 		}
 	}
 	for _, s := range p.Stages {
+		if (s.Kind == stagekind.SDK || s.Kind == stagekind.GBK) && len(s.Inputs) > 0 {
+			pc := f.g.comps.GetPcollections()[s.Inputs[0]]
+			s.Windowing = f.g.comps.GetWindowingStrategies()[pc.GetWindowingStrategyId()]
+		}
 		for _, in := range s.Inputs {
 			p.Consumers[in]++
 		}

@@ -8,6 +8,8 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // FuzzBuild feeds mutated pipeline protos to the planner, which sees them
@@ -39,7 +41,7 @@ func FuzzBuild(f *testing.F) {
 			return
 		}
 		for _, st := range pl.Stages {
-			if st.Kind == SDK {
+			if st.Kind == stagekind.SDK {
 				pl.Descriptor(st, "localhost:1")
 			}
 		}

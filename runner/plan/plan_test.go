@@ -13,6 +13,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/teststream"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 func init() {
@@ -52,19 +54,19 @@ func TestBuildWordCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := map[Kind]int{}
+	kinds := map[stagekind.Kind]int{}
 	for _, st := range pl.Stages {
 		kinds[st.Kind]++
-		if st.Kind == SDK && len(st.Inputs) != 1 {
+		if st.Kind == stagekind.SDK && len(st.Inputs) != 1 {
 			t.Errorf("SDK stage %s has inputs %v", st.ID, st.Inputs)
 		}
-		if st.Kind == SDK {
+		if st.Kind == stagekind.SDK {
 			if _, _, err := pl.Descriptor(st, "localhost:2"); err != nil {
 				t.Errorf("descriptor of %s: %v", st.ID, err)
 			}
 		}
 	}
-	if kinds[Impulse] != 1 || kinds[GBK] < 1 {
+	if kinds[stagekind.Impulse] != 1 || kinds[stagekind.GBK] < 1 {
 		t.Errorf("stage kinds = %v, want one impulse and a GBK", kinds)
 	}
 	// The lifted combine runs precombine before the GBK and merge after it.
@@ -183,7 +185,7 @@ func TestFlattenTranscodesRunnerInputs(t *testing.T) {
 		var flat *Stage
 		sinks := 0
 		for _, st := range pl.Stages {
-			if st.Kind == Flatten {
+			if st.Kind == stagekind.Flatten {
 				flat = st
 			}
 			sinks += len(st.FlattenSinks)
@@ -245,11 +247,11 @@ func TestTestStreamPayloadCoderTranscoded(t *testing.T) {
 		var ts *Stage
 		transcodes := 0
 		for _, st := range pl.Stages {
-			if st.Kind == TestStream {
+			if st.Kind == stagekind.TestStream {
 				ts = st
 			}
 			for _, id := range st.Transforms {
-				if st.Kind == SDK && pl.Components.GetTransforms()[id].GetSpec().GetUrn() == URNFlatten {
+				if st.Kind == stagekind.SDK && pl.Components.GetTransforms()[id].GetSpec().GetUrn() == URNFlatten {
 					transcodes++
 				}
 			}

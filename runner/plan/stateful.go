@@ -7,6 +7,7 @@ import (
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -17,7 +18,7 @@ import (
 // input's, so timers route to the keys their elements did.
 func prepareStateful(comps *pipepb.Components, stages []*Stage) error {
 	for _, s := range stages {
-		if s.Kind != SDK {
+		if s.Kind != stagekind.SDK {
 			continue
 		}
 		for _, id := range s.Transforms {

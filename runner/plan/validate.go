@@ -5,7 +5,6 @@ import (
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
-	"github.com/beam-runner/beam-runner/runner/engine/agg"
 )
 
 func checkRequirements(p *pipepb.Pipeline) error {
@@ -22,7 +21,7 @@ var knownWindowFns = map[string]bool{
 	URNGlobalWindows: true, URNFixedWindows: true, URNSlidingWindows: true, URNSessions: true,
 }
 
-func checkEnvironmentsAndWindows(g *graph, startable func(string) bool) error {
+func checkEnvironmentsAndWindows(g *graph, opts Options) error {
 	for _, id := range g.leaves {
 		t := g.comps.GetTransforms()[id]
 		if sdkLeaves[t.GetSpec().GetUrn()] {
@@ -30,12 +29,12 @@ func checkEnvironmentsAndWindows(g *graph, startable func(string) bool) error {
 			if env == nil {
 				return fmt.Errorf("transform %q (%s) names environment %q, which the pipeline does not define", t.GetUniqueName(), id, t.GetEnvironmentId())
 			}
-			if startable != nil && !startable(env.GetUrn()) {
+			if opts.Startable != nil && !opts.Startable(env.GetUrn()) {
 				return fmt.Errorf("transform %q (%s): environment %q has URN %q, which beam-runner cannot start", t.GetUniqueName(), id, t.GetEnvironmentId(), env.GetUrn())
 			}
 		}
 		if t.GetSpec().GetUrn() == URNGBK {
-			if err := checkGBKWindowing(g, id, t); err != nil {
+			if err := checkGBKWindowing(g, id, t, opts.Grouping); err != nil {
 				return err
 			}
 		}
@@ -43,7 +42,7 @@ func checkEnvironmentsAndWindows(g *graph, startable func(string) bool) error {
 	return nil
 }
 
-func checkGBKWindowing(g *graph, id string, t *pipepb.PTransform) error {
+func checkGBKWindowing(g *graph, id string, t *pipepb.PTransform, grouping func(*pipepb.WindowingStrategy, coders.WindowKind) error) error {
 	in, _ := onlyValue(t.GetInputs())
 	pc := g.comps.GetPcollections()[in]
 	if pc == nil {
@@ -56,11 +55,14 @@ func checkGBKWindowing(g *graph, id string, t *pipepb.PTransform) error {
 	if u := ws.GetWindowFn().GetUrn(); !knownWindowFns[u] {
 		return fmt.Errorf("GroupByKey %q (%s): window fn %q is not supported by beam-runner", t.GetUniqueName(), id, u)
 	}
+	if grouping == nil {
+		return nil
+	}
 	kind := coders.IntervalWindows
 	if ws.GetWindowFn().GetUrn() == URNGlobalWindows {
 		kind = coders.GlobalWindow
 	}
-	if _, err := agg.New(agg.ConfigFromStrategy(ws, kind)); err != nil {
+	if err := grouping(ws, kind); err != nil {
 		return fmt.Errorf("GroupByKey %q (%s): %v", t.GetUniqueName(), id, err)
 	}
 	return nil

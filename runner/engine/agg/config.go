@@ -60,6 +60,13 @@ func ConfigFromStrategy(ws *pipepb.WindowingStrategy, kind coders.WindowKind) Co
 	}
 }
 
+// CheckStrategy reports whether a GroupByKey with the windowing strategy,
+// over windows of the kind, can be grouped; the error names what cannot.
+func CheckStrategy(ws *pipepb.WindowingStrategy, kind coders.WindowKind) error {
+	_, err := ConfigFromStrategy(ws, kind).validate()
+	return err
+}
+
 // settings is a validated Config in the form the hot path wants.
 type settings struct {
 	trig         *tree

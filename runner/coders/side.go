@@ -1,11 +1,8 @@
-package engine
+package coders
 
-import (
-	"fmt"
-	"github.com/beam-runner/beam-runner/runner/coders"
-)
+import "fmt"
 
-// Side-input access patterns.
+// Side-input access patterns that IndexSide arranges data for.
 const (
 	SideIterable = "beam:side_input:iterable:v1"
 	SideMultimap = "beam:side_input:multimap:v1"
@@ -19,11 +16,11 @@ type SideIndex struct {
 	keys   map[string][][]byte            // window -> keys, first-seen order
 }
 
-// IndexSide arranges a side input's data; key is the KV key coder for
+// IndexSide arranges a side input's chunks; key is the KV key coder for
 // multimap access, nil for iterable access.
-func IndexSide(d *Data, wv *coders.WindowedValueCodec, key *coders.Codec) (*SideIndex, error) {
+func IndexSide(chunks [][]byte, wv *WindowedValueCodec, key *Codec) (*SideIndex, error) {
 	x := &SideIndex{values: map[string][][]byte{}, byKey: map[string]map[string][][]byte{}, keys: map[string][][]byte{}}
-	err := Each(d, wv, func(v *coders.WindowedValue) error {
+	err := Each(chunks, wv, func(v *WindowedValue) error {
 		var k, val []byte
 		if key != nil {
 			n, err := key.Len(v.Elem)

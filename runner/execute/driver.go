@@ -1,0 +1,181 @@
+package execute
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/beam-runner/beam-runner/runner/engine"
+	"github.com/beam-runner/beam-runner/runner/engine/userstate"
+)
+
+// driver is one drive of a job's engine: the engine, its SDK stages, a
+// record per bundle in flight, and the channels the bundles' goroutines
+// report on. Only the driver goroutine (runStages) uses it.
+type driver struct {
+	r      *run
+	eng    *engine.Engine
+	ckpt   checkpointPolicy
+	stages map[string]*sdkStage
+	// virtual: under TestStream, processing time moves only with the
+	// stream's events.
+	virtual  bool
+	inflight map[int]*inflight // by engine bundle id
+	done     chan bundleDone
+	splits   chan splitDone
+	progress chan progressDone
+	drainCh  <-chan struct{} // nil once the drain began
+	ticks    int
+}
+
+func (r *run) newDriver(eng *engine.Engine, ckpt checkpointPolicy, stages map[string]*sdkStage) *driver {
+	return &driver{
+		r: r, eng: eng, ckpt: ckpt, stages: stages, virtual: r.hasTestStream(),
+		inflight: map[int]*inflight{}, done: make(chan bundleDone), splits: make(chan splitDone),
+		progress: make(chan progressDone), drainCh: r.drain.ch,
+	}
+}
+
+// handle feeds the engine the wall clock and carries out its decisions in
+// the order engine.Ready documents, returning them for the wait.
+func (d *driver) handle(ctx context.Context) (engine.Ready, error) {
+	if !d.virtual {
+		d.eng.AdvanceProcessingTime(time.Now().UnixMilli())
+	}
+	rd := d.eng.Ready()
+	if rd.Err != nil {
+		return rd, rd.Err
+	}
+	d.dropExpiredState(rd.Expired)
+	for _, b := range rd.Bundles {
+		if err := d.start(ctx, b); err != nil {
+			return rd, err
+		}
+	}
+	d.requestSplits(ctx, rd.Splits)
+	return rd, nil
+}
+
+// start runs a bundle on its own goroutine, which reports on d.done.
+func (d *driver) start(ctx context.Context, b engine.Bundle) error {
+	ss := d.stages[b.Stage]
+	if err := d.r.ensureSideHandler(ss, d.eng); err != nil {
+		d.eng.Fail(b.ID)
+		return err
+	}
+	var txn *userstate.Txn
+	if ss.stage.Stateful {
+		txn = d.r.state.Begin(d.r.orderedListCodec)
+	}
+	rec := newInflight(b, ss)
+	d.inflight[b.ID] = rec
+	d.r.concurrency.start(b.Stage)
+	d.r.liveStarted(rec)
+	go d.r.runBundle(ctx, rec, txn, d.done)
+	return nil
+}
+
+// waitFor returns a channel that fires when processing time next matters,
+// or an error when nothing can ever happen again.
+func (d *driver) waitFor(rd engine.Ready) (<-chan time.Time, error) {
+	if rd.Wake && !d.virtual {
+		return time.After(time.Until(time.UnixMilli(rd.WakeAt))), nil
+	}
+	if len(d.inflight) == 0 {
+		return nil, fmt.Errorf("pipeline cannot make progress: no work is ready and nothing is running, but not every watermark reached the end of time")
+	}
+	return nil, nil
+}
+
+// onDone commits a finished bundle, or has it retried or the job failed,
+// and checkpoints when one is due.
+func (d *driver) onDone(ctx context.Context, bd bundleDone) error {
+	rec := d.inflight[bd.b.ID]
+	delete(d.inflight, bd.b.ID)
+	if bd.err == nil {
+		d.noteWork(rec, bd.res.Monitoring)
+	}
+	d.r.concurrency.end(bd.b.Stage)
+	d.r.liveFinished(rec, bd)
+	if bd.err != nil {
+		return d.r.bundleFailed(ctx, d.eng, rec.ss, bd)
+	}
+	if err := d.r.commit(ctx, d.eng, rec.ss, bd); err != nil {
+		return err
+	}
+	d.publishMetrics()
+	if now := time.Now(); d.ckpt.due(now) {
+		d.ckpt.taken(now)
+		d.r.checkpoint(d.eng)
+	}
+	return nil
+}
+
+// onSplit hands a split's result to the engine. Results reach the driver
+// before their bundle's end (inflight.finished), so the record is there.
+func (d *driver) onSplit(sd splitDone) error {
+	if d.inflight[sd.rec.b.ID] != sd.rec {
+		return nil
+	}
+	if err := d.applySplit(sd); err != nil {
+		return err
+	}
+	d.r.liveSplit(sd.rec.b, sd)
+	return nil
+}
+
+// onProgress notes a running bundle's metrics so far; a report of an
+// attempt that has ended since is dropped.
+func (d *driver) onProgress(p progressDone) {
+	if d.inflight[p.rec.b.ID] != p.rec {
+		return
+	}
+	d.noteWork(p.rec, p.infos)
+	p.rec.metrics = p.infos
+	d.publishMetrics()
+}
+
+// onTick feeds the engine the time and the bundles' output so far, asks
+// for progress every progressEvery ticks, and lets the engine decide
+// splits, which its next Ready hands out.
+func (d *driver) onTick(ctx context.Context) {
+	if !d.virtual {
+		d.eng.AdvanceProcessingTime(time.Now().UnixMilli())
+	}
+	d.r.liveSample(d.eng)
+	for id, rec := range d.inflight {
+		d.eng.NoteOutput(id, rec.outBytes.Load())
+	}
+	if d.ticks++; d.ticks%progressEvery == 0 {
+		d.requestProgress(ctx)
+	}
+	d.eng.Tick()
+}
+
+// onDrain starts the drain: the engine's next Ready checkpoints the
+// running splittable bundles.
+func (d *driver) onDrain() {
+	d.drainCh = nil
+	d.r.log.Info("draining: checkpointing running splittable bundles")
+	d.eng.Drain()
+}
+
+// abandon cancels the bundles still running and waits until each has
+// reported: none outlives the drive.
+func (d *driver) abandon(cancel context.CancelFunc) {
+	cancel()
+	for ; len(d.inflight) > 0; delete(d.inflight, (<-d.done).b.ID) {
+	}
+}
+
+// dropExpiredState garbage-collects the user state of windows the engine
+// says have expired.
+func (d *driver) dropExpiredState(expired []engine.StateWindow) {
+	for _, w := range expired {
+		for _, s := range d.r.plan.Stages {
+			if s.ID == w.Stage && s.Stateful {
+				d.r.state.DropWindow(s.Transforms[0], w.Key, w.Window)
+			}
+		}
+	}
+}

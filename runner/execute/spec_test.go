@@ -1,0 +1,101 @@
+package execute
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/beam-runner/beam-runner/runner/engine"
+	"github.com/beam-runner/beam-runner/runner/engine/agg"
+	"github.com/beam-runner/beam-runner/runner/plan"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
+)
+
+// namedSpace is a spill space that only records its name: buildSpec opens
+// spaces, it never writes them.
+type namedSpace struct{ name string }
+
+func (namedSpace) WriteRun(keys, values [][]byte) error                 { return nil }
+func (namedSpace) Scan(prefix []byte, fn func(k, v []byte) error) error { return nil }
+func (namedSpace) DeletePrefix(prefix []byte) error                     { return nil }
+
+// gbkPlan plans Create -> key by length -> GroupByKey -> count, with no
+// environment to start.
+func gbkPlan(t *testing.T) *plan.Plan {
+	t.Helper()
+	p, s := beam.NewPipelineWithRoot()
+	beam.ParDo(s, countGroup, beam.GroupByKey(s, beam.ParDo(s, keyByLen, beam.Create(s, "a", "bb"))))
+	pl, err := plan.Build(marshalForTest(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
+}
+
+func onlyStage(t *testing.T, spec engine.Spec, k stagekind.Kind) engine.StageSpec {
+	t.Helper()
+	var out []engine.StageSpec
+	for _, ss := range spec.Stages {
+		if ss.Kind == k {
+			out = append(out, ss)
+		}
+	}
+	if len(out) != 1 {
+		t.Fatalf("%d %s stages, want 1", len(out), k)
+	}
+	return out[0]
+}
+
+// buildSpec translates a plan alone: stages in the plan's order and
+// kinds, the executor's bounds, a keyed GroupByKey input, and no spill
+// without a store.
+func TestBuildSpecFromPlanAlone(t *testing.T) {
+	pl := gbkPlan(t)
+	spec, err := buildSpec(pl, specConfig{Parallelism: 3, MaxAttempts: 2, StartTime: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.MaxBundles != 3 || spec.MaxAttempts != 2 || spec.StartTime != 42 || spec.Streaming {
+		t.Errorf("spec bounds %d %d %d streaming %v, want 3 2 42 batch", spec.MaxBundles, spec.MaxAttempts, spec.StartTime, spec.Streaming)
+	}
+	if len(spec.Stages) != len(pl.Stages) {
+		t.Fatalf("%d engine stages for %d planned", len(spec.Stages), len(pl.Stages))
+	}
+	for i, s := range pl.Stages {
+		if ss := spec.Stages[i]; ss.ID != s.ID || ss.Kind != s.Kind {
+			t.Errorf("engine stage %d is %s %s, planned %s %s", i, ss.ID, ss.Kind, s.ID, s.Kind)
+		}
+	}
+	gbk := onlyStage(t, spec, stagekind.GBK)
+	if in := spec.PColls[gbk.Inputs[0]]; in.Codec == nil || in.Key == nil {
+		t.Errorf("GroupByKey input %s: codec %v key %v, want both", gbk.Inputs[0], in.Codec, in.Key)
+	}
+	if gbk.Agg.Spill != nil || spec.PendingSpill != nil {
+		t.Error("spill without a store")
+	}
+}
+
+// Under a memory limit, each GroupByKey gets its share in its own space,
+// and SDK stages' pending input spills only when bounded.
+func TestBuildSpecSpillSpaces(t *testing.T) {
+	pl := gbkPlan(t)
+	var opened []string
+	space := func(name string) agg.Spill { opened = append(opened, name); return namedSpace{name} }
+	for _, bound := range []bool{false, true} {
+		opened = nil
+		spec, err := buildSpec(pl, specConfig{Parallelism: 1, Space: space, MemoryLimit: 800, BoundPending: bound})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gbk := onlyStage(t, spec, stagekind.GBK)
+		if sp, ok := gbk.Agg.Spill.(namedSpace); !ok || sp.name != gbk.ID+"/" || gbk.Agg.SpillBudget != 300 {
+			t.Errorf("bound %v: GroupByKey spills to %v with %d bytes, want space %q with 300", bound, gbk.Agg.Spill, gbk.Agg.SpillBudget, gbk.ID+"/")
+		}
+		if got := spec.PendingSpill != nil; got != bound || (bound && spec.PendingBudget != 300) {
+			t.Errorf("bound %v: pending spill %v budget %d", bound, got, spec.PendingBudget)
+		}
+		if bound != slices.Contains(opened, "\x00pending/") {
+			t.Errorf("bound %v: opened %q", bound, opened)
+		}
+	}
+}
