@@ -81,10 +81,10 @@ func (a *engineAPI) expired() []StateWindow {
 	a.expiredBuf = nil
 	return out
 }
-func (a *engineAPI) wakeup() (int64, bool)               { return a.e.nextWakeup() }
-func (a *engineAPI) noteWork(stage string, work int64)   { a.e.NoteWork(stage, work) }
-func (a *engineAPI) watermark(pc string) int64           { return a.e.Watermark(pc) }
-func (a *engineAPI) now() int64                          { return a.e.Now() }
+func (a *engineAPI) wakeup() (int64, bool)             { return a.e.nextWakeup() }
+func (a *engineAPI) noteWork(stage string, work int64) { a.e.NoteWork(stage, work) }
+func (a *engineAPI) watermark(pc string) int64         { return a.e.Watermark(pc) }
+func (a *engineAPI) now() int64                        { return a.e.Now() }
 func (a *engineAPI) status() (inFlight int, done bool, err error) {
 	return a.e.InFlight(), a.e.done(), a.e.err
 }
