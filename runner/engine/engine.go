@@ -216,6 +216,9 @@ func (e *Engine) InFlight() int { return len(e.flight) }
 // engine's bound, or less while the stage's probe allows less.
 func (e *Engine) maxBundles(st *stage) int {
 	n := e.spec.MaxBundles
+	if m := st.spec.MaxBundles; m > 0 && m < n {
+		n = m
+	}
 	if st.probe != nil && st.probe.limit < n {
 		n = st.probe.limit
 	}

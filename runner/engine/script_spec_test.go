@@ -140,6 +140,7 @@ func (p *scriptPipeline) sdkStage(a *lineArgs, ss *StageSpec) {
 	ss.SideInputs = a.list("side")
 	ss.Splittable, ss.ProbeBundles, ss.Keyed = a.flag("splittable"), a.flag("probe"), a.flag("keyed")
 	ss.AllowedLateness = a.int("lateness", 0)
+	ss.MaxBundles = int(a.int("max-bundles", 0))
 	events, processing := a.list("event-timers"), a.list("processing-timers")
 	if len(ss.Inputs) != 1 {
 		a.fail(fmt.Errorf("sdk stage %s needs one main input (in=)", ss.ID))

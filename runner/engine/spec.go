@@ -39,6 +39,10 @@ type StageSpec struct {
 	// only while each makes it faster (probe.go): for harnesses whose
 	// bundles may not run in parallel (one Python interpreter).
 	ProbeBundles bool
+	// MaxBundles caps the stage's bundles in flight below Spec.MaxBundles
+	// (0: no cap of its own): one per Python worker process, whose
+	// bundles would only contend for its interpreter lock.
+	MaxBundles int
 }
 
 // EventKind is the kind of a TestStream event.

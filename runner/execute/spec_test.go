@@ -1,14 +1,17 @@
 package execute
 
 import (
+	"runtime"
 	"slices"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // namedSpace is a spill space that only records its name: buildSpec opens
@@ -96,6 +99,35 @@ func TestBuildSpecSpillSpaces(t *testing.T) {
 		}
 		if bound != slices.Contains(opened, "\x00pending/") {
 			t.Errorf("bound %v: opened %q", bound, opened)
+		}
+	}
+}
+
+// Stages of Python worker processes run one bundle per process; LOOPBACK
+// Python (one interpreter: the probe decides) and Go have no cap.
+func TestPythonProcessesCapStages(t *testing.T) {
+	py := &pipepb.Environment{Capabilities: []string{"beam:version:sdk_base:apache/beam_python3.11_sdk:2.77.0"}}
+	goEnv := &pipepb.Environment{Capabilities: []string{"beam:version:sdk_base:go:apache/beam_go_sdk:2.77.0"}}
+	opts := func(m map[string]any) *structpb.Struct {
+		s, err := structpb.NewStruct(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name string
+		env  *pipepb.Environment
+		opts *structpb.Struct
+		want int
+	}{
+		{"python processes, 3 workers", py, opts(map[string]any{"beam:option:workers_per_environment:v1": "3"}), 3},
+		{"python processes, default", py, opts(nil), runtime.NumCPU()},
+		{"python LOOPBACK", py, opts(map[string]any{"beam:option:environment_type:v1": "LOOPBACK"}), 0},
+		{"go", goEnv, opts(nil), 0},
+	} {
+		if got := pythonProcesses(tc.env, tc.opts); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }
