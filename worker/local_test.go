@@ -119,7 +119,7 @@ func TestForeignImageWithoutDockerFails(t *testing.T) {
 // fakePython writes an interpreter that reports the given versions.
 func fakePython(t *testing.T, dir, name, py, beam string) string {
 	path := filepath.Join(dir, name)
-	script := "#!/bin/sh\necho " + py + "\necho " + beam + "\n"
+	script := "#!/bin/sh\necho " + py + "\necho " + path + "\necho " + beam + "\n"
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestPythonVersionMismatch(t *testing.T) {
 	}
 	fakePython(t, dir, "python3.11", "3.11", "2.77.0")
 	info, err := l.python(context.Background(), SDKImage{"python", "3.11", "2.77.0"})
-	if err != nil || info.path != filepath.Join(dir, "python3.11") {
+	if err != nil || info.path != filepath.Join(dir, "python3.11") || info.exe != info.path {
 		t.Fatalf("python3.11 with the right Beam: %+v, %v", info, err)
 	}
 	named := fakePython(t, t.TempDir(), "py", "3.12", "2.70.0")

@@ -13,6 +13,7 @@ import (
 // pyInfo is what an interpreter reported of itself.
 type pyInfo struct {
 	path    string // as resolved on PATH
+	exe     string // sys.executable: the interpreter behind a shim (pyenv's)
 	version string // "3.11"
 	beam    string // apache_beam.__version__, "" if it has none
 }
@@ -22,7 +23,11 @@ func (p pyInfo) String() string {
 	if p.beam != "" {
 		beam = "apache-beam " + p.beam
 	}
-	return fmt.Sprintf("%s: Python %s, %s", p.path, p.version, beam)
+	name := p.path
+	if p.exe != "" && p.exe != p.path {
+		name += " (" + p.exe + ")"
+	}
+	return fmt.Sprintf("%s: Python %s, %s", name, p.version, beam)
 }
 
 // pyProbes caches interpreter probes: importing apache_beam takes seconds.
@@ -43,6 +48,7 @@ func probePython(ctx context.Context, path string) (pyInfo, error) {
 	defer cancel()
 	const script = `import sys
 print("%d.%d" % sys.version_info[:2])
+print(sys.executable)
 try:
     import apache_beam
     print(apache_beam.__version__)
@@ -53,8 +59,11 @@ except Exception:
 		return pyInfo{}, fmt.Errorf("asking %s for its version: %w", path, err)
 	}
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	info := pyInfo{path: path, version: strings.TrimSpace(lines[0])}
-	if len(lines) > 1 {
+	info := pyInfo{path: path, exe: path, version: strings.TrimSpace(lines[0])}
+	if len(lines) > 2 {
+		if exe := strings.TrimSpace(lines[1]); exe != "" {
+			info.exe = exe
+		}
 		info.beam = strings.TrimSpace(lines[len(lines)-1])
 	}
 	if pyProbes.m == nil {
@@ -113,7 +122,7 @@ func (l *Launcher) preparePython(ctx context.Context, le *localEnv, img SDKImage
 	if err != nil {
 		return err
 	}
-	le.prog = info.path
+	le.prog = info.exe // a shim would cost every worker start its own process
 	le.about = info.String()
 	plan := planInstalls(files, filepath.Join(le.dir, "staged"), buildIsolation(l.job.Options))
 	if len(plan.steps) == 0 {

@@ -210,8 +210,8 @@ func (l *Launcher) venv(ctx context.Context, py pyInfo, plan installPlan) (strin
 
 func buildVenv(ctx context.Context, py pyInfo, plan installPlan, dir string) error {
 	os.RemoveAll(dir) // a build that died half way
-	if err := runLogged(ctx, py.path, "-m", "venv", "--system-site-packages", dir); err != nil {
-		return fmt.Errorf("creating a virtualenv with %s: %w", py.path, err)
+	if err := runLogged(ctx, py.exe, "-m", "venv", "--system-site-packages", dir); err != nil {
+		return fmt.Errorf("creating a virtualenv with %s: %w", py.exe, err)
 	}
 	python := filepath.Join(dir, "bin", "python")
 	for _, s := range plan.steps {
