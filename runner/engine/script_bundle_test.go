@@ -69,14 +69,7 @@ func (s *script) formatTimers(b *Bundle, in *pcollDecl) ([]string, error) {
 	ss, _ := s.p.stageSpec(b.Stage)
 	var lines []string
 	for _, ts := range ss.Timers {
-		data := b.Timers[ts.Stream]
-		var tm coders.Timer
-		for off := 0; off < len(data); {
-			n, err := ts.Codec.Parse(data[off:], &tm)
-			if err != nil {
-				return nil, fmt.Errorf("bundle %d: timers of %s: %w", b.ID, ts.Stream.Family, err)
-			}
-			off += n
+		err := eachTimer(b.Timers[ts.Stream], ts.Codec, func(tm *coders.Timer, _ []byte) {
 			line := fmt.Sprintf("  timer %s key=%s fire=%s hold=%s", ts.Stream.Family, formatKey(tm.Key), formatTS(tm.Fire), formatTS(tm.Hold))
 			if len(tm.Tag) > 0 {
 				line += " tag=" + string(tm.Tag)
@@ -85,9 +78,26 @@ func (s *script) formatTimers(b *Bundle, in *pcollDecl) ([]string, error) {
 				line += " window=" + strings.TrimSpace(w)
 			}
 			lines = append(lines, line)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("bundle %d: timers of %s: %w", b.ID, ts.Stream.Family, err)
 		}
 	}
 	return lines, nil
+}
+
+// eachTimer calls f with each timer encoded in data, and its bytes.
+func eachTimer(data []byte, codec *coders.TimerCodec, f func(tm *coders.Timer, raw []byte)) error {
+	var tm coders.Timer
+	for off := 0; off < len(data); {
+		n, err := codec.Parse(data[off:], &tm)
+		if err != nil {
+			return err
+		}
+		f(&tm, data[off:off+n])
+		off += n
+	}
+	return nil
 }
 
 // bundleResult is what commit and split lines say a bundle produced.

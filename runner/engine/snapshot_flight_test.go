@@ -187,15 +187,11 @@ func handedOut(t *testing.T, spec Spec, bs []Bundle) map[string]int {
 			}
 		}
 		for _, ts := range ss.Timers {
-			data := b.Timers[ts.Stream]
-			var tm coders.Timer
-			for off := 0; off < len(data); {
-				n, err := ts.Codec.Parse(data[off:], &tm)
-				if err != nil {
-					t.Fatal(err)
-				}
-				out[fmt.Sprintf("%s timer %x", b.Stage, data[off:off+n])]++
-				off += n
+			err := eachTimer(b.Timers[ts.Stream], ts.Codec, func(_ *coders.Timer, raw []byte) {
+				out[fmt.Sprintf("%s timer %x", b.Stage, raw)]++
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
 		}
 	}
