@@ -15,14 +15,11 @@ import (
 // startDocker runs the SDK container with host networking, so the loopback
 // endpoints it is given are reachable from inside.
 func startDocker(env *pipepb.Environment, workerID string, ep Endpoints) (Handle, error) {
-	var pl pipepb.DockerPayload
-	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
-		return nil, fmt.Errorf("docker environment: bad payload: %w", err)
+	image, err := dockerImage(env)
+	if err != nil {
+		return nil, err
 	}
-	if pl.GetContainerImage() == "" {
-		return nil, fmt.Errorf("docker environment has no container image")
-	}
-	args := DockerArgs(pl.GetContainerImage(), workerID, ep)
+	args := DockerArgs(image, workerID, ep)
 	p, err := runCmd(exec.Command("docker", args...), "docker environment")
 	if err != nil {
 		return nil, err
@@ -92,17 +89,25 @@ func dockerAnswers(ctx context.Context) error {
 	return err
 }
 
+// dockerImage is a DOCKER environment's container image.
+func dockerImage(env *pipepb.Environment) (string, error) {
+	var pl pipepb.DockerPayload
+	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
+		return "", fmt.Errorf("docker environment: bad payload: %w", err)
+	}
+	if pl.GetContainerImage() == "" {
+		return "", fmt.Errorf("docker environment has no container image")
+	}
+	return pl.GetContainerImage(), nil
+}
+
 // dockerOrLocal decides how a DOCKER environment runs: nil for Docker, or
 // the local SDK workers of a Beam SDK image. Any other image without
 // Docker is an error naming the image.
 func (l *Launcher) dockerOrLocal(ctx context.Context, envID string, env *pipepb.Environment) (*localEnv, error) {
-	var pl pipepb.DockerPayload
-	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
-		return nil, fmt.Errorf("docker environment: bad payload: %w", err)
-	}
-	image := pl.GetContainerImage()
-	if image == "" {
-		return nil, fmt.Errorf("docker environment has no container image")
+	image, err := dockerImage(env)
+	if err != nil {
+		return nil, err
 	}
 	if l.cfg.Containers == ContainersDocker {
 		return nil, nil
