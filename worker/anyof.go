@@ -142,14 +142,14 @@ func (l *Launcher) assess(ctx context.Context, env *pipepb.Environment) choice {
 
 // dockerStartable says why a DOCKER alternative cannot start, or "".
 func (l *Launcher) dockerStartable(ctx context.Context, env *pipepb.Environment) string {
-	var pl pipepb.DockerPayload
-	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil || pl.GetContainerImage() == "" {
+	image, err := dockerImage(env)
+	if err != nil {
 		return "no container image"
 	}
 	if l.cfg.Containers != ContainersLocal && l.cfg.Docker(ctx) == nil {
 		return ""
 	}
-	if _, ok := ParseSDKImage(pl.GetContainerImage()); ok && l.cfg.Containers != ContainersDocker {
+	if _, ok := ParseSDKImage(image); ok && l.cfg.Containers != ContainersDocker {
 		return "" // runs as local SDK workers
 	}
 	return "no Docker daemon answers"
