@@ -18,6 +18,7 @@ const (
 	kParamWindowedValue
 	kTimer
 	kShardedKey
+	kCustomWindow // max timestamp, then the window in its own coder
 )
 
 // Codec measures and splits encoded values of one compiled coder. It is
@@ -42,7 +43,7 @@ func (c *Codec) FixedSize() int { return c.fixed }
 // Component returns the i-th compiled sub-coder (nil for length prefixes,
 // whose payload coder is opaque).
 func (c *Codec) Component(i int) *Codec {
-	if i < 0 || i >= len(c.comps) {
+	if c == nil || i < 0 || i >= len(c.comps) {
 		return nil
 	}
 	return c.comps[i]
@@ -83,6 +84,12 @@ func (c *Codec) Len(b []byte) (int, error) {
 		return timerLen(b, c.comps[0], c.comps[1])
 	case kShardedKey:
 		return c.shardedKeyLen(b)
+	case kCustomWindow:
+		if len(b) < TimestampSize {
+			return 0, ErrShort
+		}
+		n, err := c.comps[0].Len(b[TimestampSize:])
+		return TimestampSize + n, err
 	}
 	return 0, ErrBadValue
 }

@@ -82,6 +82,7 @@ var kinds = map[string]kind{
 	URNTimer:              kTimer,
 	URNNullable:           kNullable,
 	URNShardedKey:         kShardedKey,
+	URNCustomWindow:       kCustomWindow,
 }
 
 // fixedSize is the size of every value of a scalar kind, or -1 when values

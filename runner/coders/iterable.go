@@ -73,3 +73,48 @@ func chunkedLen(b []byte, off int, elem *Codec) (int, error) {
 		off += l
 	}
 }
+
+// EachInIterable calls f with every encoded element of the iterable at the
+// start of b, in either form, and returns the iterable's size. A
+// state-backed rest is refused: only runner-built iterables carry one.
+func EachInIterable(b []byte, elem *Codec, f func(e []byte) error) (int, error) {
+	count, off, err := IterableHeader(b)
+	if err != nil {
+		return 0, err
+	}
+	if count >= 0 {
+		return eachCounted(b, off, int(count), elem, f)
+	}
+	for {
+		chunk, n, err := Varint(b[off:])
+		if err != nil {
+			return 0, err
+		}
+		off += n
+		switch {
+		case chunk == 0:
+			return off, nil
+		case chunk < 0:
+			return 0, ErrBadValue
+		}
+		if off, err = eachCounted(b, off, int(chunk), elem, f); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// eachCounted calls f with the n elements starting at off and returns the
+// offset after them.
+func eachCounted(b []byte, off, n int, elem *Codec, f func(e []byte) error) (int, error) {
+	for range n {
+		l, err := elem.Len(b[off:])
+		if err != nil {
+			return 0, err
+		}
+		if err := f(b[off : off+l : off+l]); err != nil {
+			return 0, err
+		}
+		off += l
+	}
+	return off, nil
+}

@@ -114,12 +114,12 @@ func TestLPUnknownErrors(t *testing.T) {
 }
 
 func TestKnown(t *testing.T) {
-	for _, u := range []string{URNBytes, URNTimer, URNShardedKey, URNParamWindowedValue} {
+	for _, u := range []string{URNBytes, URNTimer, URNShardedKey, URNParamWindowedValue, URNCustomWindow} {
 		if !Known(u) {
 			t.Errorf("Known(%q) = false", u)
 		}
 	}
-	for _, u := range []string{"beam:coder:row:v1", "beam:coder:state_backed_iterable:v1", "beam:coder:custom_window:v1", ""} {
+	for _, u := range []string{"beam:coder:row:v1", "beam:coder:state_backed_iterable:v1", ""} {
 		if Known(u) {
 			t.Errorf("Known(%q) = true", u)
 		}

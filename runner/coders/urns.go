@@ -17,11 +17,12 @@ const (
 	URNTimer              = "beam:coder:timer:v1"
 	URNNullable           = "beam:coder:nullable:v1"
 	URNShardedKey         = "beam:coder:sharded_key:v1"
+	URNCustomWindow       = "beam:coder:custom_window:v1"
 )
 
 // components is how many sub-coders each known URN takes; it doubles as the
-// set of URNs the runner can parse itself. Row, custom_window and
-// state_backed_iterable are deliberately absent: their encodings depend on a
+// set of URNs the runner can parse itself. Row and state_backed_iterable
+// are deliberately absent: their encodings depend on a
 // schema or on state the runner does not model, so they get length-prefixed.
 var components = map[string]int{
 	URNBytes:              0,
@@ -39,6 +40,7 @@ var components = map[string]int{
 	URNTimer:              2,
 	URNNullable:           1,
 	URNShardedKey:         1,
+	URNCustomWindow:       1,
 }
 
 // Known reports whether the runner can parse values of this coder URN itself.

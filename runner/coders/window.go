@@ -38,6 +38,48 @@ const (
 	GlobalWindow WindowKind = iota
 	// IntervalWindows are decoded with DecodeIntervalWindow.
 	IntervalWindows
-	// OtherWindow is any other (length-prefixed or custom) window coder.
+	// CustomWindows are beam:coder:custom_window:v1: an SDK's own window
+	// type behind its max timestamp, which is all the runner reads.
+	CustomWindows
+	// OtherWindow is any other window coder, opaque to the runner.
 	OtherWindow
 )
+
+// WindowKindOf is the kind of windows encoded with a window coder of urn.
+func WindowKindOf(urn string) WindowKind {
+	switch urn {
+	case URNGlobalWindow:
+		return GlobalWindow
+	case URNIntervalWindow:
+		return IntervalWindows
+	case URNCustomWindow:
+		return CustomWindows
+	}
+	return OtherWindow
+}
+
+// WindowBounds decodes the start and max timestamp of one whole encoded
+// window of the kind. Windows without a start (global, custom) start at
+// MinTimestamp.
+func WindowBounds(kind WindowKind, win []byte) (start, maxTS int64, err error) {
+	switch kind {
+	case GlobalWindow:
+		if len(win) != 0 {
+			return 0, 0, ErrBadValue
+		}
+		return MinTimestamp, EndOfGlobalWindow, nil
+	case IntervalWindows:
+		iw, n, err := DecodeIntervalWindow(win)
+		if err != nil {
+			return 0, 0, err
+		}
+		if n != len(win) || iw.End <= iw.Start {
+			return 0, 0, ErrBadValue
+		}
+		return iw.Start, iw.MaxTimestamp(), nil
+	case CustomWindows:
+		ts, err := Timestamp(win)
+		return MinTimestamp, ts, err
+	}
+	return 0, 0, ErrBadValue
+}

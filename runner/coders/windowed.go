@@ -63,6 +63,8 @@ func windowKind(w *Codec) WindowKind {
 		return GlobalWindow
 	case kIntervalWindow:
 		return IntervalWindows
+	case kCustomWindow:
+		return CustomWindows
 	}
 	return OtherWindow
 }

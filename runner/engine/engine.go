@@ -76,6 +76,7 @@ type pcoll struct {
 	consumers []*stage // stages reading its data (main or copy inputs)
 	sides     []*stage // stages reading it as a side input
 	data      *Data    // kept only while side consumers need it
+	mergeFor  *stage   // the GBK whose merge answers this PCollection carries
 }
 
 type stage struct {
@@ -129,7 +130,7 @@ func build(spec Spec) (*Engine, error) {
 	if e.spec.MaxBundles <= 0 {
 		e.spec.MaxBundles = 1
 	}
-	return e, nil
+	return e, e.linkMergeStages()
 }
 
 func (e *Engine) newStage(ss StageSpec) (*stage, error) {

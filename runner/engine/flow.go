@@ -17,6 +17,10 @@ func (e *Engine) deliver(pc string, c []byte) {
 	if p.data != nil {
 		p.data.Add(c)
 	}
+	if p.mergeFor != nil {
+		e.applyMerges(p.mergeFor, p, c)
+		return
+	}
 	for _, st := range p.consumers {
 		switch st.spec.Kind {
 		case stagekind.SDK:
@@ -84,6 +88,7 @@ func (e *Engine) group(st *stage, p *pcoll, c []byte) {
 		return
 	}
 	e.emitPanes(st)
+	e.requestMerges(st)
 }
 
 // emitPanes writes what a GBK fired to its output.
@@ -143,6 +148,7 @@ func (e *Engine) outputWatermark(st *stage) int64 {
 		}
 		st.gbk.AdvanceWatermark(st.inWM)
 		e.emitPanes(st)
+		e.requestMerges(st)
 		return min(st.inWM, st.gbk.Hold())
 	case stagekind.Flatten:
 		return st.inWM

@@ -241,12 +241,12 @@ func (k *keyed) track(stage, key string, win []byte, kind coders.WindowKind) err
 		return nil
 	}
 	maxTS := coders.EndOfGlobalWindow
-	if kind == coders.IntervalWindows {
-		w, _, err := coders.DecodeIntervalWindow(win)
+	if kind != coders.GlobalWindow {
+		_, ts, err := coders.WindowBounds(kind, win)
 		if err != nil {
 			return fmt.Errorf("window of key: %w", err)
 		}
-		maxTS = w.MaxTimestamp()
+		maxTS = ts
 	}
 	k.windows[id] = &StateWindow{Stage: stage, Key: []byte(key), Window: append([]byte(nil), win...), maxTS: maxTS}
 	return nil

@@ -22,6 +22,9 @@ type StageSpec struct {
 	Outputs []string
 	// Agg configures a GBK stage.
 	Agg agg.Config
+	// MergeStage is the SDK stage that merges a GBK's windows when its
+	// WindowFn is a custom merging one (Agg.SDKMerge; mergewin.go).
+	MergeStage string
 	// Events are a TestStream stage's events, in order.
 	Events []Event
 	// Keyed marks a stateful SDK stage: its main input is KV and each key

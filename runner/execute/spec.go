@@ -159,6 +159,7 @@ func (b specBuilder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 			cfg.Hot, cfg.HotPrefix, cfg.HotBytes = b.gbkHot(s, cfg.SpillBudget)
 		}
 		ss.Agg = cfg
+		ss.MergeStage = s.MergeStage
 	case stagekind.TestStream:
 		events, err := b.testStreamEvents(s)
 		if err != nil {

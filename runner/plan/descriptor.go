@@ -20,6 +20,9 @@ const coderWindowedValue = "beam:coder:windowed_value:v1"
 // PCollection id -> windowed value coder id. Must run before descriptors are
 // built, since it adds coders.
 func wireCoders(comps *pipepb.Components, original map[string]string) (map[string]string, error) {
+	if err := wireWindowCoders(comps); err != nil {
+		return nil, err
+	}
 	wire := map[string]string{}
 	for _, id := range slices.Sorted(maps.Keys(comps.GetPcollections())) {
 		pc := comps.GetPcollections()[id]
@@ -37,13 +40,48 @@ func wireCoders(comps *pipepb.Components, original map[string]string) (map[strin
 		if err != nil {
 			return nil, fmt.Errorf("PCollection %q window coder: %v", id, err)
 		}
-		wvID := "wv:" + elem + ":" + win
-		if _, ok := comps.Coders[wvID]; !ok {
-			comps.Coders[wvID] = &pipepb.Coder{Spec: &pipepb.FunctionSpec{Urn: coderWindowedValue}, ComponentCoderIds: []string{elem, win}}
-		}
-		wire[id] = wvID
+		wire[id] = windowedValueCoder(comps, elem, win)
 	}
 	return wire, nil
+}
+
+// windowedValueCoder adds (once) and names the windowed value coder of elem
+// in windows of win.
+func windowedValueCoder(comps *pipepb.Components, elem, win string) string {
+	wvID := "wv:" + elem + ":" + win
+	if _, ok := comps.Coders[wvID]; !ok {
+		comps.Coders[wvID] = &pipepb.Coder{Spec: &pipepb.FunctionSpec{Urn: coderWindowedValue}, ComponentCoderIds: []string{elem, win}}
+	}
+	return wvID
+}
+
+// wireWindowCoders makes every window coder one the runner can read the
+// end of: an SDK's own window coder becomes beam:coder:custom_window:v1
+// around it (length-prefixed if the runner cannot measure it), which the
+// SDKs write as the window's max timestamp, then the window. The windowing
+// strategy itself is changed, so the SDK encodes windows the same way on the
+// data plane, in state keys and in side-input requests.
+func wireWindowCoders(comps *pipepb.Components) error {
+	for _, id := range slices.Sorted(maps.Keys(comps.GetWindowingStrategies())) {
+		ws := comps.GetWindowingStrategies()[id]
+		c := comps.GetCoders()[ws.GetWindowCoderId()]
+		if c == nil {
+			return fmt.Errorf("windowing strategy %q: window coder %q is not defined", id, ws.GetWindowCoderId())
+		}
+		if coders.WindowKindOf(c.GetSpec().GetUrn()) != coders.OtherWindow {
+			continue
+		}
+		inner, err := coders.LPUnknown(comps.Coders, ws.GetWindowCoderId())
+		if err != nil {
+			return fmt.Errorf("windowing strategy %q window coder: %v", id, err)
+		}
+		cw := "cw:" + inner
+		if _, ok := comps.Coders[cw]; !ok {
+			comps.Coders[cw] = &pipepb.Coder{Spec: &pipepb.FunctionSpec{Urn: coders.URNCustomWindow}, ComponentCoderIds: []string{inner}}
+		}
+		ws.WindowCoderId = cw
+	}
+	return nil
 }
 
 // StageIO names the data ports of an SDK stage's descriptor.

@@ -56,6 +56,9 @@ type Stage struct {
 	// InputCoders replace, for the stage's SDK, the coders of PCollections
 	// it reads whose coders that SDK does not know (foreign.go).
 	InputCoders map[string]InputCoder
+	// MergeStage is, for a GroupByKey whose windows the SDK merges, the
+	// stage that runs the WindowFn's merge_windows (mergewin.go).
+	MergeStage string
 }
 
 // Plan is a pipeline ready to execute.
@@ -375,6 +378,9 @@ func (f *fuser) finish() (*Plan, error) {
 		for _, si := range s.SideInputs {
 			p.Consumers[si.PColl]++
 		}
+	}
+	if err := p.addMergeStages(); err != nil {
+		return nil, err
 	}
 	p.foreignInputs()
 	return p, nil

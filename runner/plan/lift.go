@@ -31,7 +31,7 @@ func (g *graph) liftable(t *pipepb.PTransform) bool {
 	}
 	pc := g.comps.GetPcollections()[in]
 	ws := g.comps.GetWindowingStrategies()[pc.GetWindowingStrategyId()]
-	if ws == nil || ws.GetWindowFn().GetUrn() == URNSessions || !isDefaultTrigger(ws.GetTrigger()) {
+	if ws == nil || ws.GetMergeStatus() == pipepb.MergeStatus_NEEDS_MERGE || !isDefaultTrigger(ws.GetTrigger()) {
 		return false
 	}
 	kv := g.comps.GetCoders()[pc.GetCoderId()]

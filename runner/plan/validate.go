@@ -16,11 +16,6 @@ func checkRequirements(p *pipepb.Pipeline) error {
 	return nil
 }
 
-// knownWindowFns are the window fns whose windows the runner can group.
-var knownWindowFns = map[string]bool{
-	URNGlobalWindows: true, URNFixedWindows: true, URNSlidingWindows: true, URNSessions: true,
-}
-
 func checkEnvironmentsAndWindows(g *graph, opts Options) error {
 	for _, id := range g.leaves {
 		t := g.comps.GetTransforms()[id]
@@ -34,7 +29,7 @@ func checkEnvironmentsAndWindows(g *graph, opts Options) error {
 			}
 		}
 		if t.GetSpec().GetUrn() == URNGBK {
-			if err := checkGBKWindowing(g, id, t, opts.Grouping); err != nil {
+			if err := checkGBKWindowing(g, id, t, opts); err != nil {
 				return err
 			}
 		}
@@ -42,7 +37,7 @@ func checkEnvironmentsAndWindows(g *graph, opts Options) error {
 	return nil
 }
 
-func checkGBKWindowing(g *graph, id string, t *pipepb.PTransform, grouping func(*pipepb.WindowingStrategy, coders.WindowKind) error) error {
+func checkGBKWindowing(g *graph, id string, t *pipepb.PTransform, opts Options) error {
 	in, _ := onlyValue(t.GetInputs())
 	pc := g.comps.GetPcollections()[in]
 	if pc == nil {
@@ -52,16 +47,27 @@ func checkGBKWindowing(g *graph, id string, t *pipepb.PTransform, grouping func(
 	if ws == nil {
 		return fmt.Errorf("PCollection %q has no windowing strategy %q", in, pc.GetWindowingStrategyId())
 	}
-	if u := ws.GetWindowFn().GetUrn(); !knownWindowFns[u] {
-		return fmt.Errorf("GroupByKey %q (%s): window fn %q is not supported by beam-runner", t.GetUniqueName(), id, u)
+	// Windows were assigned by the SDK, so any window fn groups: the
+	// runner reads only window ends (custom windows get a coder that
+	// carries theirs, see wireWindowCoders). Merging ones other than
+	// sessions are merged by the SDK that defined them.
+	if SDKMerges(ws) {
+		env := g.comps.GetEnvironments()[ws.GetEnvironmentId()]
+		if env == nil {
+			return fmt.Errorf("GroupByKey %q (%s): window fn %q merges windows, which only the SDK that defined it can do, but its windowing strategy %q names no environment of the pipeline (%q)", t.GetUniqueName(), id, ws.GetWindowFn().GetUrn(), pc.GetWindowingStrategyId(), ws.GetEnvironmentId())
+		}
+		if opts.Startable != nil && !opts.Startable(env.GetUrn()) {
+			return fmt.Errorf("GroupByKey %q (%s): window fn %q merges windows in environment %q, whose URN %q beam-runner cannot start", t.GetUniqueName(), id, ws.GetWindowFn().GetUrn(), ws.GetEnvironmentId(), env.GetUrn())
+		}
 	}
-	if grouping == nil {
+	if opts.Grouping == nil {
 		return nil
 	}
-	kind := coders.IntervalWindows
-	if ws.GetWindowFn().GetUrn() == URNGlobalWindows {
-		kind = coders.GlobalWindow
+	kind := coders.CustomWindows
+	if wc := g.comps.GetCoders()[ws.GetWindowCoderId()]; wc != nil && coders.WindowKindOf(wc.GetSpec().GetUrn()) != coders.OtherWindow {
+		kind = coders.WindowKindOf(wc.GetSpec().GetUrn())
 	}
+	grouping := opts.Grouping
 	if err := grouping(ws, kind); err != nil {
 		return fmt.Errorf("GroupByKey %q (%s): %v", t.GetUniqueName(), id, err)
 	}

@@ -18,11 +18,13 @@ type Config struct {
 	AllowedLateness int64
 	// OutputTime is the timestamp combiner; UNSPECIFIED is END_OF_WINDOW.
 	OutputTime pipepb.OutputTime_Enum
-	// Window is GlobalWindow or IntervalWindows: how to read window bytes.
+	// Window is how to read window bytes: global, interval or custom.
 	Window coders.WindowKind
-	// Merging is set for session windows: overlapping interval windows of a
-	// key merge into one.
-	Merging bool
+	// Merging is set for merging window fns: for session windows the GBK
+	// merges overlapping interval windows of a key itself; with SDKMerge the
+	// SDK's merge_windows decides (sdkmerge.go).
+	Merging  bool
+	SDKMerge bool
 	// Closing and OnTime decide whether empty final and on-time panes are
 	// emitted. UNSPECIFIED means Java's defaults: EMIT_IF_NONEMPTY and
 	// FIRE_ALWAYS.
@@ -45,6 +47,9 @@ type Config struct {
 	noFastPath bool // tests: always use the general state machine
 }
 
+// urnSessions is the one merging window fn the GBK merges itself.
+const urnSessions = "beam:window_fn:session_windows:v1"
+
 // ConfigFromStrategy reads a Config from a windowing strategy proto. kind is
 // the window coder's kind (see coders.WindowedValueCodec.WindowKind).
 func ConfigFromStrategy(ws *pipepb.WindowingStrategy, kind coders.WindowKind) Config {
@@ -55,6 +60,7 @@ func ConfigFromStrategy(ws *pipepb.WindowingStrategy, kind coders.WindowKind) Co
 		OutputTime:      ws.GetOutputTime(),
 		Window:          kind,
 		Merging:         ws.GetMergeStatus() == pipepb.MergeStatus_NEEDS_MERGE,
+		SDKMerge:        ws.GetWindowFn().GetUrn() != urnSessions,
 		Closing:         ws.GetClosingBehavior(),
 		OnTime:          ws.GetOnTimeBehavior(),
 	}
@@ -102,11 +108,11 @@ func (c Config) validate() (settings, error) {
 	default:
 		return s, fmt.Errorf("agg: unsupported output time %v", c.OutputTime)
 	}
-	if c.Window != coders.GlobalWindow && c.Window != coders.IntervalWindows {
-		return s, fmt.Errorf("agg: only global and interval windows can be grouped, got window kind %d", c.Window)
+	if c.Window == coders.OtherWindow {
+		return s, fmt.Errorf("agg: windows of an opaque coder cannot be grouped: the runner cannot read their end")
 	}
-	if c.Merging && c.Window != coders.IntervalWindows {
-		return s, fmt.Errorf("agg: merging windows must be interval windows")
+	if c.Merging && !c.SDKMerge && c.Window != coders.IntervalWindows {
+		return s, fmt.Errorf("agg: session windows must be interval windows")
 	}
 	t, err := compileTrigger(c.Trigger)
 	s.trig = t

@@ -146,6 +146,9 @@ func (g *GBK) computeHold() int64 {
 		return g.fast.hold()
 	}
 	h := coders.MaxTimestamp
+	if g.merges != nil && len(g.merges.waiting) > 0 {
+		h = g.merges.minTS
+	}
 	for _, w := range g.wins {
 		if t, ok := g.holdOf(w); ok {
 			h = min(h, t)

@@ -51,6 +51,8 @@ type GBK struct {
 
 	fast *batch // the default-trigger fast path, when the config allows it
 
+	merges *sdkMerges // windows the SDK merges (sdkmerge.go); nil otherwise
+
 	// deferring is set between BeginInput and EndInput; dirty are the
 	// windows elements reached meanwhile, in first-touched order.
 	deferring bool
@@ -69,6 +71,9 @@ func New(cfg Config) (*GBK, error) {
 		now:      coders.MinTimestamp,
 		wins:     map[string]*winState{},
 		sessions: map[string][]*winState{},
+	}
+	if cfg.Merging && cfg.SDKMerge {
+		g.merges = &sdkMerges{dirty: map[string]bool{}, wantWM: coders.MinTimestamp, askedWM: coders.MinTimestamp}
 	}
 	if batchEligible(&g.s, cfg) && !cfg.noFastPath {
 		g.fast = newBatch(&g.s)
@@ -114,6 +119,10 @@ func (g *GBK) AddShared(key, window, value []byte, ts, processingTime int64) err
 		g.holdValid = false
 		g.fast.add(key, window, value, ts, g.wm, maxTS)
 		return g.Err()
+	}
+	if g.merges != nil {
+		g.addWaiting(key, window, value, ts, processingTime)
+		return nil
 	}
 	var w *winState
 	if g.s.merging {
@@ -177,7 +186,19 @@ func (g *GBK) EndInput() {
 // AdvanceWatermark moves the input watermark forward (earlier values are
 // ignored) and runs the end-of-window and garbage-collection work it makes
 // due. Advancing to coders.MaxTimestamp flushes and collects every window.
+// While windows wait for the SDK to merge them, the GBK keeps its watermark
+// and moves it in ApplyMerges.
 func (g *GBK) AdvanceWatermark(wm int64) {
+	if g.merges != nil {
+		g.merges.wantWM = max(g.merges.wantWM, wm)
+		if g.merges.busy() {
+			return
+		}
+	}
+	g.advance(wm)
+}
+
+func (g *GBK) advance(wm int64) {
 	if wm <= g.wm {
 		return
 	}
@@ -284,7 +305,7 @@ func (g *GBK) Done() bool {
 	if g.fast != nil {
 		return g.fast.done()
 	}
-	return g.open == 0 && len(g.out) == 0
+	return g.open == 0 && len(g.out) == 0 && (g.merges == nil || !g.merges.busy())
 }
 
 // Watermark is the current input watermark.

@@ -1,6 +1,7 @@
 package agg
 
 import (
+	"bytes"
 	"sort"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
@@ -41,7 +42,12 @@ func (g *GBK) session(key []byte, start, maxTS int64) *winState {
 // mergeStates) and pane numbering continues from the furthest source, the
 // way Java keeps the state address of the session being extended.
 func (g *GBK) absorb(w *winState, srcs []*winState) {
-	sort.Slice(srcs, func(i, j int) bool { return srcs[i].start < srcs[j].start })
+	sort.Slice(srcs, func(i, j int) bool {
+		if srcs[i].start != srcs[j].start {
+			return srcs[i].start < srcs[j].start
+		}
+		return bytes.Compare(srcs[i].win, srcs[j].win) < 0 // custom windows have no start
+	})
 	trigs := make([][]nstate, len(srcs))
 	lateBirth := w.lateBirth
 	for i, s := range srcs {

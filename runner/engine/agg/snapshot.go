@@ -29,6 +29,10 @@ func (g *GBK) Snapshot(w *wire.Writer) error {
 		// checkpoint must reference them there, which is not built yet.
 		return fmt.Errorf("agg: snapshot of a GroupByKey with values spilled to the store is not supported")
 	}
+	if g.merges != nil && g.merges.busy() {
+		// The request out is not part of the state: taken only between merges.
+		return fmt.Errorf("agg: snapshot while windows wait for the SDK to merge them")
+	}
 	w.Uint(snapshotVersion)
 	w.Bool(g.fast != nil)
 	w.Int(g.wm)

@@ -69,18 +69,8 @@ func (w *winState) appendValuesFrom(o *winState) {
 
 // windowBounds decodes a window's start and max timestamp.
 func (s *settings) windowBounds(win []byte) (start, maxTS int64, err error) {
-	if s.window == coders.GlobalWindow {
-		if len(win) != 0 {
-			return 0, 0, errGlobalWindowBytes
-		}
-		return coders.MinTimestamp, coders.EndOfGlobalWindow, nil
+	if s.window == coders.GlobalWindow && len(win) != 0 {
+		return 0, 0, errGlobalWindowBytes
 	}
-	iw, n, err := coders.DecodeIntervalWindow(win)
-	if err != nil {
-		return 0, 0, err
-	}
-	if n != len(win) || iw.End <= iw.Start {
-		return 0, 0, coders.ErrBadValue
-	}
-	return iw.Start, iw.MaxTimestamp(), nil
+	return coders.WindowBounds(s.window, win)
 }

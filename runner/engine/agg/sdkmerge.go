@@ -1,0 +1,212 @@
+package agg
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/beam-runner/beam-runner/runner/coders"
+)
+
+// A custom merging WindowFn's merges are the SDK's to decide (its
+// beam:transform:merge_windows:v1). Until the SDK has answered, elements of
+// new windows wait in the GBK unassigned, and its watermark waits with
+// them, because Java's ReduceFnRunner merges a key's windows before it
+// processes the elements that reached them. The driver takes the pending
+// work with TakeMergeRequests, runs it through the SDK, and hands the answer
+// to ApplyMerges; only one request is out at a time, so an answer always
+// describes the windows the GBK still holds.
+
+// MergeRequest asks which of one key's windows merge: its open windows and
+// the windows its waiting elements were assigned.
+type MergeRequest struct {
+	Key     []byte
+	Windows [][]byte // encoded, distinct, in a deterministic order
+}
+
+// MergeResult is the SDK's answer for one key: each merge turns Originals
+// into Result. Windows it does not name stay as they are.
+type MergeResult struct {
+	Key    []byte
+	Merges []Merge
+}
+
+// Merge is one merge of several windows into one.
+type Merge struct {
+	Result    []byte
+	Originals [][]byte
+}
+
+// waiting is an element whose window the SDK has not merged yet.
+type waiting struct {
+	key, win, value []byte
+	ts, arrival     int64
+}
+
+// sdkMerges is the GBK's merge bookkeeping for SDKMerge.
+type sdkMerges struct {
+	waiting []waiting
+	dirty   map[string]bool // keys with waiting elements not yet requested
+	asked   map[string]bool // keys of the request out (nil: none out)
+	askedWM int64           // the input watermark when the request went out
+	wantWM  int64           // the latest input watermark the GBK was given
+	minTS   int64           // earliest waiting element, for the hold
+}
+
+func (m *sdkMerges) busy() bool { return len(m.waiting) > 0 || m.asked != nil }
+
+// addWaiting queues an element of a window not yet merged.
+func (g *GBK) addWaiting(key, window, value []byte, ts, processingTime int64) {
+	m := g.merges
+	if len(m.waiting) == 0 {
+		m.minTS = ts
+	}
+	m.minTS = min(m.minTS, ts)
+	m.waiting = append(m.waiting, waiting{key: key, win: append([]byte(nil), window...), value: value, ts: ts, arrival: max(g.now, processingTime)})
+	m.dirty[string(key)] = true
+	g.holdValid = false
+}
+
+// MergeRequests reports whether windows wait for the SDK and no request is
+// out, i.e. whether TakeMergeRequests would return work.
+func (g *GBK) MergeRequests() bool {
+	return g.merges != nil && g.merges.asked == nil && len(g.merges.dirty) > 0
+}
+
+// TakeMergeRequests hands out the keys whose windows wait for the SDK, in
+// key order; nil while a request is out or nothing waits.
+func (g *GBK) TakeMergeRequests() []MergeRequest {
+	if !g.MergeRequests() {
+		return nil
+	}
+	m := g.merges
+	keys := slices.Sorted(maps.Keys(m.dirty))
+	newWins := map[string]map[string]bool{}
+	for _, w := range m.waiting {
+		if m.dirty[string(w.key)] {
+			if newWins[string(w.key)] == nil {
+				newWins[string(w.key)] = map[string]bool{}
+			}
+			newWins[string(w.key)][string(w.win)] = true
+		}
+	}
+	reqs := make([]MergeRequest, 0, len(keys))
+	for _, k := range keys {
+		set := newWins[k]
+		for _, w := range g.sessions[k] {
+			set[string(w.win)] = true
+		}
+		req := MergeRequest{Key: []byte(k)}
+		for _, w := range slices.Sorted(maps.Keys(set)) {
+			req.Windows = append(req.Windows, []byte(w))
+		}
+		reqs = append(reqs, req)
+	}
+	m.asked, m.dirty, m.askedWM = m.dirty, map[string]bool{}, m.wantWM
+	return reqs
+}
+
+// ApplyMerges applies the SDK's answer to the request out, then adds the
+// elements of the asked keys to their windows as one batch of input, and
+// moves the watermark as far as the answer allows.
+func (g *GBK) ApplyMerges(results []MergeResult) error {
+	m := g.merges
+	if m == nil || m.asked == nil {
+		return fmt.Errorf("agg: merge results arrived with no merge request out")
+	}
+	into := map[string][]byte{} // key + window -> merged window
+	for _, r := range results {
+		if !m.asked[string(r.Key)] {
+			return fmt.Errorf("agg: merge results for key %x, which was not asked", r.Key)
+		}
+		for _, mg := range r.Merges {
+			if err := g.mergeInto(r.Key, mg, into); err != nil {
+				return err
+			}
+		}
+	}
+	g.addAsked(into)
+	m.asked = nil
+	g.holdValid = false
+	g.advance(m.askedWM)
+	if !m.busy() {
+		g.advance(m.wantWM)
+	}
+	return nil
+}
+
+// mergeInto merges the key's open windows among mg.Originals into
+// mg.Result, and notes where the waiting elements of each original go.
+func (g *GBK) mergeInto(key []byte, mg Merge, into map[string][]byte) error {
+	start, maxTS, err := g.s.windowBounds(mg.Result)
+	if err != nil {
+		return fmt.Errorf("agg: bad merged window %x: %w", mg.Result, err)
+	}
+	var srcs []*winState
+	for _, o := range mg.Originals {
+		into[string(appendID(nil, o, key))] = mg.Result
+		if w := g.wins[string(appendID(nil, o, key))]; w != nil && !w.closed {
+			srcs = append(srcs, w)
+		}
+	}
+	if len(srcs) == 0 {
+		return nil // only waiting elements' windows: they go to the result
+	}
+	if old := g.wins[string(appendID(nil, mg.Result, key))]; old != nil && !slices.Contains(srcs, old) {
+		srcs = append(srcs, old) // the result is an open window the SDK did not list
+	}
+	for _, s := range srcs {
+		g.forget(s) // a source may be the result window itself: state moves to a new one
+	}
+	w := g.create(key, mg.Result, start, maxTS)
+	g.sessions[string(w.key)] = append(g.sessions[string(w.key)], w)
+	g.absorb(w, srcs)
+	return nil
+}
+
+// addAsked adds the waiting elements of the asked keys to their merged (or
+// own) windows, in arrival order, as one batch of input.
+func (g *GBK) addAsked(into map[string][]byte) {
+	m := g.merges
+	deferring := g.deferring
+	g.deferring = true
+	rest := m.waiting[:0]
+	m.minTS = coders.MaxTimestamp
+	for _, e := range m.waiting {
+		if !m.asked[string(e.key)] {
+			rest = append(rest, e)
+			m.minTS = min(m.minTS, e.ts)
+			continue
+		}
+		win := e.win
+		if r, ok := into[string(appendID(nil, e.win, e.key))]; ok {
+			win = r
+		}
+		g.addMerged(e, win)
+	}
+	clear(m.waiting[len(rest):])
+	m.waiting = rest
+	if !deferring {
+		g.EndInput()
+	}
+}
+
+// addMerged adds one element to its window after merging: it is dropped as
+// late if that window expired meanwhile.
+func (g *GBK) addMerged(e waiting, win []byte) {
+	start, maxTS, err := g.s.windowBounds(win)
+	if err != nil || g.s.gcTime(maxTS) < g.wm {
+		g.droppedLate++
+		return
+	}
+	w := g.wins[string(appendID(nil, win, e.key))]
+	if w == nil {
+		w = g.create(e.key, win, start, maxTS)
+		g.sessions[string(w.key)] = append(g.sessions[string(w.key)], w)
+	}
+	if w.closed {
+		g.droppedClose++
+		return
+	}
+	g.addTo(w, e.value, e.ts, env{wm: g.wm, now: e.arrival, arrival: e.arrival, maxTS: w.maxTS})
+}

@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/engine/agg"
+)
+
+// A GroupByKey over a custom merging WindowFn has a merge stage: an SDK
+// stage running the WindowFn's beam:transform:merge_windows:v1 on
+// KV<nonce, iterable<window>> and answering KV<nonce, KV<iterable<window>
+// unmerged, iterable<KV<window merged, iterable<window> originals>>>>. The
+// engine feeds it the GBK's merge requests (the key is the nonce) and routes
+// its answers back to the GBK. Its input PCollection has no producer and is
+// complete from the start, so a batch job runs merges as soon as asked.
+
+// requestMerges sends a merge GBK's waiting windows to its merge stage: in a
+// streaming job as soon as they arrive, in a batch job once the GBK's input
+// is complete, so a batch merges in one bundle.
+func (e *Engine) requestMerges(st *stage) {
+	if st.spec.MergeStage == "" || !st.gbk.MergeRequests() {
+		return
+	}
+	if !e.spec.Streaming && st.inWM < coders.MaxTimestamp {
+		return
+	}
+	ms := e.stage(st.spec.MergeStage)
+	in := e.pcolls[ms.spec.Inputs[0]]
+	var c []byte
+	for _, r := range st.gbk.TakeMergeRequests() {
+		elem := coders.AppendLengthPrefixed(nil, r.Key)
+		elem = coders.AppendIterableHeader(elem, int32(len(r.Windows)))
+		for _, w := range r.Windows {
+			elem = append(elem, w...)
+		}
+		c = coders.AppendWindowedValue(c, coders.MinTimestamp, 1, nil, coders.NoFiringPane, elem)
+	}
+	e.enqueue(ms, in, c)
+}
+
+// applyMerges hands a merge stage's answers to its GBK and emits what the
+// merged windows fire.
+func (e *Engine) applyMerges(st *stage, p *pcoll, c []byte) {
+	var results []agg.MergeResult
+	win, merge, err := mergeCodecs(p.spec.Codec.Elem)
+	if err == nil {
+		err = coders.Each([][]byte{c}, p.spec.Codec, func(v *coders.WindowedValue) error {
+			r, err := parseMergeResult(v.Elem, win, merge)
+			results = append(results, r)
+			return err
+		})
+	}
+	if err == nil {
+		err = st.gbk.ApplyMerges(results)
+	}
+	if err != nil {
+		e.fail(fmt.Errorf("stage %s: merging windows: %w", st.spec.ID, err))
+		return
+	}
+	e.emitPanes(st)
+	e.requestMerges(st)
+}
+
+// parseMergeResult reads one answer of merge_windows. The unmerged windows
+// need nothing: they stay as they are.
+func parseMergeResult(b []byte, win, merge *coders.Codec) (agg.MergeResult, error) {
+	key, n, err := coders.LengthPrefixed(b)
+	if err != nil {
+		return agg.MergeResult{}, fmt.Errorf("merge result nonce: %w", err)
+	}
+	r := agg.MergeResult{Key: key}
+	b = b[n:]
+	skip, err := coders.EachInIterable(b, win, func([]byte) error { return nil })
+	if err != nil {
+		return r, fmt.Errorf("merge result's unmerged windows: %w", err)
+	}
+	b = b[skip:]
+	_, err = coders.EachInIterable(b, merge, func(kv []byte) error {
+		n, err := win.Len(kv)
+		if err != nil {
+			return err
+		}
+		m := agg.Merge{Result: kv[:n:n]}
+		_, err = coders.EachInIterable(kv[n:], win, func(o []byte) error {
+			m.Originals = append(m.Originals, o)
+			return nil
+		})
+		r.Merges = append(r.Merges, m)
+		return err
+	})
+	if err != nil {
+		return r, fmt.Errorf("merge result's merges: %w", err)
+	}
+	return r, nil
+}
+
+// mergeCodecs finds the window coder and the KV<window, iterable<window>>
+// coder in a merge answer's coder.
+func mergeCodecs(elem *coders.Codec) (win, merge *coders.Codec, err error) {
+	merge = elem.Component(1).Component(1).Component(0)
+	win = merge.Component(0)
+	if win == nil || merge.Component(1) == nil {
+		return nil, nil, fmt.Errorf("merge answers' coder %q is not KV<nonce, KV<iterable<window>, iterable<KV<window, iterable<window>>>>>", elem.ID())
+	}
+	return win, merge, nil
+}
+
+// linkMergeStages checks each merge stage and routes its answers to its
+// GBK. Its input is complete from the start: nothing but the GBK writes it.
+func (e *Engine) linkMergeStages() error {
+	for _, st := range e.stages {
+		if st.spec.MergeStage == "" {
+			continue
+		}
+		ms := e.stage(st.spec.MergeStage)
+		if st.gbk == nil || ms == nil || ms.gbk != nil || len(ms.spec.Inputs) != 1 || len(ms.spec.Outputs) != 1 || !st.spec.Agg.SDKMerge {
+			return fmt.Errorf("stage %s: merge stage %q must be an SDK stage with one input and one output, for a GroupByKey whose windows the SDK merges", st.spec.ID, st.spec.MergeStage)
+		}
+		out := e.pcolls[ms.spec.Outputs[0]]
+		if out == nil || out.mergeFor != nil {
+			return fmt.Errorf("stage %s: merge stage %s writes an unknown or shared PCollection %q", st.spec.ID, ms.spec.ID, ms.spec.Outputs[0])
+		}
+		out.mergeFor = st
+		e.pcolls[ms.spec.Inputs[0]].wm = coders.MaxTimestamp
+	}
+	return nil
+}
