@@ -48,6 +48,7 @@ type sdkMerges struct {
 	waiting []waiting
 	dirty   map[string]bool // keys with waiting elements not yet requested
 	asked   map[string]bool // keys of the request out (nil: none out)
+	askedN  int             // waiting[:askedN] arrived before the request
 	askedWM int64           // the input watermark when the request went out
 	wantWM  int64           // the latest input watermark the GBK was given
 	minTS   int64           // earliest waiting element, for the hold
@@ -102,7 +103,7 @@ func (g *GBK) TakeMergeRequests() []MergeRequest {
 		}
 		reqs = append(reqs, req)
 	}
-	m.asked, m.dirty, m.askedWM = m.dirty, map[string]bool{}, m.wantWM
+	m.asked, m.dirty, m.askedWM, m.askedN = m.dirty, map[string]bool{}, m.wantWM, len(m.waiting)
 	return reqs
 }
 
@@ -152,28 +153,35 @@ func (g *GBK) mergeInto(key []byte, mg Merge, into map[string][]byte) error {
 	if len(srcs) == 0 {
 		return nil // only waiting elements' windows: they go to the result
 	}
-	if old := g.wins[string(appendID(nil, mg.Result, key))]; old != nil && !slices.Contains(srcs, old) {
+	id := string(appendID(nil, mg.Result, key))
+	old := g.wins[id]
+	if len(srcs) == 1 && srcs[0] == old {
+		return nil // merged into itself
+	}
+	if old != nil && !slices.Contains(srcs, old) {
 		srcs = append(srcs, old) // the result is an open window the SDK did not list
 	}
-	for _, s := range srcs {
-		g.forget(s) // a source may be the result window itself: state moves to a new one
-	}
+	// The result's state starts afresh, as a session's does when it grows:
+	// the old window of that id, if any, is one of the sources.
+	delete(g.wins, id)
 	w := g.create(key, mg.Result, start, maxTS)
 	g.sessions[string(w.key)] = append(g.sessions[string(w.key)], w)
 	g.absorb(w, srcs)
+	g.wins[id] = w // absorb forgot the old window of this id
 	return nil
 }
 
-// addAsked adds the waiting elements of the asked keys to their merged (or
-// own) windows, in arrival order, as one batch of input.
+// addAsked adds the elements of the asked keys that were waiting when the
+// request went out to their merged (or own) windows, in arrival order, as
+// one batch of input. Later ones wait for the next request.
 func (g *GBK) addAsked(into map[string][]byte) {
 	m := g.merges
 	deferring := g.deferring
 	g.deferring = true
 	rest := m.waiting[:0]
 	m.minTS = coders.MaxTimestamp
-	for _, e := range m.waiting {
-		if !m.asked[string(e.key)] {
+	for i, e := range m.waiting {
+		if i >= m.askedN || !m.asked[string(e.key)] {
 			rest = append(rest, e)
 			m.minTS = min(m.minTS, e.ts)
 			continue

@@ -1,0 +1,256 @@
+package agg
+
+import (
+	"fmt"
+	"math/rand"
+	"slices"
+	"strings"
+	"testing"
+
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/coders"
+)
+
+// A merger stands in for the SDK's merge_windows: it answers one key's
+// windows with the merges it makes.
+type merger func(t *testing.T, windows [][]byte) []Merge
+
+// sessionMerger merges overlapping interval windows, as Beam's
+// MergeOverlappingIntervalWindows (Sessions' merge) does.
+func sessionMerger(t *testing.T, windows [][]byte) []Merge {
+	type iv struct {
+		w   coders.IntervalWindow
+		enc []byte
+	}
+	var ws []iv
+	for _, b := range windows {
+		w, _, err := coders.DecodeIntervalWindow(b)
+		if err != nil {
+			t.Fatalf("merge request window %x: %v", b, err)
+		}
+		ws = append(ws, iv{w, b})
+	}
+	slices.SortFunc(ws, func(a, b iv) int { return int(a.w.Start - b.w.Start) })
+	var out []Merge
+	flush := func(group []iv, union coders.IntervalWindow) {
+		if len(group) < 2 {
+			return
+		}
+		m := Merge{Result: coders.AppendIntervalWindow(nil, union)}
+		for _, g := range group {
+			m.Originals = append(m.Originals, g.enc)
+		}
+		out = append(out, m)
+	}
+	var group []iv
+	var union coders.IntervalWindow
+	for _, w := range ws {
+		if len(group) > 0 && w.w.Start < union.End {
+			group = append(group, w)
+			union.End = max(union.End, w.w.End)
+			continue
+		}
+		flush(group, union)
+		group, union = []iv{w}, w.w
+	}
+	flush(group, union)
+	return out
+}
+
+// evenMerger is fn_runner_test's CustomMergingWindowFn: every window whose
+// start is even merges into their span, odd ones stay.
+func evenMerger(t *testing.T, windows [][]byte) []Merge {
+	var m Merge
+	var span coders.IntervalWindow
+	for _, b := range windows {
+		w, _, err := coders.DecodeIntervalWindow(b)
+		if err != nil {
+			t.Fatalf("merge request window %x: %v", b, err)
+		}
+		if w.Start%2 != 0 {
+			continue
+		}
+		if len(m.Originals) == 0 {
+			span = w
+		}
+		span = coders.IntervalWindow{Start: min(span.Start, w.Start), End: max(span.End, w.End)}
+		m.Originals = append(m.Originals, b)
+	}
+	if len(m.Originals) == 0 {
+		return nil
+	}
+	m.Result = coders.AppendIntervalWindow(nil, span)
+	return []Merge{m}
+}
+
+// answer runs the merges a GBK asks for through mg.
+func answer(t *testing.T, g *GBK, mg merger) {
+	t.Helper()
+	for g.MergeRequests() {
+		var res []MergeResult
+		for _, r := range g.TakeMergeRequests() {
+			res = append(res, MergeResult{Key: r.Key, Merges: mg(t, r.Windows)})
+		}
+		if err := g.ApplyMerges(res); err != nil {
+			t.Fatalf("ApplyMerges: %v", err)
+		}
+	}
+}
+
+// runMerging is runScript for a GBK whose windows the SDK merges: the
+// "merge" command answers what it asks, and with auto set every command is
+// followed by one, so each element is a batch of its own.
+func runMerging(t *testing.T, cfg Config, lines []string, mg merger, auto bool) []string {
+	t.Helper()
+	g, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	var out []string
+	for _, line := range lines {
+		if line == "merge" {
+			answer(t, g, mg)
+		} else {
+			out = append(out, step(t, g, strings.Fields(line))...)
+		}
+		if auto {
+			answer(t, g, mg)
+		}
+		for _, p := range g.Fire() {
+			out = append(out, formatPane(t, p))
+		}
+	}
+	return out
+}
+
+func sdkMerging(c Config) Config { c.Merging, c.SDKMerge = true, true; return c }
+
+// TestSDKMergeIsSessions model-checks the SDK path against the GBK's own
+// sessions: with the SDK answering as Sessions does, random inputs,
+// watermarks and processing times give the same panes, in the same order,
+// under every trigger and accumulation mode the sessions tests use.
+func TestSDKMergeIsSessions(t *testing.T) {
+	cfgs := map[string]Config{
+		"default":            sessions(nil),
+		"count2-accum":       accumulating(sessions(tRepeat(tCount(2)))),
+		"early-late":         withLateness(sessions(tEOW(tCount(1), tCount(1))), 30),
+		"pt-early":           accumulating(sessions(tEOW(tPT(delay(5)), nil))),
+		"earliest":           withOutputTime(sessions(tEOW(tCount(2), nil)), pipepb.OutputTime_EARLIEST_IN_PANE),
+		"latest-lateness":    withLateness(withOutputTime(sessions(nil), pipepb.OutputTime_LATEST_IN_PANE), 20),
+		"orfinally-count3":   sessions(tOrFinally(tRepeat(tCount(1)), tCount(3))),
+		"eow-accum-lateness": withLateness(accumulating(sessions(tEOW(nil, tCount(1)))), 50),
+	}
+	rng := rand.New(rand.NewSource(17))
+	for name, cfg := range cfgs {
+		for i := range 60 {
+			lines := randomSessionScript(rng)
+			want := runScript(t, cfg, lines)
+			got := runMerging(t, sdkMerging(cfg), lines, sessionMerger, true)
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("%s #%d: script\n\t%s\nSDK merge:\n\t%s\nsessions:\n\t%s", name, i,
+					strings.Join(lines, "\n\t"), strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
+			}
+		}
+	}
+}
+
+// randomSessionScript adds values of two keys in sessions of gap 10 while
+// watermark and processing time move, then ends the input.
+func randomSessionScript(rng *rand.Rand) []string {
+	var lines []string
+	wm, pt := int64(0), int64(0)
+	for v := range 12 + rng.Intn(12) {
+		switch rng.Intn(5) {
+		case 0:
+			wm += int64(rng.Intn(20))
+			lines = append(lines, fmt.Sprintf("wm %d", wm))
+		case 1:
+			pt += int64(rng.Intn(8))
+			lines = append(lines, fmt.Sprintf("pt %d", pt))
+		}
+		ts := max(0, wm-10+int64(rng.Intn(40)))
+		lines = append(lines, fmt.Sprintf("add %c %d-%d v%d %d", 'a'+rng.Intn(2), ts, ts+10, v, ts))
+	}
+	return append(lines, "hold", "wm inf", "dropped", "done")
+}
+
+// TestSDKMergeCustom is fn_runner_test's custom merging window: windows
+// [t, t+1000) whose start is even merge into their span, in one batch.
+func TestSDKMergeCustom(t *testing.T) {
+	cfg := sdkMerging(Config{Window: coders.IntervalWindows})
+	got := runMerging(t, cfg, []string{
+		"begin", "add k 1-1001 1 1", "add k 2-1002 2 2", "add k 100-1100 100 100",
+		"add k 101-1101 101 101", "add k 102-1102 102 102", "end",
+		"wm inf", "hold", "merge", "hold", "done",
+	}, evenMerger, false)
+	want := []string{
+		"hold=1",
+		"k 1-1001 ON_TIME first last i=0 ot=0 ts=1000 [1]",
+		"k 101-1101 ON_TIME first last i=0 ot=0 ts=1100 [101]",
+		"k 2-1102 ON_TIME first last i=0 ot=0 ts=1101 [2 100 102]",
+		"hold=inf", "done=true",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got:\n\t%s\nwant:\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
+	}
+}
+
+// TestSDKMergeWaits: while windows wait for the SDK, the watermark and
+// the hold wait with them, and a second request goes out only after the
+// first was answered, naming the windows merged meanwhile.
+func TestSDKMergeWaits(t *testing.T) {
+	g, err := New(sdkMerging(Config{Window: coders.IntervalWindows}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(s, e, ts int64) {
+		if err := g.Add([]byte("k"), iw(s, e), []byte("v"), ts, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(0, 10, 5)
+	g.AdvanceWatermark(100)
+	if g.Watermark() != coders.MinTimestamp || g.Hold() != 5 {
+		t.Fatalf("waiting: watermark %d hold %d, want the minimum and 5", g.Watermark(), g.Hold())
+	}
+	reqs := g.TakeMergeRequests()
+	add(5, 15, 7)
+	if g.MergeRequests() || g.TakeMergeRequests() != nil {
+		t.Fatal("a second request went out before the first was answered")
+	}
+	if err := g.ApplyMerges([]MergeResult{{Key: reqs[0].Key}}); err != nil {
+		t.Fatal(err)
+	}
+	if g.Watermark() != 100 {
+		t.Fatalf("watermark %d after the answer, want 100", g.Watermark())
+	}
+	if n := len(g.Fire()); n != 1 {
+		t.Fatalf("%d panes after the first answer, want the window [0,10)", n)
+	}
+	reqs = g.TakeMergeRequests()
+	if len(reqs) != 1 || len(reqs[0].Windows) != 1 {
+		t.Fatalf("second request %v: want one key with one window (the first one's is closed)", reqs)
+	}
+}
+
+// TestSDKMergeBadAnswers: answers that do not fit the request are errors.
+func TestSDKMergeBadAnswers(t *testing.T) {
+	g, err := New(sdkMerging(Config{Window: coders.IntervalWindows}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.ApplyMerges(nil); err == nil {
+		t.Error("an answer with no request out was accepted")
+	}
+	if err := g.Add([]byte("k"), iw(0, 10), []byte("v"), 5, 0); err != nil {
+		t.Fatal(err)
+	}
+	g.TakeMergeRequests()
+	if err := g.ApplyMerges([]MergeResult{{Key: []byte("other")}}); err == nil {
+		t.Error("an answer for a key not asked was accepted")
+	}
+	bad := []MergeResult{{Key: []byte("k"), Merges: []Merge{{Result: []byte{1}, Originals: [][]byte{iw(0, 10)}}}}}
+	if err := g.ApplyMerges(bad); err == nil {
+		t.Error("a malformed merged window was accepted")
+	}
+}
