@@ -304,23 +304,29 @@ func (e *Engine) AdvanceProcessingTime(now int64) {
 	e.recompute()
 }
 
-// nextWakeup is the earliest processing time at which something could
-// fire; ok is false when nothing waits on processing time.
+// nextWakeup is the earliest processing time after now at which something
+// could become due; ok is false when nothing waits on processing time.
+// What is due already but could not run (its key or its stage busy, its
+// side inputs incomplete) waits for a bundle's end, not for time: were it
+// reported, the driver would wake at once, again and again, until then.
 func (e *Engine) nextWakeup() (at int64, ok bool) {
-	for _, st := range e.stages {
-		if t, has := st.nextTimerWakeup(); has && (!ok || t < at) {
+	consider := func(t int64) {
+		if t > e.now && (!ok || t < at) {
 			at, ok = t, true
 		}
+	}
+	for _, st := range e.stages {
+		if t, has := st.nextTimerWakeup(e.now); has {
+			consider(t)
+		}
 		for _, d := range st.delayed {
-			if !ok || d.readyAt < at {
-				at, ok = d.readyAt, true
-			}
+			consider(d.readyAt)
 		}
 		if st.gbk == nil {
 			continue
 		}
-		if t, has := st.gbk.NextProcessingTimeWakeup(); has && (!ok || t < at) {
-			at, ok = t, true
+		if t, has := st.gbk.NextProcessingTimeWakeup(); has {
+			consider(t)
 		}
 	}
 	return at, ok

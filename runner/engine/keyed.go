@@ -217,14 +217,15 @@ func (e *Engine) keyedWatermark(st *stage, wm int64) int64 {
 	return wm
 }
 
-// nextTimerWakeup is the earliest processing-time timer of the stage.
-func (st *stage) nextTimerWakeup() (int64, bool) {
+// nextTimerWakeup is the earliest processing-time timer of the stage due
+// after now.
+func (st *stage) nextTimerWakeup(now int64) (int64, bool) {
 	if st.keyed == nil {
 		return 0, false
 	}
 	at, ok := int64(0), false
 	for _, t := range st.keyed.timers {
-		if t.processing && (!ok || t.fire < at) {
+		if t.processing && t.fire > now && (!ok || t.fire < at) {
 			at, ok = t.fire, true
 		}
 	}

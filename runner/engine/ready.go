@@ -27,8 +27,10 @@ type Ready struct {
 	Bundles []Bundle
 	Splits  []SplitRequest
 	Done    bool
-	// WakeAt is the earliest processing time at which something could
-	// fire; Wake is false when nothing waits on processing time.
+	// WakeAt is the earliest processing time, later than the engine's,
+	// at which something could become due; Wake is false when nothing
+	// waits on processing time. An idle streaming job depends on it to
+	// fire its processing-time timers and triggers on time.
 	WakeAt int64
 	Wake   bool
 }

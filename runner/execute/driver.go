@@ -36,12 +36,18 @@ func (r *run) newDriver(eng *engine.Engine, ckpt checkpointPolicy, stages map[st
 	}
 }
 
-// handle feeds the engine the wall clock and carries out its decisions in
-// the order engine.Ready documents, returning them for the wait.
-func (d *driver) handle(ctx context.Context) (engine.Ready, error) {
+// syncClock feeds the engine the wall clock as processing time, except
+// under TestStream, whose events alone move it.
+func (d *driver) syncClock() {
 	if !d.virtual {
 		d.eng.AdvanceProcessingTime(time.Now().UnixMilli())
 	}
+}
+
+// handle feeds the engine the wall clock and carries out its decisions in
+// the order engine.Ready documents, returning them for the wait.
+func (d *driver) handle(ctx context.Context) (engine.Ready, error) {
+	d.syncClock()
 	rd := d.eng.Ready()
 	if rd.Err != nil {
 		return rd, rd.Err
@@ -88,8 +94,11 @@ func (d *driver) waitFor(rd engine.Ready) (<-chan time.Time, error) {
 }
 
 // onDone commits a finished bundle, or has it retried or the job failed,
-// and checkpoints when one is due.
+// and checkpoints when one is due. The clock moves first: the engine
+// stamps the bundle's output with its arrival time, which processing-time
+// triggers measure from, and its residuals' delays start then.
 func (d *driver) onDone(ctx context.Context, bd bundleDone) error {
+	d.syncClock()
 	rec := d.inflight[bd.b.ID]
 	delete(d.inflight, bd.b.ID)
 	if bd.err == nil {
@@ -139,9 +148,7 @@ func (d *driver) onProgress(p progressDone) {
 // for progress every progressEvery ticks, and lets the engine decide
 // splits, which its next Ready hands out.
 func (d *driver) onTick(ctx context.Context) {
-	if !d.virtual {
-		d.eng.AdvanceProcessingTime(time.Now().UnixMilli())
-	}
+	d.syncClock()
 	d.r.liveSample(d.eng)
 	for id, rec := range d.inflight {
 		d.eng.NoteOutput(id, rec.outBytes.Load())
