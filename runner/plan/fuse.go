@@ -54,7 +54,8 @@ type Stage struct {
 	// input (for a GBK, the one checkGBKWindowing accepted).
 	Windowing *pipepb.WindowingStrategy
 	// InputCoders replace, for the stage's SDK, the coders of PCollections
-	// it reads whose coders that SDK does not know (foreign.go).
+	// it reads whose coders that SDK does not know (foreign.go), and the
+	// GroupByKey output a Python stage reads (statebacked.go).
 	InputCoders map[string]InputCoder
 }
 
@@ -377,6 +378,7 @@ func (f *fuser) finish() (*Plan, error) {
 		}
 	}
 	p.foreignInputs()
+	p.stateBackedInputs()
 	return p, nil
 }
 
