@@ -26,18 +26,18 @@ const hotShare = 4
 // gbkHot gives a spilling GroupByKey its hot-key pages, if every reader of
 // its output can take a state-backed iterable: SDK stages of the Go SDK,
 // which read one from the plain iterable coder the GroupByKey's output
-// has. (Python reads them only through beam:coder:state_backed_iterable:v1,
-// which the runner does not substitute yet.)
+// has, and Python stages told by the plan that the values are state-backed
+// (beam:coder:state_backed_iterable:v1, plan/statebacked.go).
 func (b specBuilder) gbkHot(s *plan.Stage, budget int) (agg.Spill, []byte, int) {
-	if b.cfg.Space == nil || len(s.Outputs) == 0 || !b.goReaders(s.Outputs[0]) {
+	if b.cfg.Space == nil || len(s.Outputs) == 0 || !b.stateBackedReaders(s.Outputs[0]) {
 		return nil, nil, 0
 	}
 	return b.cfg.Space(hotSpace), []byte(s.ID + "\x00"), max(budget/hotShare, 1)
 }
 
-// goReaders: pc has readers, all SDK stages in Go SDK environments reading
-// it as their main input.
-func (b specBuilder) goReaders(pc string) bool {
+// stateBackedReaders: pc has readers, all SDK stages reading it as their
+// main input as a state-backed iterable.
+func (b specBuilder) stateBackedReaders(pc string) bool {
 	n := 0
 	for _, s := range b.pl.Stages {
 		for _, side := range s.SideInputs {
@@ -48,7 +48,7 @@ func (b specBuilder) goReaders(pc string) bool {
 		if !slices.Contains(s.Inputs, pc) && !slices.Contains(s.CopyInputs, pc) {
 			continue
 		}
-		if s.Kind != stagekind.SDK || !b.goEnv(s.Env) {
+		if s.Kind != stagekind.SDK || !(b.goEnv(s.Env) || s.InputCoders[pc].StateBacked) {
 			return false
 		}
 		n++

@@ -21,6 +21,9 @@ import (
 type InputCoder struct {
 	Elem string // element coder of the PCollection in the descriptor
 	Wire string // windowed value coder of the data port
+	// StateBacked: the SDK reads the GroupByKey values in it as a
+	// state-backed iterable (statebacked.go).
+	StateBacked bool
 }
 
 // sdkSpecific are coder URN prefixes only one SDK reads (SDKs do not

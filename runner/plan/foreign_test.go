@@ -76,6 +76,10 @@ func TestForeignCoderReadAsBytes(t *testing.T) {
 			if strings.Contains(urns+pcURNs, "beam:go:") || !strings.Contains(urns, "beam:coder:length_prefix:v1 beam:coder:bytes:v1") {
 				t.Errorf("Python stage %s reads with %s (PCollection %s)", st.ID, urns, pcURNs)
 			}
+			// Both rewrites apply to the combine's grouped accumulators.
+			if groupedOutputs(pl)[st.Inputs[0]] != "" && !strings.Contains(urns, URNStateBackedIterable) {
+				t.Errorf("Python stage %s reads grouped values with %s, not state-backed", st.ID, urns)
+			}
 		} else if len(st.InputCoders) > 0 {
 			t.Errorf("Go stage %s got input coders %v", st.ID, st.InputCoders)
 		}

@@ -54,7 +54,8 @@ type Stage struct {
 	// input (for a GBK, the one checkGBKWindowing accepted).
 	Windowing *pipepb.WindowingStrategy
 	// InputCoders replace, for the stage's SDK, the coders of PCollections
-	// it reads whose coders that SDK does not know (foreign.go).
+	// it reads whose coders that SDK does not know (foreign.go), and the
+	// GroupByKey output a Python stage reads (statebacked.go).
 	InputCoders map[string]InputCoder
 	// MergeStage is, for a GroupByKey whose windows the SDK merges, the
 	// stage that runs the WindowFn's merge_windows (mergewin.go).
@@ -383,6 +384,7 @@ func (f *fuser) finish() (*Plan, error) {
 		return nil, err
 	}
 	p.foreignInputs()
+	p.stateBackedInputs()
 	return p, nil
 }
 

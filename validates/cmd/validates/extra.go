@@ -22,6 +22,7 @@ const (
 // checkNames lists every extra check, as -disable names them.
 func checkNames() []string {
 	names := append([]string{wordcountCheck, wordcountEnvCheck}, differentialChecks()...)
+	names = append(names, pyHotKeyCheck)
 	names = append(names, xlangChecks()...)
 	for _, c := range lifecycle.Checks() {
 		names = append(names, "lifecycle/"+c.Name)

@@ -164,13 +164,13 @@ func runSuites(ctx context.Context, cfg config, work string, bins binaries, srv 
 	if err := srv.exitedEarly(); err != nil {
 		rep.problems = append([]string{err.Error()}, rep.problems...)
 	}
-	runExtraChecks(ctx, cfg, work, srv, rep)
+	runExtraChecks(ctx, cfg, work, bins.runner, srv, rep)
 	return rep
 }
 
-// runExtraChecks runs the lifecycle checks, the differential checks, then
-// wordcount (the longest).
-func runExtraChecks(ctx context.Context, cfg config, work string, srv *server, rep *report) {
+// runExtraChecks runs the lifecycle checks, the differential checks, the
+// hot-key check on a server of its own, then wordcount (the longest).
+func runExtraChecks(ctx context.Context, cfg config, work, runnerBin string, srv *server, rep *report) {
 	from, expFrom := len(rep.results), len(rep.expected)
 	defer func() { rep.summarize("lifecycle, differential and wordcount checks", from, expFrom) }()
 	timed("lifecycle checks", func() error {
@@ -179,6 +179,7 @@ func runExtraChecks(ctx context.Context, cfg config, work string, srv *server, r
 		return err
 	})
 	runDifferential(ctx, cfg, work, srv.endpoint, rep)
+	runPyHotKey(ctx, cfg, work, runnerBin, rep)
 	runXlang(ctx, cfg, work, srv.endpoint, rep)
 	runWordcountChecks(ctx, cfg, work, srv.endpoint, rep)
 }
