@@ -77,6 +77,7 @@ type pcoll struct {
 	sides     []*stage // stages reading it as a side input
 	data      *Data    // kept only while side consumers need it
 	mergeFor  *stage   // the GBK whose merge answers this PCollection carries
+	fromGBK   *stage   // the GBK writing it, if one does
 }
 
 type stage struct {
@@ -151,6 +152,9 @@ func (e *Engine) newStage(ss StageSpec) (*stage, error) {
 		}
 		st.gbk = g
 		e.addConsumer(ss.Inputs[0], st)
+		if p := e.pcolls[ss.Outputs[0]]; len(ss.Outputs) == 1 && p != nil {
+			p.fromGBK = st
+		}
 	case stagekind.SDK:
 		e.addConsumer(ss.Inputs[0], st)
 		if ss.Keyed {

@@ -96,7 +96,9 @@ func (e *Engine) emitPanes(st *stage) {
 	// Chunks of at most a data-plane frame: bundles are then cut into
 	// frames without parsing them.
 	out := st.spec.Outputs[0]
-	st.gbk.FireEncodedTo(paneChunkBytes, func(c []byte) { e.deliver(out, c) })
+	if budget := e.paneBudget(st); budget != 0 {
+		st.gbk.FireEncodedUpTo(paneChunkBytes, budget, func(c []byte) { e.deliver(out, c) })
+	}
 	if err := st.gbk.Err(); err != nil {
 		e.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
 	}

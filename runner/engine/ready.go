@@ -72,6 +72,7 @@ func (e *Engine) readyNow() []*bundle {
 }
 
 func (e *Engine) readyBundles() []*bundle {
+	e.topUpPanes()
 	var out []*bundle
 	for _, st := range e.stages {
 		if st.spec.Kind != stagekind.SDK || !e.sidesReady(st) {
@@ -132,7 +133,10 @@ func (e *Engine) canRun(st *stage) bool {
 	if e.spec.Streaming {
 		return true
 	}
-	return e.pcolls[st.spec.Inputs[0]].wm >= coders.MaxTimestamp
+	p := e.pcolls[st.spec.Inputs[0]]
+	// A GroupByKey whose input is complete has fired every window; it
+	// hands the panes out as they are read (panes.go).
+	return p.wm >= coders.MaxTimestamp || (p.fromGBK != nil && p.fromGBK.inWM >= coders.MaxTimestamp)
 }
 
 // cut splits a stage's pending input into at most n bundles.

@@ -94,6 +94,10 @@ type Spec struct {
 	// MaxAttempts is how many times a failed bundle may run (see
 	// Engine.Retry); 0 means once.
 	MaxAttempts int
+	// PaneRoom is how much pending input a GroupByKey's readers may have
+	// before it holds back more of its panes (panes.go); 0 means 4 MiB per
+	// bundle slot.
+	PaneRoom int
 	// StartTime is the initial processing time: the wall clock for real
 	// jobs, a fixed origin for TestStream's virtual time.
 	StartTime int64

@@ -2,6 +2,7 @@ package execute
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -190,7 +191,11 @@ func (r *run) commit(ctx context.Context, eng *engine.Engine, ss *sdkStage, d bu
 	out := map[string][][]byte{}
 	for sink, frames := range d.res.Outputs {
 		if pc, ok := ss.io.Sinks[sink]; ok {
-			out[pc] = append(out[pc], join(frames))
+			wv, err := r.sinkCodec(pc)
+			if err != nil {
+				return err
+			}
+			out[pc] = append(out[pc], elementChunks(frames, wv)...)
 		}
 	}
 	timers := map[engine.TimerStream][][]byte{}
@@ -212,6 +217,67 @@ func (r *run) commit(ctx context.Context, eng *engine.Engine, ss *sdkStage, d bu
 		}
 	}
 	return nil
+}
+
+// elementChunks turns a stream's frames into chunks of whole elements
+// without copying them where they already are: only frames an element
+// spans are joined. The engine keeps chunks by reference (a GroupByKey
+// does until it fires), so a copy of every output would double what a
+// bundle's output costs while it is committed.
+func elementChunks(frames [][]byte, wv *coders.WindowedValueCodec) [][]byte {
+	out := make([][]byte, 0, len(frames))
+	var carry []byte
+	for i, f := range frames {
+		if carry != nil {
+			carry = append(carry, f...)
+		} else if endsWhole(f, wv) {
+			out = append(out, f)
+			frames[i] = nil
+			continue
+		} else {
+			carry = append(make([]byte, 0, 2*len(f)), f...)
+		}
+		frames[i] = nil
+		if endsWhole(carry, wv) {
+			out = append(out, carry)
+			carry = nil
+		}
+	}
+	if carry != nil {
+		out = append(out, carry) // truncated: the engine reports it
+	}
+	return out
+}
+
+// endsWhole reports whether b ends at an element boundary. Malformed data
+// counts as whole, for the engine to report where it is.
+func endsWhole(b []byte, wv *coders.WindowedValueCodec) bool {
+	var v coders.WindowedValue
+	for off := 0; off < len(b); {
+		n, err := wv.Parse(b[off:], &v)
+		if err != nil {
+			return !errors.Is(err, coders.ErrShort)
+		}
+		off += n
+	}
+	return true
+}
+
+// sinkCodec is the wire codec of a PCollection SDK stages write, compiled
+// once per job.
+func (r *run) sinkCodec(pc string) (*coders.WindowedValueCodec, error) {
+	if wv := r.sinkCodecs[pc]; wv != nil {
+		return wv, nil
+	}
+	wv, err := wireCodec(r.plan, pc)
+	if err != nil {
+		return nil, fmt.Errorf("PCollection %q: %w", pc, err)
+	}
+	if r.sinkCodecs == nil {
+		r.sinkCodecs = map[string]*coders.WindowedValueCodec{}
+	}
+	r.sinkCodecs[pc] = wv
+	return wv, nil
 }
 
 // join concatenates a stream's frames: elements may span frames. It drops

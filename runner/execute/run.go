@@ -14,6 +14,7 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/harness"
+	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/userstate"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/metrics"
@@ -36,6 +37,9 @@ type run struct {
 	concurrency concurrency
 
 	pool *pool // the job's SDK workers
+	// sinkCodecs are the wire codecs of SDK outputs, used by the driver
+	// goroutine only (commit).
+	sinkCodecs map[string]*coders.WindowedValueCodec
 }
 
 func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run, error) {

@@ -36,6 +36,10 @@ type batchWin struct {
 	// spilled: some of the window's values are in the spill, so its panes
 	// are read back from there.
 	spilled bool
+	// sorted: elems are in key order, and those before emitted were
+	// already handed out (a budgeted FireEncoded stops between panes).
+	sorted  bool
+	emitted int
 }
 
 // batchElem references one value. Values are kept in arrival order within
@@ -140,7 +144,7 @@ func (b *batch) advance(wm int64) {
 // hold is the least output time a pending window may still produce: a
 // lower bound of the general machine's per-key holds.
 func (b *batch) hold() int64 {
-	h := coders.MaxTimestamp
+	h := b.dueHold()
 	for _, w := range b.wins {
 		h = min(h, w.hold, w.maxTS)
 	}
@@ -150,12 +154,14 @@ func (b *batch) hold() int64 {
 func (b *batch) done() bool { return len(b.wins) == 0 && len(b.due) == 0 }
 
 // eachPane calls f for every pane of the due windows, in order, and
-// forgets them. vals are the pane's values in arrival order. With
-// allowHot, a key read back from the spill whose values pass the hot
-// budget gets only its first values in vals, the rest in pages named by
-// hot (hot.go); otherwise hot is always nil.
-func (b *batch) eachPane(allowHot bool, f func(key, win []byte, vals []batchElem, ts int64, hot []byte)) {
-	for i, w := range b.due {
+// forgets them, until f asks to stop (returns false); the next call goes on
+// from there. vals are the pane's values in arrival order. With allowHot,
+// a key read back from the spill whose values pass the hot budget gets
+// only its first values in vals, the rest in pages named by hot (hot.go);
+// otherwise hot is always nil. A spilled window is read back whole.
+func (b *batch) eachPane(allowHot bool, f func(key, win []byte, vals []batchElem, ts int64, hot []byte) bool) {
+	for len(b.due) > 0 {
+		w := b.due[0]
 		if w.spilled {
 			b.spill.readWin(w, allowHot, func(es []batchElem, hot *hotRun) {
 				ts := paneTime(w, es)
@@ -165,22 +171,43 @@ func (b *batch) eachPane(allowHot bool, f func(key, win []byte, vals []batchElem
 				}
 				f(es[0].key, w.win, es, ts, token)
 			})
-			b.due[i] = nil
-			continue
+		} else if !b.eachWinPane(w, f) {
+			return
 		}
-		sortElems(w.elems)
-		es := w.elems
-		for len(es) > 0 {
-			n := 1
-			for n < len(es) && es[n].prefix == es[0].prefix && bytes.Equal(es[n].key, es[0].key) {
-				n++
-			}
-			f(es[0].key, w.win, es[:n], paneTime(w, es[:n]), nil)
-			es = es[n:]
-		}
-		b.due[i] = nil // release the input it references
+		b.due[0] = nil // release the input it references
+		b.due = b.due[1:]
 	}
-	b.due = b.due[:0]
+	b.due = nil
+}
+
+// eachWinPane hands out the panes of an in-memory window from where the
+// last call stopped; false if f stopped it before the end.
+func (b *batch) eachWinPane(w *batchWin, f func(key, win []byte, vals []batchElem, ts int64, hot []byte) bool) bool {
+	if !w.sorted {
+		sortElems(w.elems)
+		w.sorted = true
+	}
+	for w.emitted < len(w.elems) {
+		es := w.elems[w.emitted:]
+		n := 1
+		for n < len(es) && es[n].prefix == es[0].prefix && bytes.Equal(es[n].key, es[0].key) {
+			n++
+		}
+		w.emitted += n
+		if !f(es[0].key, w.win, es[:n], paneTime(w, es[:n]), nil) {
+			return w.emitted == len(w.elems)
+		}
+	}
+	return true
+}
+
+// dueHold is the least timestamp the due panes not yet handed out carry.
+func (b *batch) dueHold() int64 {
+	h := coders.MaxTimestamp
+	for _, w := range b.due {
+		h = min(h, w.hold, w.maxTS)
+	}
+	return h
 }
 
 // paneTime is a pane's timestamp: the least held output time of its
@@ -224,9 +251,14 @@ func (b *batch) appendPanes(max int) [][]byte {
 
 // emitPanes is appendPanes handing each chunk to emit as soon as it is
 // full, so a window read back from the spill never sits in memory whole.
-func (b *batch) emitPanes(max int, emit func([]byte)) {
+func (b *batch) emitPanes(max int, emit func([]byte)) { b.emitPanesUpTo(max, -1, emit) }
+
+// emitPanesUpTo is emitPanes stopping after the pane that brings what it
+// emitted to budget bytes (budget < 0: no limit).
+func (b *batch) emitPanesUpTo(max, budget int, emit func([]byte)) {
 	var cur []byte
-	b.eachPane(true, func(key, win []byte, vals []batchElem, ts int64, hot []byte) {
+	sent := 0
+	b.eachPane(true, func(key, win []byte, vals []batchElem, ts int64, hot []byte) bool {
 		size := 8 + 4 + len(win) + 1 + len(key) + 4 + 2*binaryMaxVarint + len(hot)
 		for _, v := range vals {
 			size += len(v.value)
@@ -253,6 +285,8 @@ func (b *batch) emitPanes(max int, emit func([]byte)) {
 		if hot != nil {
 			cur = coders.AppendLengthPrefixed(coders.AppendVarint(cur, -1), hot)
 		}
+		sent += size
+		return budget < 0 || sent < budget
 	})
 	if len(cur) > 0 {
 		emit(cur)
@@ -272,12 +306,13 @@ func maxInt(a, b int) int {
 // panes returns the due panes as Pane values (copying value lists).
 func (b *batch) panes() []Pane {
 	var out []Pane
-	b.eachPane(false, func(key, win []byte, vals []batchElem, ts int64, _ []byte) {
+	b.eachPane(false, func(key, win []byte, vals []batchElem, ts int64, _ []byte) bool {
 		vs := make([][]byte, len(vals))
 		for i, v := range vals {
 			vs[i] = v.value
 		}
 		out = append(out, Pane{Key: key, Window: win, Values: vs, Timestamp: ts, Info: onTimePane})
+		return true
 	})
 	return out
 }

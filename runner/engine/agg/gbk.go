@@ -292,6 +292,28 @@ func (g *GBK) FireEncodedTo(max int, emit func([]byte)) {
 	}
 }
 
+// FireEncodedUpTo is FireEncodedTo stopping once about budget bytes of
+// panes were emitted (a pane is never cut): the default-trigger path then
+// hands out a large window's output as its readers consume it, instead of
+// holding it twice, as input and as output. The rest stays due (Due) and
+// holds the GBK's output watermark (Hold). Other paths emit everything.
+func (g *GBK) FireEncodedUpTo(max, budget int, emit func([]byte)) {
+	if g.fast == nil {
+		g.FireEncodedTo(max, emit)
+		return
+	}
+	g.fast.emitPanesUpTo(max, budget, emit)
+	g.holdValid = false
+}
+
+// Due reports whether fired panes wait to be emitted.
+func (g *GBK) Due() bool {
+	if g.fast != nil {
+		return len(g.fast.due) > 0
+	}
+	return len(g.out) > 0
+}
+
 // NextProcessingTimeWakeup is the earliest processing time at which a
 // processing-time trigger may fire; ok is false when none is armed.
 func (g *GBK) NextProcessingTimeWakeup() (at int64, ok bool) {

@@ -1,0 +1,61 @@
+package engine
+
+import "github.com/beam-runner/beam-runner/runner/stagekind"
+
+// A GroupByKey hands out the panes it fired as its readers take them:
+// its readers' pending input is topped up to about pullBytes at a time, so
+// a large window's output is not held twice, once as grouped input and once
+// as the readers' pending input. The panes not yet handed out hold the
+// GBK's output watermark; in a batch job its readers run as soon as the
+// GBK's input is complete (canRun).
+
+// pullBytes is how much pending input a GBK's readers get ahead of their
+// bundles: by default enough for every bundle slot to get a good-sized
+// bundle.
+func (e *Engine) pullBytes() int {
+	if e.spec.PaneRoom > 0 {
+		return e.spec.PaneRoom
+	}
+	return 4 << 20 * max(e.spec.MaxBundles, 1)
+}
+
+// paneBudget is how many bytes of panes st may hand out now: -1 (all)
+// unless every reader is an unkeyed SDK stage reading it as main input.
+func (e *Engine) paneBudget(st *stage) int {
+	p := e.pcolls[st.spec.Outputs[0]]
+	if p == nil || p.data != nil || len(p.consumers) == 0 {
+		return -1 // side-input readers need it whole
+	}
+	most := 0
+	for _, c := range p.consumers {
+		if c.spec.Kind != stagekind.SDK || c.keyed != nil {
+			return -1
+		}
+		most = max(most, pendingBytes(c))
+	}
+	return max(e.pullBytes()-most, 0)
+}
+
+func pendingBytes(st *stage) int {
+	n := 0
+	for _, c := range st.pending {
+		n += max(len(c.data), c.size)
+	}
+	return n
+}
+
+// topUpPanes lets each GBK with panes due hand out what its readers have
+// room for, and moves watermarks if one handed out its last.
+func (e *Engine) topUpPanes() {
+	finished := false
+	for _, st := range e.stages {
+		if st.gbk == nil || !st.gbk.Due() {
+			continue
+		}
+		e.emitPanes(st)
+		finished = finished || !st.gbk.Due()
+	}
+	if finished {
+		e.recompute()
+	}
+}

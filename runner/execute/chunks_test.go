@@ -1,0 +1,39 @@
+package execute
+
+import (
+	"bytes"
+	"testing"
+
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/coders"
+)
+
+// TestElementChunks: frames that end on element boundaries are kept as
+// they are, without a copy; frames an element spans are joined until the
+// element ends; a truncated stream still reaches the engine to be reported.
+func TestElementChunks(t *testing.T) {
+	cs := map[string]*pipepb.Coder{
+		"b":  {Spec: &pipepb.FunctionSpec{Urn: coders.URNBytes}},
+		"gw": {Spec: &pipepb.FunctionSpec{Urn: coders.URNGlobalWindow}},
+		"wv": {Spec: &pipepb.FunctionSpec{Urn: coders.URNWindowedValue}, ComponentCoderIds: []string{"b", "gw"}},
+	}
+	wv, err := coders.CompileWindowedValue(cs, "wv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	elem := func(s string) []byte {
+		return coders.AppendWindowedValue(nil, 0, 1, nil, coders.NoFiringPane, coders.AppendLengthPrefixed(nil, []byte(s)))
+	}
+	a, b, c := elem("aaaa"), elem("bbbbbbbb"), elem("cc")
+	whole := append(append([]byte(nil), a...), b...)
+	// c's bytes split over three frames, then one whole frame.
+	frames := [][]byte{whole, c[:3], c[3:5], c[5:], a}
+	got := elementChunks(append([][]byte(nil), frames...), wv)
+	if len(got) != 3 || &got[0][0] != &whole[0] || !bytes.Equal(got[1], c) || &got[2][0] != &a[0] {
+		t.Fatalf("chunks %q: want the first and last frames as they are and c joined", got)
+	}
+	trunc := elementChunks([][]byte{a, c[:4]}, wv)
+	if len(trunc) != 2 || !bytes.Equal(trunc[1], c[:4]) {
+		t.Errorf("truncated stream gave %q, want its tail kept for the engine to report", trunc)
+	}
+}
