@@ -19,6 +19,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/metrics"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
+	"github.com/beam-runner/beam-runner/runner/store"
 	"github.com/beam-runner/beam-runner/worker"
 )
 
@@ -36,6 +37,9 @@ type run struct {
 	concurrency concurrency
 
 	pool *pool // the job's SDK workers
+	// scratch takes the job's spill (nil without a store); it is removed
+	// whole when the run closes.
+	scratch *store.Scratch
 }
 
 func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run, error) {
@@ -54,6 +58,9 @@ func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run
 		return nil, err
 	}
 	r.srv, r.pool.srv = srv, srv
+	if opts.Store != nil {
+		r.scratch = opts.Store.Scratch(j.ID)
+	}
 	return r, nil
 }
 
