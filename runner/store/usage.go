@@ -34,8 +34,8 @@ func (s *Store) Reclaim(prefix []byte) error {
 
 // Usage is the store's size on disk, in bytes, by part.
 type Usage struct {
-	Jobs    int64 // the job records' instance: records, checkpoints, its log
-	Scratch int64 // every Scratch: spilled GroupByKeys and bundle input
+	Jobs    int64 `json:"jobs_bytes"`    // the job records' instance: records, checkpoints, its log
+	Scratch int64 `json:"scratch_bytes"` // every Scratch: spilled GroupByKeys and bundle input
 }
 
 // Usage measures the files under the state dir. A file removed while it is
