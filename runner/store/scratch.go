@@ -47,6 +47,7 @@ type Scratch struct {
 	active  int        // operations using db
 	closing bool       // no new operations: a close is under way
 	removed bool       // by Remove or the store's Close: no more opening
+	made    bool       // an open was tried: there may be a directory to remove
 
 	unqueued atomic.Int64 // bytes written since the memtables were counted
 
@@ -63,15 +64,21 @@ const (
 
 // Scratch returns a new scratch space for owner (a job id, named in its
 // errors and its directory). Nothing is on disk until its first write;
-// Remove drops it. The store's Close removes those still open.
+// Remove drops it. The store's Close removes those still open; one asked
+// for after Close is removed already (the directory is no longer ours).
 func (s *Store) Scratch(owner string) *Scratch {
+	s.mu.RLock() // Close's removeScratches sees every Scratch made before it
+	defer s.mu.RUnlock()
 	s.smu.Lock()
 	defer s.smu.Unlock()
 	s.scratchSeq++
-	x := &Scratch{st: s, name: owner, progress: make(chan struct{}),
+	x := &Scratch{st: s, name: owner, progress: make(chan struct{}), removed: s.closed,
 		dir: s.fs.PathJoin(s.dir, scratchDir, fmt.Sprintf("%d-%s", s.scratchSeq, dirSafe(owner)))}
 	x.idle.L = &x.mu
 	x.fs = newFaultFS(s.fs.FS, x.faulted)
+	if s.closed {
+		return x
+	}
 	if s.scratches == nil {
 		s.scratches = map[*Scratch]bool{}
 	}
@@ -101,10 +108,14 @@ func (x *Scratch) Remove() error {
 	x.mu.Lock()
 	x.removed = true
 	err := x.closeLocked()
+	made := x.made
 	x.mu.Unlock()
 	x.st.smu.Lock()
 	delete(x.st.scratches, x)
 	x.st.smu.Unlock()
+	if !made {
+		return err
+	}
 	if rerr := x.fs.RemoveAll(x.dir); rerr != nil && err == nil {
 		err = fmt.Errorf("removing the spill of %s in %s: %w", x.name, x.dir, rerr)
 	}
@@ -124,6 +135,7 @@ func (x *Scratch) open() error {
 	if err := x.fs.err(); err != nil {
 		return x.faultErr(err)
 	}
+	x.made = true
 	db, err := pebble.Open(x.dir, &pebble.Options{FS: x.fs, DisableWAL: true, Logger: pebbleLogger{x.st.log},
 		MemTableSize: scratchMemTable, MemTableStopWritesThreshold: 1 << 10, L0StopWritesThreshold: 1 << 10,
 		EventListener: &pebble.EventListener{FlushEnd: func(pebble.FlushInfo) { x.wake() },

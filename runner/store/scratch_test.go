@@ -146,6 +146,20 @@ func TestCloseRemovesScratch(t *testing.T) {
 	}
 }
 
+// TestScratchAfterClose: a job that asks for a scratch after the store
+// closed gets one that refuses writes, and nothing is made on disk.
+func TestScratchAfterClose(t *testing.T) {
+	s := open(t, t.TempDir())
+	s.Close()
+	x := s.Scratch("late")
+	if err := x.Space("p/").WriteRun([][]byte{[]byte("k")}, [][]byte{[]byte("v")}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("writing after Close: err = %v, want ErrClosed", err)
+	}
+	if _, err := os.Stat(x.Dir()); !os.IsNotExist(err) {
+		t.Fatalf("%s after Close: %v, want nothing made", x.Dir(), err)
+	}
+}
+
 func scratchFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	var files []string
