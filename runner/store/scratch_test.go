@@ -146,6 +146,24 @@ func TestCloseRemovesScratch(t *testing.T) {
 	}
 }
 
+// TestSharedSpace: the store's own Spaces share one Scratch, so what one
+// writes another reads, and Close removes it.
+func TestSharedSpace(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	spill(t, s.Space("a/"), 3)
+	n := 0
+	if err := s.Space("a/").Scan(nil, func(k, v []byte) error { n++; return nil }); err != nil || n != 3 {
+		t.Fatalf("reading the shared space back: %d runs, %v; want 3", n, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if files := scratchFiles(t, dir); len(files) > 0 {
+		t.Fatalf("after Close the scratch dir holds %v", files)
+	}
+}
+
 // TestScratchAfterClose: a job that asks for a scratch after the store
 // closed gets one that refuses writes, and nothing is made on disk.
 func TestScratchAfterClose(t *testing.T) {

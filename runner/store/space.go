@@ -19,6 +19,28 @@ type Space struct {
 // prefix one another are disjoint.
 func (x *Scratch) Space(prefix string) *Space { return &Space{sc: x, prefix: []byte(prefix)} }
 
+// Space returns the space under prefix of the store's shared Scratch, made
+// on first use and removed by Close: for users with no job to tie their
+// scratch to (tests, tools). A job's spill goes to a Scratch of its own,
+// whose space is given back when the job ends.
+func (s *Store) Space(prefix string) *Space {
+	s.smu.Lock()
+	x := s.shared
+	s.smu.Unlock()
+	if x == nil {
+		x = s.Scratch("shared")
+		s.smu.Lock()
+		if s.shared == nil {
+			s.shared = x
+		} else {
+			delete(s.scratches, x) // another call made it first; x was never written
+			x = s.shared
+		}
+		s.smu.Unlock()
+	}
+	return x.Space(prefix)
+}
+
 // WriteRun writes the pairs in one atomic batch. It fails, naming the
 // cause, on a full disk (ENOSPC) and after a disk fault.
 func (sp *Space) WriteRun(keys, values [][]byte) error {

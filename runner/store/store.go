@@ -47,6 +47,7 @@ type Store struct {
 	smu        sync.Mutex
 	scratches  map[*Scratch]bool
 	scratchSeq int
+	shared     *Scratch // Space's, made on first use
 
 	// reclaiming is cancelled by Close, to stop Reclaim's compactions.
 	reclaiming     context.Context
