@@ -25,11 +25,37 @@ func Prepare(c *Config, log io.Writer) error {
 	if err := checkBinaries(c); err != nil {
 		return err
 	}
+	return prepareInputs(c, log)
+}
+
+// prepareInputs writes each text a workload reads (once per size) and
+// counts the words of those checked against their input.
+func prepareInputs(c *Config, log io.Writer) error {
+	written := map[int64]bool{}
 	for _, w := range c.Workloads {
-		if w.Text {
-			fmt.Fprintf(log, "generating %d MiB of wordcount text…\n", c.Sizes.WordcountMB)
-			return GenerateText(TextPath(c.WorkDir, c.Sizes.WordcountMB), c.Sizes.WordcountMB)
+		mb := w.TextMB(c.Sizes)
+		if !w.Text || written[mb] {
+			continue
 		}
+		written[mb] = true
+		fmt.Fprintf(log, "generating %d MiB of wordcount text…\n", mb)
+		if err := GenerateText(TextPath(c.WorkDir, mb), mb); err != nil {
+			return err
+		}
+	}
+	for _, w := range c.Workloads {
+		if !w.Large {
+			continue
+		}
+		fmt.Fprintf(log, "counting the words of %s's input…\n", w.Name)
+		sig, err := InputWordcountSignature(TextPath(c.WorkDir, w.TextMB(c.Sizes)))
+		if err != nil {
+			return fmt.Errorf("counting %s's input: %w", w.Name, err)
+		}
+		if c.Expected == nil {
+			c.Expected = map[string]string{}
+		}
+		c.Expected[w.Name] = sig
 	}
 	return nil
 }
@@ -65,6 +91,9 @@ func RunAll(ctx context.Context, c *Config, log io.Writer) []Result {
 		for _, w := range c.Workloads {
 			for i := range c.Runners {
 				r := c.Runners[(i+round-1)%len(c.Runners)]
+				if !w.RunsOn(r) {
+					continue
+				}
 				res := RunOne(ctx, c, w, r, round)
 				fmt.Fprintln(log, progressLine(res))
 				all = append(all, res)
@@ -78,7 +107,7 @@ func RunAll(ctx context.Context, c *Config, log io.Writer) []Result {
 }
 
 func progressLine(r Result) string {
-	s := fmt.Sprintf("round %d %-9s %-11s %8s  server %7s  client %7s",
+	s := fmt.Sprintf("round %d %-13s %-19s %8s  server %7s  client %7s",
 		r.Round, r.Workload, r.Runner, FormatDuration(r.Wall), FormatKB(r.ServerRSSKB), FormatKB(r.ClientRSSKB))
 	if r.Err != "" {
 		s += "  FAILED: " + truncate(r.Err, 200)

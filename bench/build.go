@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -20,7 +21,7 @@ func Build(repoRoot, workDir string, ws []Workload) error {
 	bin := filepath.Join(workDir, "bin") + string(filepath.Separator)
 	pkgs := []string{"./cmd/beam-runner"}
 	for _, w := range ws {
-		if w.Pkg != "" {
+		if w.Pkg != "" && !slices.Contains(pkgs, w.Pkg) { // wordcount-600 is wordcount's program
 			pkgs = append(pkgs, w.Pkg)
 		}
 	}

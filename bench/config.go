@@ -18,29 +18,20 @@ type Config struct {
 	Python    string // interpreter for Python workloads; "" is python3
 	// MemoryLimit is beam-runner-limited's --memory_limit.
 	MemoryLimit string
+	// Expected holds, by workload, the output signature its input must
+	// give, for workloads checked against the input (Workload.Large):
+	// Prepare fills it.
+	Expected map[string]string
 }
 
 // DefaultSizes are those of the figures in docs/bench/README.md: 1M
-// records of 100 bytes (10-byte keys) and 60 MB of wordcount text.
-var DefaultSizes = Sizes{Records: 1_000_000, KeySize: 10, ValueSize: 90, WordcountMB: 60, CPUElements: 400}
+// records of 100 bytes (10-byte keys), 60 MiB of wordcount text and 600
+// MiB for wordcount-600.
+var DefaultSizes = Sizes{Records: 1_000_000, KeySize: 10, ValueSize: 90, WordcountMB: 60, LargeWordcountMB: 600, CPUElements: 400}
 
 // QuickSizes are for smoke runs that finish in a few minutes.
-var QuickSizes = Sizes{Records: 100_000, KeySize: 10, ValueSize: 90, WordcountMB: 10, CPUElements: 200}
+var QuickSizes = Sizes{Records: 100_000, KeySize: 10, ValueSize: 90, WordcountMB: 10, LargeWordcountMB: 60, CPUElements: 200}
 
 func (c *Config) logPath(name string) string {
 	return filepath.Join(c.WorkDir, "logs", name+".log")
-}
-
-// PayloadBytes is how many bytes of records a shuffle workload moves
-// through its GroupByKey: the records once, twice for CoGroupByKey's two
-// inputs; 0 for the others.
-func (s Sizes) PayloadBytes(workload string) int64 {
-	per := s.Records * (s.KeySize + s.ValueSize)
-	switch workload {
-	case "gbk":
-		return per
-	case "cogbk":
-		return 2 * per
-	}
-	return 0
 }

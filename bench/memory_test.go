@@ -25,19 +25,33 @@ func TestLimitedRunnerFlags(t *testing.T) {
 }
 
 func TestPayloadMemory(t *testing.T) {
-	s := Sizes{Records: 1_000_000, KeySize: 10, ValueSize: 90}
-	if s.PayloadBytes("gbk") != 100e6 || s.PayloadBytes("cogbk") != 200e6 || s.PayloadBytes("pardo") != 0 {
-		t.Fatalf("PayloadBytes: %d %d %d", s.PayloadBytes("gbk"), s.PayloadBytes("cogbk"), s.PayloadBytes("pardo"))
+	s := Sizes{Records: 1_000_000, KeySize: 10, ValueSize: 90, WordcountMB: 60, LargeWordcountMB: 600}
+	want := map[string]int64{"gbk": 100e6, "cogbk": 200e6, "pardo": 100e6, "py-gbk": 100e6,
+		"wordcount": 60 << 20, "wordcount-600": 600 << 20, "py-wordcount": 60 << 20, "py-cpu": 0}
+	for name, n := range want {
+		ws, err := SelectWorkloads(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ws[0].PayloadBytes(s); got != n {
+			t.Errorf("%s: PayloadBytes = %d, want %d", name, got, n)
+		}
 	}
 	rep := Report{Runners: []string{"beam-runner", "direct"}, Servers: map[string]bool{"beam-runner": true},
 		Rows: []Row{
-			{Workload: "gbk", Cells: map[string]*Cell{"beam-runner": {ServerRSSKB: 500_000}, "direct": {}}},
-			{Workload: "pardo", Cells: map[string]*Cell{"beam-runner": {ServerRSSKB: 1}, "direct": {}}},
+			{Workload: "gbk", PayloadBytes: 100e6, Cells: map[string]*Cell{"beam-runner": {ServerRSSKB: 500_000}, "direct": {}}},
+			{Workload: "wordcount", PayloadBytes: 60 << 20, Cells: map[string]*Cell{"beam-runner": {ServerRSSKB: 300 << 10}, "direct": {}}},
+			{Workload: "py-cpu", Cells: map[string]*Cell{"beam-runner": {ServerRSSKB: 1}, "direct": {}}},
 		}}
 	var buf bytes.Buffer
-	WritePayloadMemory(&buf, rep, s)
+	WritePayloadMemory(&buf, rep)
 	out := buf.String()
-	if !strings.Contains(out, "gbk") || !strings.Contains(out, "5.1 GB") || strings.Contains(out, "pardo") {
-		t.Errorf("report:\n%s", out)
+	for _, line := range []string{"gbk 95MiB 5.1 GB", "wordcount 60MiB 5.0 GB"} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), line) {
+			t.Errorf("report lacks %q:\n%s", line, out)
+		}
+	}
+	if strings.Contains(out, "py-cpu") || strings.Contains(out, "direct") {
+		t.Errorf("report has a row without payload or a column without server:\n%s", out)
 	}
 }

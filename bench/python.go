@@ -19,7 +19,7 @@ import (
 // on beam-runner (its SDK container, run as local worker processes: one
 // interpreter per core), against Prism's LOOPBACK and the DirectRunner.
 var pythonWorkloads = []Workload{
-	{Name: "py-gbk", Python: true, Script: "bench/py/gbk.py",
+	{Name: "py-gbk", Python: true, Script: "bench/py/gbk.py", Records: 1,
 		Args: func(s Sizes, _, out string) []string {
 			return []string{"--records=" + itoa(s.Records), "--key_size=" + itoa(s.KeySize),
 				"--value_size=" + itoa(s.ValueSize), "--output=" + out}

@@ -7,20 +7,23 @@ import (
 	"time"
 )
 
-// Cell is one runner's results on one workload, over all rounds.
+// Cell is one runner's results on one workload, over all rounds. Each
+// figure is the median over the rounds, so that one disturbed round (a
+// neighbour on the machine, a page cache cold) moves none of them.
 type Cell struct {
 	Runs, Failed int
 	Median       time.Duration // of successful runs' wall time
-	ServerRSSKB  int64         // worst round
-	ClientRSSKB  int64         // worst round
+	ServerRSSKB  int64         // median of the rounds' peaks (those that read one)
+	ClientRSSKB  int64         // median of the rounds' peaks
 	Signatures   []string      // one per successful run that had one
 }
 
 // Row is one workload's line in the report.
 type Row struct {
-	Workload string
-	Cells    map[string]*Cell
-	Check    string // output comparison verdict
+	Workload     string
+	Cells        map[string]*Cell
+	Check        string // output comparison verdict
+	PayloadBytes int64  // input the workload moves; 0: unknown
 }
 
 // Report is what the benchmark prints.
@@ -31,38 +34,54 @@ type Report struct {
 	Errors  []string // distinct failures, "workload/runner: message"
 }
 
-// Summarize folds results into one row per workload.
-func Summarize(results []Result, ws []Workload, rs []Runner) Report {
+// Summarize folds results into one row per workload of c.
+func Summarize(results []Result, c *Config) Report {
 	rep := Report{Servers: map[string]bool{}}
-	for _, r := range rs {
+	for _, r := range c.Runners {
 		rep.Runners = append(rep.Runners, r.Name)
 		rep.Servers[r.Name] = r.Server
 	}
 	seen := map[string]bool{}
-	for _, w := range ws {
-		row := Row{Workload: w.Name, Cells: map[string]*Cell{}}
-		walls := map[string][]time.Duration{}
-		for _, r := range rs {
+	for _, w := range c.Workloads {
+		row := Row{Workload: w.Name, Cells: map[string]*Cell{}, PayloadBytes: w.PayloadBytes(c.Sizes)}
+		rounds := map[string]*roundFigures{}
+		for _, r := range c.Runners {
 			row.Cells[r.Name] = &Cell{}
+			rounds[r.Name] = &roundFigures{}
 		}
 		for _, res := range results {
-			c := row.Cells[res.Runner]
-			if res.Workload != w.Name || c == nil {
+			cell := row.Cells[res.Runner]
+			if res.Workload != w.Name || cell == nil {
 				continue
 			}
-			addResult(c, res, walls)
+			addResult(cell, res, rounds[res.Runner])
 			if e := fmt.Sprintf("%s/%s: %s", res.Workload, res.Runner, res.Err); res.Err != "" && !seen[e] {
 				seen[e] = true
 				rep.Errors = append(rep.Errors, e)
 			}
 		}
-		for name, c := range row.Cells {
-			c.Median = Median(walls[name])
+		for name, cell := range row.Cells {
+			rounds[name].fold(cell)
 		}
-		row.Check = CheckOutputs(row.Cells, rep.Runners, noSignature(w, rs))
+		if want, ok := c.Expected[w.Name]; ok {
+			row.Check = CheckAgainstInput(row.Cells, rep.Runners, want)
+		} else {
+			row.Check = CheckOutputs(row.Cells, rep.Runners, noSignature(w, c.Runners))
+		}
 		rep.Rows = append(rep.Rows, row)
 	}
 	return rep
+}
+
+// roundFigures collects one cell's figures round by round, for medians.
+type roundFigures struct {
+	walls          []time.Duration
+	server, client []int64
+}
+
+func (f *roundFigures) fold(c *Cell) {
+	c.Median = Median(f.walls)
+	c.ServerRSSKB, c.ClientRSSKB = MedianInt64(f.server), MedianInt64(f.client)
 }
 
 // noSignature names the runners that cannot report w's output: load tests
@@ -75,18 +94,63 @@ func noSignature(w Workload, rs []Runner) map[string]bool {
 	return none
 }
 
-func addResult(c *Cell, res Result, walls map[string][]time.Duration) {
+// addResult counts res in c. Peak RSS is taken from every round that read
+// one, failed or not: a run that failed for lack of memory still peaked.
+func addResult(c *Cell, res Result, f *roundFigures) {
 	c.Runs++
-	c.ServerRSSKB = max(c.ServerRSSKB, res.ServerRSSKB)
-	c.ClientRSSKB = max(c.ClientRSSKB, res.ClientRSSKB)
+	if res.ServerRSSKB > 0 {
+		f.server = append(f.server, res.ServerRSSKB)
+	}
+	if res.ClientRSSKB > 0 {
+		f.client = append(f.client, res.ClientRSSKB)
+	}
 	if res.Err != "" {
 		c.Failed++
 		return
 	}
-	walls[res.Runner] = append(walls[res.Runner], res.Wall)
+	f.walls = append(f.walls, res.Wall)
 	if res.Signature != "" {
 		c.Signatures = append(c.Signatures, res.Signature)
 	}
+}
+
+// CheckAgainstInput compares every run's output signature with want, the
+// signature of the bench's own count of the input: "= input count" when
+// at least one run matched and none differed.
+func CheckAgainstInput(cells map[string]*Cell, order []string, want string) string {
+	var same, diff, missing []string
+	for _, name := range order {
+		c := cells[name]
+		switch {
+		case c.Runs == c.Failed:
+		case len(c.Signatures) < c.Runs-c.Failed:
+			missing = append(missing, name)
+		case !allEqualTo(c.Signatures, want):
+			diff = append(diff, name)
+		default:
+			same = append(same, name)
+		}
+	}
+	verdict := "n/a"
+	switch {
+	case len(diff) > 0:
+		verdict = "DIFF from the input's count: " + strings.Join(diff, ",")
+	case len(same) > 0:
+		verdict = "= input count: " + strings.Join(same, ",")
+	}
+	if len(missing) > 0 {
+		verdict += " (" + strings.Join(missing, ",") + ": no output)"
+	}
+	return verdict
+}
+
+func allEqualTo(ss []string, want string) bool {
+	for _, s := range ss {
+		if s != want {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckOutputs compares output signatures across rounds and runners. It

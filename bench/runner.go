@@ -106,7 +106,7 @@ func RunOne(ctx context.Context, c *Config, w Workload, r Runner, round int) Res
 			pool = p.Endpoint
 		}
 	}
-	bin, args := command(c, w, r, TextPath(c.WorkDir, c.Sizes.WordcountMB), out, endpoint, pool)
+	bin, args := command(c, w, r, TextPath(c.WorkDir, w.TextMB(c.Sizes)), out, endpoint, pool)
 	cr := RunClient(ctx, bin, args, c.logPath(tag+"-client"), c.Timeout)
 	res.Wall, res.ClientRSSKB = cr.Wall, cr.PeakRSSKB
 	if srv != nil {

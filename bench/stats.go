@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -21,16 +22,19 @@ func Median(ds []time.Duration) time.Duration {
 	return (s[m-1] + s[m]) / 2
 }
 
-// MaxInt64 returns the largest value, or 0 for none: peak memory over rounds
-// is the worst round, since the worst case is what sizes a machine.
-func MaxInt64(vs []int64) int64 {
-	var m int64
-	for _, v := range vs {
-		if v > m {
-			m = v
-		}
+// MedianInt64 returns the median of vs, or 0 for none; with an even count,
+// the mean of the middle two.
+func MedianInt64(vs []int64) int64 {
+	if len(vs) == 0 {
+		return 0
 	}
-	return m
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return (s[m-1] + s[m]) / 2
 }
 
 // Ratio formats a/b as "1.23x"; "-" when either side is missing, so a failed

@@ -53,7 +53,13 @@ func TestFormat(t *testing.T) {
 	if got := FormatDuration(65 * time.Second); got != "65.0s" {
 		t.Errorf("FormatDuration = %q", got)
 	}
-	if MaxInt64([]int64{3, 9, 2}) != 9 {
-		t.Error("MaxInt64")
+	if m := MedianInt64([]int64{3, 9, 2}); m != 3 {
+		t.Errorf("MedianInt64 of 3 = %d", m)
+	}
+	if m := MedianInt64([]int64{3, 9, 2, 5}); m != 4 {
+		t.Errorf("MedianInt64 of 4 = %d", m)
+	}
+	if m := MedianInt64(nil); m != 0 {
+		t.Errorf("MedianInt64 of none = %d", m)
 	}
 }

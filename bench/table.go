@@ -62,12 +62,12 @@ func ratioCell(a, b *Cell) string {
 	return Ratio(a.Median, b.Median)
 }
 
-// writeMemory prints peak RSS: the server's for job servers, and the
+// writeMemory prints median peak RSS: the server's for job servers, and the
 // pipeline program's for every runner (with LOOPBACK the SDK workers run
 // inside it, and with direct it is the whole runner).
 func writeMemory(w io.Writer, rep Report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := []string{"peak RSS"}
+	head := []string{"peak RSS (median)"}
 	for _, name := range rep.Runners {
 		if rep.Servers[name] {
 			head = append(head, name+" server")
@@ -92,12 +92,12 @@ func writeMemory(w io.Writer, rep Report) {
 	tw.Flush()
 }
 
-// WritePayloadMemory prints each job server's peak RSS per GB of payload
-// for the shuffles (GroupByKey, CoGroupByKey), whose payload is known from
-// the sizes: how memory grows with data, comparable across sizes.
-func WritePayloadMemory(w io.Writer, rep Report, s Sizes) {
+// WritePayloadMemory prints each job server's median peak RSS per GB of
+// payload, for every workload whose payload is known (its records or its
+// text): how memory grows with data, comparable across sizes.
+func WritePayloadMemory(w io.Writer, rep Report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := []string{"server RSS per GB of payload"}
+	head := []string{"server RSS per GB of payload", "payload"}
 	for _, name := range rep.Runners {
 		if rep.Servers[name] {
 			head = append(head, name)
@@ -105,14 +105,13 @@ func WritePayloadMemory(w io.Writer, rep Report, s Sizes) {
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, row := range rep.Rows {
-		payload := s.PayloadBytes(row.Workload)
-		if payload == 0 {
+		if row.PayloadBytes == 0 {
 			continue
 		}
-		cols := []string{row.Workload}
+		cols := []string{row.Workload, FormatKB(row.PayloadBytes >> 10)}
 		for _, name := range rep.Runners {
 			if rep.Servers[name] {
-				cols = append(cols, perGB(row.Cells[name].ServerRSSKB, payload))
+				cols = append(cols, perGB(row.Cells[name].ServerRSSKB, row.PayloadBytes))
 			}
 		}
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -80,6 +81,10 @@ func WordcountSignature(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return linesSignature(lines), nil
+}
+
+func linesSignature(lines []string) string {
 	sort.Strings(lines)
 	h := sha256.New()
 	var total int64
@@ -90,8 +95,67 @@ func WordcountSignature(path string) (string, error) {
 			total += n
 		}
 	}
-	return fmt.Sprintf("words=%d total=%d sha=%x", len(lines), total, h.Sum(nil)[:6]), nil
+	return fmt.Sprintf("words=%d total=%d sha=%x", len(lines), total, h.Sum(nil)[:6])
 }
+
+// InputWordcountSignature counts the words of the text at path itself, as
+// Beam's Go wordcount defines them (the regexp [a-zA-Z]+('[a-z])?, within
+// a line), reading it as a stream, and returns the signature that
+// wordcount's output must have: an independent check of its counts.
+func InputWordcountSignature(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	counts, err := countWords(bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", path, err)
+	}
+	lines := make([]string, 0, len(counts))
+	for w, n := range counts {
+		lines = append(lines, fmt.Sprintf("%s: %d", w, n))
+	}
+	return linesSignature(lines), nil
+}
+
+// countWords counts the words of r by scanning bytes: a word is a longest
+// run of ASCII letters, with an apostrophe and one lowercase letter after
+// it if they follow (as the regexp's leftmost-first match takes them).
+func countWords(r *bufio.Reader) (map[string]int64, error) {
+	counts := map[string]int64{}
+	var word []byte
+	flush := func() {
+		if len(word) > 0 {
+			counts[string(word)]++
+			word = word[:0]
+		}
+	}
+	for {
+		b, err := r.ReadByte()
+		if err == io.EOF {
+			flush()
+			return counts, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case isLetter(b):
+			word = append(word, b)
+		case b == '\'' && len(word) > 0:
+			if next, err := r.Peek(1); err == nil && next[0] >= 'a' && next[0] <= 'z' {
+				r.ReadByte()
+				word = append(word, b, next[0])
+			}
+			flush()
+		default:
+			flush()
+		}
+	}
+}
+
+func isLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
 
 // readOutputLines reads path, or its shards (path-*) when the writer split it.
 func readOutputLines(path string) ([]string, error) {

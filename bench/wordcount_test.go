@@ -3,8 +3,10 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -48,3 +50,52 @@ func TestWordcountSignatureIgnoresOrderAndShards(t *testing.T) {
 		t.Error("want error for missing output")
 	}
 }
+
+// TestInputCountMatchesWordcount: the bench's own count of a text gives
+// the signature of the output Beam's wordcount writes for it, whose words
+// are its regexp's matches; generated text and text with apostrophes,
+// capitals and punctuation alike.
+func TestInputCountMatchesWordcount(t *testing.T) {
+	var gen bytes.Buffer
+	w := bufio.NewWriter(&gen)
+	writeText(w, 200_000)
+	w.Flush()
+	for name, text := range map[string]string{
+		"generated": gen.String(),
+		"mixed":     "Don't stop: it's 'quoted' o'Neil x'y z''a\nend's\n'\nA-b c_d  e\te'\n",
+	} {
+		dir := t.TempDir()
+		in := filepath.Join(dir, "in.txt")
+		if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		counts := map[string]int{}
+		for _, line := range strings.Split(text, "\n") {
+			for _, word := range wordRE.FindAllString(line, -1) {
+				counts[word]++
+			}
+		}
+		var out strings.Builder
+		for word, n := range counts {
+			fmt.Fprintf(&out, "%s: %v\n", word, n) // as wordcount's formatFn writes it
+		}
+		outPath := filepath.Join(dir, "out.txt")
+		if err := os.WriteFile(outPath, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, err := WordcountSignature(outPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := InputWordcountSignature(in)
+		if err != nil || got != want {
+			t.Errorf("%s: input count %q (%v), wordcount's output %q", name, got, err, want)
+		}
+	}
+	if _, err := InputWordcountSignature(filepath.Join(t.TempDir(), "none")); err == nil {
+		t.Error("want an error for a missing input")
+	}
+}
+
+// wordRE is Beam's Go wordcount's definition of a word.
+var wordRE = regexp.MustCompile(`[a-zA-Z]+('[a-z])?`)

@@ -13,7 +13,10 @@ type Sizes struct {
 	KeySize     int64 // bytes per key
 	ValueSize   int64 // bytes per value
 	WordcountMB int64 // size of the generated wordcount input
-	CPUElements int64 // elements of the CPU-bound Python ParDo
+	// LargeWordcountMB is wordcount-600's input size (600 MiB unless a
+	// smoke run shrinks it).
+	LargeWordcountMB int64
+	CPUElements      int64 // elements of the CPU-bound Python ParDo
 }
 
 // Workload is one program and how to call it. Args excludes runner flags:
@@ -28,7 +31,16 @@ type Workload struct {
 	Python bool   // run by the Python interpreter; direct is Python's DirectRunner
 	Script string // Python script, relative to the repository root ("" when Args name a module)
 	Text   bool   // reads the generated wordcount text
-	Pool   bool   // job servers run its SDK workers in an EXTERNAL worker pool
+	// Large reads the LargeWordcountMB text instead of WordcountMB's, runs
+	// on beam-runner alone (the Go direct runner needs 5.9 GiB for 60 MiB,
+	// Prism more) and has its counts checked against the bench's own
+	// count of the input (InputWordcountSignature), there being no other
+	// runner to compare with.
+	Large bool
+	// Records is how many copies of the synthetic records the workload
+	// reads (CoGroupByKey joins two), for its payload; 0: none.
+	Records int64
+	Pool    bool // job servers run its SDK workers in an EXTERNAL worker pool
 	// DefaultEnv submits to beam-runner with no --environment_type (the
 	// SDK's container image, which beam-runner runs as local worker
 	// processes without Docker); other job servers get LOOPBACK.
@@ -44,10 +56,15 @@ var Workloads = []Workload{
 	loadTest("pardo", "pardo", "--iterations=1"),
 	loadTest("sideinput", "sideinput", "--access_percentage=100"),
 	cogbkTest(),
-	{Name: "wordcount", Program: "wordcount", Pkg: beamGo + "examples/wordcount", Text: true,
+	goWordcount("wordcount", false),
+	goWordcount("wordcount-600", true),
+}
+
+func goWordcount(name string, large bool) Workload {
+	return Workload{Name: name, Program: "wordcount", Pkg: beamGo + "examples/wordcount", Text: true, Large: large,
 		Args: func(_ Sizes, in, out string) []string {
 			return []string{"--input=" + in, "--output=" + out}
-		}},
+		}}
 }
 
 func init() { Workloads = append(Workloads, pythonWorkloads...) }
@@ -57,7 +74,7 @@ func init() { Workloads = append(Workloads, pythonWorkloads...) }
 const DefaultWorkloads = "gbk,combine,pardo,wordcount"
 
 func loadTest(name, program string, extra ...string) Workload {
-	return Workload{Name: name, Program: program, Pkg: beamGo + "test/load/" + program,
+	return Workload{Name: name, Program: program, Pkg: beamGo + "test/load/" + program, Records: 1,
 		Args: func(s Sizes, _, _ string) []string {
 			return append([]string{"--input_options=" + s.InputOptions()}, extra...)
 		}}
@@ -67,6 +84,7 @@ func loadTest(name, program string, extra ...string) Workload {
 // the GroupByKey test's input twice over.
 func cogbkTest() Workload {
 	w := loadTest("cogbk", "cogbk", "--iterations=1")
+	w.Records = 2
 	w.Args = func(s Sizes, _, _ string) []string {
 		o := s.InputOptions()
 		return []string{"--input_options=" + o, "--co_input_options=" + o, "--iterations=1"}
@@ -80,6 +98,30 @@ func (s Sizes) InputOptions() string {
 	return fmt.Sprintf(`{"num_records":%d,"key_size":%d,"value_size":%d,"num_hot_keys":0}`,
 		s.Records, s.KeySize, s.ValueSize)
 }
+
+// TextMB is the size of the text the workload reads (0 if none).
+func (w Workload) TextMB(s Sizes) int64 {
+	switch {
+	case !w.Text:
+		return 0
+	case w.Large:
+		return s.LargeWordcountMB
+	}
+	return s.WordcountMB
+}
+
+// PayloadBytes is how many bytes of input the workload moves: its text, or
+// its synthetic records (once per input); 0 when not known (py-cpu).
+func (w Workload) PayloadBytes(s Sizes) int64 {
+	if w.Text {
+		return w.TextMB(s) << 20
+	}
+	return w.Records * s.Records * (s.KeySize + s.ValueSize)
+}
+
+// RunsOn reports whether the benchmark runs w on r: a Large workload only
+// on beam-runner (with or without a memory limit).
+func (w Workload) RunsOn(r Runner) bool { return !w.Large || r.BinaryName() == "beam-runner" }
 
 // WritesOutput reports whether outputs are compared by file, not metrics:
 // wordcount and every Python workload write theirs.

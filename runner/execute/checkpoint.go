@@ -106,7 +106,7 @@ func (r *run) newEngine(now time.Time) (*engine.Engine, checkpointPolicy, error)
 	pol := checkpointPolicy{last: now}
 	spec, err := buildSpec(r.plan, specConfig{
 		Parallelism: r.opts.Parallelism, MaxAttempts: r.opts.MaxBundleAttempts, StartTime: now.UnixMilli(),
-		Options: r.job.Options, Space: jobSpace(r.opts.Store, r.job.ID),
+		Options: r.job.Options, Space: jobSpace(r.scratch),
 		MemoryLimit: r.opts.MemoryLimit, BoundPending: r.opts.BoundPending,
 	})
 	if err != nil {

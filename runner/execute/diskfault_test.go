@@ -93,6 +93,7 @@ func TestSpillDiskFault(t *testing.T) {
 			if err := runOn(ctx, e, smallPipeline(), &jobs.Job{ID: "after", Name: "after"}, nil); err != nil {
 				t.Errorf("a job after the fault: %v", err)
 			}
+			noSpillLeft(t, st) // the failed job's spill too
 		})
 	}
 }

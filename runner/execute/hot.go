@@ -63,10 +63,10 @@ func (b specBuilder) goEnv(id string) bool {
 // withHot adds the serving of hot-key pages to a bundle's state handler
 // when the job may have them.
 func (r *run) withHot(h stateplane.Handler) stateplane.Handler {
-	if r.opts.Store == nil || r.opts.MemoryLimit <= 0 {
+	if r.scratch == nil || r.opts.MemoryLimit <= 0 {
 		return h
 	}
-	return &hotState{next: h, pages: jobSpace(r.opts.Store, r.job.ID)(hotSpace)}
+	return &hotState{next: h, pages: jobSpace(r.scratch)(hotSpace)}
 }
 
 // hotPagesServed counts the hot-key pages served, for tests and logs.

@@ -62,12 +62,7 @@ func TestHotKeyStateBackedIterable(t *testing.T) {
 	if n := hotPagesServed.Load() - served; n < 60 {
 		t.Errorf("%d hot-key pages served; want the key's values paged", n)
 	}
-	if err := st.Space(spillPrefix).Scan(nil, func(k, v []byte) error {
-		t.Errorf("spill left %q behind", k)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	noSpillLeft(t, st)
 }
 
 // hotGBKs plans a pipeline and returns, per GroupByKey transform name,

@@ -20,6 +20,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/metrics"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
+	"github.com/beam-runner/beam-runner/runner/store"
 	"github.com/beam-runner/beam-runner/worker"
 )
 
@@ -40,6 +41,9 @@ type run struct {
 	// sinkCodecs are the wire codecs of SDK outputs, used by the driver
 	// goroutine only (commit).
 	sinkCodecs map[string]*coders.WindowedValueCodec
+	// scratch takes the job's spill (nil without a store); it is removed
+	// whole when the run closes.
+	scratch *store.Scratch
 }
 
 func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run, error) {
@@ -58,6 +62,9 @@ func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run
 		return nil, err
 	}
 	r.srv, r.pool.srv = srv, srv
+	if opts.Store != nil {
+		r.scratch = opts.Store.Scratch(j.ID)
+	}
 	return r, nil
 }
 

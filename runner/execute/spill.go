@@ -6,9 +6,6 @@ import (
 	"github.com/beam-runner/beam-runner/runner/store"
 )
 
-// spillPrefix is where GroupByKeys spill in the store, per job and stage.
-const spillPrefix = "spill/"
-
 // The job's --memory_limit is shared in eighths: three for SDK stages'
 // pending and in-flight bundle input, three split evenly over its
 // GroupByKeys, and one for the output of source bundles in flight (the
@@ -44,22 +41,24 @@ func (b specBuilder) gbkSpill(stageID string) (agg.Spill, int) {
 	return b.cfg.Space(stageID + "/"), int(gbks / int64(max(n, 1)))
 }
 
-// jobSpace opens the spaces of one job's spill in the store, by name; nil
-// without a store.
-func jobSpace(st *store.Store, jobID string) func(name string) agg.Spill {
-	if st == nil {
+// jobSpace opens the spaces of one job's spill in its scratch, by name;
+// nil without a store.
+func jobSpace(sc *store.Scratch) func(name string) agg.Spill {
+	if sc == nil {
 		return nil
 	}
-	return func(name string) agg.Spill { return st.Space(spillPrefix + jobID + "/" + name) }
+	return func(name string) agg.Spill { return sc.Space(name) }
 }
 
-// dropSpill removes what the job's GroupByKeys left in the store (a failed
-// or cancelled job stops before reading everything back).
+// dropSpill removes the job's scratch, and with it whatever its
+// GroupByKeys and pending input left there (a failed or cancelled job
+// stops before reading everything back): its disk space is free when the
+// job ends.
 func (r *run) dropSpill() {
-	if r.opts.Store == nil {
+	if r.scratch == nil {
 		return
 	}
-	if err := jobSpace(r.opts.Store, r.job.ID)("").DeletePrefix(nil); err != nil {
-		r.log.Warn("dropping spilled data", "err", err)
+	if err := r.scratch.Remove(); err != nil {
+		r.log.Warn("removing the job's spill", "err", err)
 	}
 }

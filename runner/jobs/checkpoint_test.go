@@ -9,7 +9,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
+	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/runner/store"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
@@ -178,4 +180,54 @@ func TestOldCheckpointResumed(t *testing.T) {
 	if got, _ := resumeFrom(t, mem, "j1"); !bytes.Equal(got, ckptB) {
 		t.Fatalf("resumed from %.10q…, want the new checkpoint", got)
 	}
+}
+
+// TestCheckpointsGivenBackAtEnd: a job's checkpoints take disk space while
+// it runs; once its terminal state is recorded they are gone, and so is
+// their space, within 30 s and without a restart. (Pebble keeps up to
+// three write-ahead logs for reuse, each as large as the largest batch it
+// held: that much stays.)
+func TestCheckpointsGivenBackAtEnd(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	jl := &journal{st: st, id: "j1", log: slog.Default()}
+	const size, n = 16 << 20, 4
+	data := make([]byte, size)
+	rand.NewChaCha8([32]byte{1}).Read(data) // Pebble compresses; this it cannot
+	for i := range n {
+		data[0] = byte(i)
+		if err := jl.checkpoint(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	during := storeUsage(t, st).Jobs
+	jl.event(0, &jobpb.JobMessagesResponse{Response: &jobpb.JobMessagesResponse_StateResponse{
+		StateResponse: &jobpb.JobStateEvent{State: jobpb.JobState_DONE}}}, nil)
+	const want = (n - 1) * size // every table of a checkpoint, at least
+	after := storeUsage(t, st).Jobs
+	for deadline := time.Now().Add(30 * time.Second); during-after < want && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		after = storeUsage(t, st).Jobs
+	}
+	t.Logf("job store: %d bytes with the checkpoints, %d after the job ended", during, after)
+	if during-after < want {
+		t.Fatalf("job store: %d bytes with %d checkpoints of %d bytes, %d bytes 30 s after the job ended; want at least %d given back",
+			during, n, size, after, want)
+	}
+	all, err := loadSaved(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ckpt, _ := all["j1"].ckpts.resume(); ckpt != nil {
+		t.Fatalf("an ended job still has a checkpoint of %d bytes", len(ckpt))
+	}
+}
+
+func storeUsage(t *testing.T, st *store.Store) store.Usage {
+	t.Helper()
+	u, err := st.Usage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -65,11 +66,24 @@ func (jl *journal) event(seq int, ev *jobpb.JobMessagesResponse, metrics []*pipe
 	b := jl.st.NewBatch()
 	jl.putEvent(b, seq, ev)
 	st := ev.GetStateResponse()
-	if st != nil && isTerminal(st.GetState()) {
+	end := st != nil && isTerminal(st.GetState())
+	if end {
 		jl.put(b, "m", &jobpb.MetricResults{Attempted: metrics, Committed: metrics})
 		dropCheckpoints(b, jl.id) // a finished job never resumes
 	}
 	jl.commit(b, st != nil)
+	if end && jl.ckpt > 0 {
+		go jl.reclaimCheckpoints()
+	}
+}
+
+// reclaimCheckpoints compacts the range of the ended job's deleted
+// checkpoints, so their disk space (a streaming job's may be large) is
+// given back now rather than at some later compaction.
+func (jl *journal) reclaimCheckpoints() {
+	if err := jl.st.Reclaim(jobKey(jl.id, ckptPart)); err != nil && !errors.Is(err, store.ErrClosed) {
+		jl.log.Warn("giving back the disk space of the job's checkpoints", "job_id", jl.id, "error", err)
+	}
 }
 
 func (jl *journal) putEvent(b *store.Batch, seq int, ev *jobpb.JobMessagesResponse) {

@@ -188,6 +188,7 @@ func TestLiveJobResumes(t *testing.T) {
 	stop1()
 
 	st2 := openStore(t, dir)
+	defer st2.Close() // after stop2: waits for the ended jobs' reclaims
 	resumed := make(chan string, 2)
 	e2, stop2 := serveDurable(t, &resumer{fakeExec{execute: func(ctx context.Context, j *Job) error {
 		resumed <- j.Name + ":" + string(j.Resume)

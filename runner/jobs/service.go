@@ -130,6 +130,16 @@ func NewService(opts Options) *Service {
 	return s
 }
 
+// StoreUsage is the durable store's size on disk; ok is false when the
+// service keeps its records in memory.
+func (s *Service) StoreUsage() (u store.Usage, ok bool, err error) {
+	if s.opts.Store == nil {
+		return u, false, nil
+	}
+	u, err = s.opts.Store.Usage()
+	return u, true, err
+}
+
 // Staging returns the staging service that must be served beside this one.
 func (s *Service) Staging() *artifacts.Staging { return s.opts.Staging }
 

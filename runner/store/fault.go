@@ -22,8 +22,8 @@ var ErrDiskFault = errors.New("disk fault")
 // returns it through a fatal error or panics holding its locks. So once a
 // fault is kept, no more writes are sent to that instance; they are
 // refused with the fault. For the job records (Store) the server then
-// goes on without durability until it is restarted; for the scratch
-// (scratch.go), jobs that spill fail naming the cause.
+// goes on without durability until it is restarted; for a job's Scratch
+// (scratch.go), that job's spill fails naming the cause.
 type faultFS struct {
 	vfs.FS
 	fault   atomic.Pointer[error]

@@ -47,7 +47,7 @@ func TestSpillRefusedOnFullDisk(t *testing.T) {
 	fs := vfs.NewMem()
 	s := openOn(t, fs, WithReserve(64<<20))
 	defer s.Close()
-	sp := s.Space("spill/")
+	sp := s.Scratch("job").Space("spill/")
 	fs.TestingSetDiskUsage(vfs.DiskUsage{AvailBytes: 10 << 20, TotalBytes: 1 << 30, UsedBytes: 1<<30 - 10<<20})
 	err := sp.WriteRun([][]byte{[]byte("k")}, [][]byte{[]byte("v")})
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "/state") || !strings.Contains(err.Error(), "10 MiB free") {
@@ -72,7 +72,7 @@ func TestSpillWriteFault(t *testing.T) {
 	tog := failing(".sst", syscall.ENOSPC, errorfs.OpFileWrite)
 	s := openOn(t, errorfs.Wrap(vfs.NewMem(), tog))
 	defer s.Close()
-	sp := s.Space("spill/")
+	sp := s.Scratch("job").Space("spill/")
 	tog.On()
 	var err error
 	value := make([]byte, 64<<10)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -56,8 +57,10 @@ func Open(dir string, log *slog.Logger, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state dir %s %w (or cannot be locked: %v); stop that server or pass a different --state_dir", dir, ErrInUse, err)
 	}
-	s := &Store{dir: dir, lock: lock, log: log}
+	s := &Store{dir: dir, lock: lock, log: log, reserve: cfg.reserve}
+	s.reclaiming, s.stopReclaiming = context.WithCancel(context.Background())
 	s.fs = newFaultFS(cfg.fs, s.faulted)
+	s.unsized.Store(s.sizeEvery()) // the first spill write reads the free space
 	s.db, err = pebble.Open(dir, &pebble.Options{FS: s.fs, Lock: lock, Logger: pebbleLogger{log},
 		EventListener: &pebble.EventListener{DataCorruption: s.noteCorruption}})
 	if err != nil {
@@ -72,7 +75,7 @@ func Open(dir string, log *slog.Logger, opts ...Option) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
-	if s.scratch, err = openScratch(dir, cfg.fs, cfg.reserve, log); err != nil {
+	if err := emptyScratch(s); err != nil {
 		s.Close()
 		return nil, err
 	}

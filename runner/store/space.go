@@ -6,18 +6,40 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// Space is a key prefix of the store's scratch (scratch.go) used as
-// scratch space, such as a GroupByKey's spilled runs (it implements
-// agg.Spill). Scratch is worthless after a crash: Open empties it, and
-// owners drop their spaces when done.
+// Space is a key prefix of a Scratch (scratch.go) used as scratch space,
+// such as a GroupByKey's spilled runs (it implements agg.Spill). Scratch
+// is worthless after a crash: Open empties it, and owners remove their
+// Scratch when done.
 type Space struct {
-	sc     *scratch
+	sc     *Scratch
 	prefix []byte
 }
 
-// Space returns the scratch space under prefix. Spaces whose prefixes do
-// not prefix one another are disjoint.
-func (s *Store) Space(prefix string) *Space { return &Space{sc: s.scratch, prefix: []byte(prefix)} }
+// Space returns the space under prefix. Spaces whose prefixes do not
+// prefix one another are disjoint.
+func (x *Scratch) Space(prefix string) *Space { return &Space{sc: x, prefix: []byte(prefix)} }
+
+// Space returns the space under prefix of the store's shared Scratch, made
+// on first use and removed by Close: for users with no job to tie their
+// scratch to (tests, tools). A job's spill goes to a Scratch of its own,
+// whose space is given back when the job ends.
+func (s *Store) Space(prefix string) *Space {
+	s.smu.Lock()
+	x := s.shared
+	s.smu.Unlock()
+	if x == nil {
+		x = s.Scratch("shared")
+		s.smu.Lock()
+		if s.shared == nil {
+			s.shared = x
+		} else {
+			delete(s.scratches, x) // another call made it first; x was never written
+			x = s.shared
+		}
+		s.smu.Unlock()
+	}
+	return x.Space(prefix)
+}
 
 // WriteRun writes the pairs in one atomic batch. It fails, naming the
 // cause, on a full disk (ENOSPC) and after a disk fault.

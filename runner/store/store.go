@@ -6,7 +6,8 @@
 // failing disk (fault.go): writes stop with the cause instead of ending
 // the process, and a damaged store is refused at Open naming the file.
 // Scratch data (Spaces: spilled GroupByKeys and bundle input) lives apart,
-// in a second instance under <state_dir>/scratch (scratch.go).
+// in an instance per job under <state_dir>/scratch, removed whole when the
+// job ends (scratch.go).
 //
 // Keys are byte strings; each user owns a prefix (job records live under
 // "jobs/"). Keys starting with 0x00 are the store's own.
@@ -14,6 +15,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,8 +36,22 @@ type Store struct {
 	lock *pebble.Lock // held until Close, after the database closes
 	log  *slog.Logger
 
-	scratch *scratch               // where Spaces write (scratch.go)
 	corrupt atomic.Pointer[string] // the file Pebble last found damaged
+
+	// Scratches (scratch.go) share the free-space reserve and its count.
+	reserve uint64        // free disk space a spill write leaves (roomFor)
+	unsized atomic.Int64  // bytes spilled since the free space was read
+	spilled atomic.Uint64 // bytes spilled since Open, for WrittenBytes
+
+	// smu guards the Scratches not yet removed, which Close removes.
+	smu        sync.Mutex
+	scratches  map[*Scratch]bool
+	scratchSeq int
+	shared     *Scratch // Space's, made on first use
+
+	// reclaiming is cancelled by Close, to stop Reclaim's compactions.
+	reclaiming     context.Context
+	stopReclaiming context.CancelFunc
 
 	// mu guards closed: Pebble panics on use after Close, and a job may
 	// still report after the server closed its store; it gets ErrClosed.
@@ -67,6 +83,7 @@ func (s *Store) Dir() string { return s.dir }
 
 // Close flushes and closes the store, releasing its directory.
 func (s *Store) Close() error {
+	s.stopReclaiming()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -74,9 +91,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	err := s.db.Close()
-	if s.scratch != nil {
-		err = errors.Join(err, s.scratch.close())
-	}
+	err = errors.Join(err, s.removeScratches())
 	if lerr := s.lock.Close(); err == nil {
 		err = lerr
 	}
@@ -195,5 +210,5 @@ func (s *Store) WrittenBytes() uint64 {
 	if s.closed {
 		return 0
 	}
-	return s.db.Metrics().WAL.BytesIn + s.scratch.written.Load()
+	return s.db.Metrics().WAL.BytesIn + s.spilled.Load()
 }

@@ -31,6 +31,7 @@ var (
 	descBytes       = prometheus.NewDesc("beam_runner_bytes_total", "Encoded bytes a stage read (in) and wrote (out).", []string{"job", "stage", "direction"}, nil)
 	descPColl       = prometheus.NewDesc("beam_runner_pcollection_elements_total", "Elements in a PCollection.", []string{"job", "pcollection"}, nil)
 	descWatermarkLg = prometheus.NewDesc("beam_runner_watermark_lag_seconds", "How far a stage's output watermark is behind wall time (only while it has one and is not complete).", []string{"job", "stage"}, nil)
+	descStoreBytes  = prometheus.NewDesc("beam_runner_store_bytes", "Bytes on disk of the --state_dir store, by part: jobs (job records and checkpoints) and scratch (running jobs' spill).", []string{"part"}, nil)
 )
 
 // collector reads the service at scrape time, so nothing is double-booked
@@ -41,7 +42,7 @@ func newCollector(svc *jobs.Service) *collector { return &collector{svc: svc} }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descJobs, descWorkers, descStarted, descFailed, descRetried, descRunning,
-		descLatency, descSplits, descElements, descBytes, descPColl, descWatermarkLg} {
+		descLatency, descSplits, descElements, descBytes, descPColl, descWatermarkLg, descStoreBytes} {
 		ch <- d
 	}
 }
@@ -58,6 +59,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for st, n := range byState {
 		ch <- prometheus.MustNewConstMetric(descJobs, prometheus.GaugeValue, float64(n), st)
 	}
+	c.collectStore(ch)
 	now := time.Now()
 	for _, s := range exported(sums) {
 		d, err := c.svc.Detail(s.ID)
@@ -65,6 +67,20 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			continue // removed since the listing
 		}
 		collectJob(ch, d, now)
+	}
+}
+
+// collectStore exports the store's size, if the service has a store; a
+// size that cannot be read is an invalid metric, which the scrape reports.
+func (c *collector) collectStore(ch chan<- prometheus.Metric) {
+	u, ok, err := c.svc.StoreUsage()
+	switch {
+	case !ok:
+	case err != nil:
+		ch <- prometheus.NewInvalidMetric(descStoreBytes, err)
+	default:
+		ch <- prometheus.MustNewConstMetric(descStoreBytes, prometheus.GaugeValue, float64(u.Jobs), "jobs")
+		ch <- prometheus.MustNewConstMetric(descStoreBytes, prometheus.GaugeValue, float64(u.Scratch), "scratch")
 	}
 }
 

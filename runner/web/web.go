@@ -76,8 +76,15 @@ type handler struct {
 	log *slog.Logger
 }
 
+// jobs lists the jobs, with the store's size on disk when there is one.
 func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, map[string]any{"jobs": h.svc.Summaries(), "now": time.Now()})
+	out := map[string]any{"jobs": h.svc.Summaries(), "now": time.Now()}
+	if u, ok, err := h.svc.StoreUsage(); ok && err == nil {
+		out["store"] = u
+	} else if err != nil {
+		h.log.Debug("web: measuring the store", "error", err)
+	}
+	writeJSON(w, out)
 }
 
 // jobView is a job's page data: the detail plus decoded user metrics.

@@ -132,6 +132,16 @@ function renderList(data) {
   for (const [id, tr] of old) if (!jobs.some((j) => j.id === id)) tr.remove();
   rows.forEach((tr, i) => { if (body.children[i] !== tr) body.insertBefore(tr, body.children[i] || null); });
   $("jobs-empty").hidden = rows.length > 0;
+  renderStore(data.store);
+}
+
+// renderStore shows the state dir's size on disk, if the server has one.
+function renderStore(u) {
+  const span = $("store-size");
+  span.hidden = !u;
+  if (!u) return;
+  span.textContent = `state dir on disk: ${fmtBytes(u.jobs_bytes + u.scratch_bytes)} ` +
+    `(job records ${fmtBytes(u.jobs_bytes)}, spill ${fmtBytes(u.scratch_bytes)})`;
 }
 
 // ---- job page ----
