@@ -23,6 +23,7 @@ const (
 func checkNames() []string {
 	names := append([]string{wordcountCheck, wordcountEnvCheck}, differentialChecks()...)
 	names = append(names, xlangChecks()...)
+	names = append(names, windowingChecks()...)
 	for _, c := range lifecycle.Checks() {
 		names = append(names, "lifecycle/"+c.Name)
 	}
