@@ -3,12 +3,14 @@ package validates
 import (
 	"encoding/xml"
 	"io"
+	"strings"
 	"time"
 )
 
 // junitCase is one <testcase> of a JUnit XML report (as written by
 // `pytest --junitxml`); presence of a child element gives the outcome.
 type junitCase struct {
+	Class   string    `xml:"classname,attr"`
 	Name    string    `xml:"name,attr"`
 	Time    float64   `xml:"time,attr"`
 	Failure *struct{} `xml:"failure"`
@@ -21,6 +23,19 @@ type junitCase struct {
 // tests in the shared table. Both <testsuites> and a bare <testsuite> root
 // are accepted: the decoder finds <testcase> elements at any depth.
 func ParseJUnit(r io.Reader, prefix string) ([]Result, error) {
+	return parseJUnit(r, func(c junitCase) string { return prefix + c.Name })
+}
+
+// ParseJUnitByClass is ParseJUnit naming each case "Class/method" after
+// prefix, Class the last part of its dotted classname: for a run of several
+// test classes, whose methods may share names.
+func ParseJUnitByClass(r io.Reader, prefix string) ([]Result, error) {
+	return parseJUnit(r, func(c junitCase) string {
+		return prefix + c.Class[strings.LastIndexByte(c.Class, '.')+1:] + "/" + c.Name
+	})
+}
+
+func parseJUnit(r io.Reader, name func(junitCase) string) ([]Result, error) {
 	dec := xml.NewDecoder(r)
 	var out []Result
 	for {
@@ -40,7 +55,7 @@ func ParseJUnit(r io.Reader, prefix string) ([]Result, error) {
 			return out, err
 		}
 		out = append(out, Result{
-			Name:    prefix + c.Name,
+			Name:    name(c),
 			Status:  c.status(),
 			Elapsed: time.Duration(c.Time * float64(time.Second)),
 		})

@@ -21,6 +21,9 @@ var goTestName = regexp.MustCompile(`^Test[A-Za-z0-9_]*(/\S+)?$`)
 // names start with "test").
 var pyTestName = regexp.MustCompile(`^test[A-Za-z0-9_]*$`)
 
+// pyClassTestName matches a test method qualified by its class.
+var pyClassTestName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*/test[A-Za-z0-9_]*$`)
+
 // ParseList reads a list of Go test names: one per line, '#' starts a
 // comment, blank lines are ignored. Duplicates and malformed names are errors
 // because they always indicate a mistake in a hand-edited file.
@@ -32,6 +35,12 @@ func ParseList(r io.Reader) ([]string, error) {
 // format as ParseList.
 func ParsePythonList(r io.Reader) ([]string, error) {
 	return parseNames(r, pyTestName, "a Python test method name")
+}
+
+// ParsePythonClassList reads a list of Python test methods qualified by
+// their class, "Class/test_method", for suites of several classes.
+func ParsePythonClassList(r io.Reader) ([]string, error) {
+	return parseNames(r, pyClassTestName, "a Python test named Class/method")
 }
 
 func parseNames(r io.Reader, valid *regexp.Regexp, what string) ([]string, error) {

@@ -87,6 +87,27 @@ func TestParsePythonList(t *testing.T) {
 	}
 }
 
+func TestParsePythonClassList(t *testing.T) {
+	got, err := ParsePythonClassList(strings.NewReader("# c\nWindowTest/test_a  # why\n\nRunnerApiTest/test_a\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"WindowTest/test_a", "RunnerApiTest/test_a"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	for _, in := range []string{
+		"test_a\n",                               // no class
+		"WindowTest/test_a\nWindowTest/test_a\n", // duplicate
+		"WindowTest::test_a\n",                   // a node id
+		"WindowTest/helper\n",                    // not a test method
+		"a.WindowTest/test_a\n",                  // module-qualified
+	} {
+		if _, err := ParsePythonClassList(strings.NewReader(in)); err == nil {
+			t.Errorf("ParsePythonClassList(%q): want error", in)
+		}
+	}
+}
+
 // The checked-in Python list must parse and hold the suite's core tests.
 func TestExpectedPythonListParses(t *testing.T) {
 	f, err := os.Open("expected_python.txt")
@@ -100,5 +121,29 @@ func TestExpectedPythonListParses(t *testing.T) {
 	}
 	if len(names) < 60 {
 		t.Errorf("expected_python.txt lists %d tests, want at least 60", len(names))
+	}
+}
+
+// The checked-in windowing list must parse and hold Beam's custom-window
+// tests, which the harness runs through a shim of their own.
+func TestExpectedWindowingListParses(t *testing.T) {
+	f, err := os.Open("expected_windowing.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	names, err := ParsePythonClassList(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, n := range names {
+		have[n] = true
+	}
+	for _, n := range []string{"WindowTest/test_custom_windows", "WindowTest/test_sessions",
+		"CustomWindowsPrismTest/test_custom_merging_window", "CustomWindowsPrismTest/test_custom_window_type"} {
+		if !have[n] {
+			t.Errorf("expected_windowing.txt lacks %s", n)
+		}
 	}
 }

@@ -69,3 +69,23 @@ func TestParseJUnit(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+func TestParseJUnitByClass(t *testing.T) {
+	const xml = `<testsuites><testsuite name="pytest">
+<testcase classname="apache_beam.transforms.window_test.WindowTest" name="test_a" time="1"/>
+<testcase classname="apache_beam.transforms.window_test.RunnerApiTest" name="test_a" time="0"><failure/></testcase>
+<testcase classname="Bare" name="test_b" time="0"/>
+</testsuite></testsuites>`
+	got, err := ParseJUnitByClass(strings.NewReader(xml), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Result{
+		{"WindowTest/test_a", Pass, time.Second},
+		{"RunnerApiTest/test_a", Fail, 0},
+		{"Bare/test_b", Pass, 0},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}

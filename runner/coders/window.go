@@ -26,7 +26,13 @@ func DecodeIntervalWindow(b []byte) (IntervalWindow, int, error) {
 	if err != nil {
 		return IntervalWindow{}, 0, err
 	}
-	return IntervalWindow{Start: end - int64(d), End: end}, TimestampSize + n, nil
+	// The SDKs write the span as a signed varint: a window ending before
+	// it starts (a WindowFn may make one) wraps back to its start here.
+	start := end - int64(d)
+	if (int64(d) >= 0) != (start <= end) {
+		return IntervalWindow{}, 0, ErrBadValue // the start overflows
+	}
+	return IntervalWindow{Start: start, End: end}, TimestampSize + n, nil
 }
 
 // WindowKind tells parsers how to find a window's size without a Codec
@@ -73,7 +79,9 @@ func WindowBounds(kind WindowKind, win []byte) (start, maxTS int64, err error) {
 		if err != nil {
 			return 0, 0, err
 		}
-		if n != len(win) || iw.End <= iw.Start {
+		// Empty windows are valid: Beam's model lets a WindowFn assign an
+		// element to [t, t), whose max timestamp is before both.
+		if n != len(win) {
 			return 0, 0, ErrBadValue
 		}
 		return iw.Start, iw.MaxTimestamp(), nil

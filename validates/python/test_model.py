@@ -162,10 +162,10 @@ def test_teststream_early_and_late_panes(job_endpoint, tmp_path, accumulating, e
     panes (values, timing, first/last, indexes, timestamps) match the
     DirectRunner's, plus the closing panes of EMIT_ALWAYS.
 
-    Fixed windows only: with sessions the DirectRunner restarts pane
-    numbering at every merge (Java continues it), and with sliding windows
-    it takes late data for a window already past its allowed lateness, so
-    there it is no oracle for Beam's model."""
+    Fixed windows only: sessions have checks of their own
+    (test_sessions.py), and with sliding windows the DirectRunner takes late
+    data for a window already past its allowed lateness, so there it is no
+    oracle for Beam's model."""
     stream = lambda: (test_stream.TestStream()
               .advance_watermark_to(0)
               .add_elements([TV(("k", 1), 1), TV(("k", 2), 2)])

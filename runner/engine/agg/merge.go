@@ -36,11 +36,14 @@ func (g *GBK) session(key []byte, start, maxTS int64) *winState {
 	return w
 }
 
-// absorb moves the state of the merged-away sessions srcs into w, as Beam
+// absorb moves the state of the merged sessions srcs into w, as Beam
 // merges state: values concatenate (in session start order, so the result
-// is deterministic), counts and holds combine, trigger state merges (see
-// mergeStates) and pane numbering continues from the furthest source, the
-// way Java keeps the state address of the session being extended.
+// is deterministic), counts and holds combine and trigger state merges (see
+// mergeStates). Pane numbering does not merge: a new window starts afresh,
+// and a source that is the merge result itself keeps its own. Java's
+// ReduceFnRunner keeps pane info by the window itself (StateStyle.DIRECT)
+// and clears the merged-away windows' ("the merge result window gets to
+// start fresh if it is new"); trigger.py's GeneralTriggerDriver does the same.
 func (g *GBK) absorb(w *winState, srcs []*winState) {
 	sort.Slice(srcs, func(i, j int) bool {
 		if srcs[i].start != srcs[j].start {
@@ -49,25 +52,33 @@ func (g *GBK) absorb(w *winState, srcs []*winState) {
 		return bytes.Compare(srcs[i].win, srcs[j].win) < 0 // custom windows have no start
 	})
 	trigs := make([][]nstate, len(srcs))
-	lateBirth := w.lateBirth
 	for i, s := range srcs {
 		trigs[i] = s.trig
 		w.appendValuesFrom(s)
 		if s.hasHold {
 			w.hold, w.hasHold = combineHold(g.s.outputTime, w.hold, w.hasHold, s.hold), true
 		}
-		w.index = max(w.index, s.index)
-		w.nonEarly = max(w.nonEarly, s.nonEarly)
-		lateBirth = lateBirth && s.lateBirth
+		if g.sameWindow(s.win, w.win) {
+			w.index, w.nonEarly, w.lateBirth = s.index, s.nonEarly, s.lateBirth
+		}
 		g.open--
 		g.forget(s)
 	}
-	w.lateBirth = lateBirth
 	if w.hasHold && g.s.outputTime == pipepb.OutputTime_END_OF_WINDOW {
 		w.hold = w.maxTS // the merged window's end, not a source's
 	}
 	mergeStates(w.trig, trigs)
 	fixMerged(g.s.trig.root, w.trig, trigs, env{wm: g.wm, now: g.now, maxTS: w.maxTS})
+}
+
+// sameWindow reports whether two encoded windows are one window; custom
+// windows are compared by the SDK's bytes, without the max timestamp (see
+// heldWindows).
+func (g *GBK) sameWindow(a, b []byte) bool {
+	if g.s.window == coders.CustomWindows {
+		return bytes.Equal(sdkName(a), sdkName(b))
+	}
+	return bytes.Equal(a, b)
 }
 
 // removeSession drops w from its key's merge set.

@@ -1,6 +1,7 @@
 package agg
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -116,11 +117,13 @@ func (g *GBK) ApplyMerges(results []MergeResult) error {
 		return fmt.Errorf("agg: merge results arrived with no merge request out")
 	}
 	into := map[string][]byte{} // key + window -> merged window
+	held := g.heldWindows()
 	for _, r := range results {
 		if !m.asked[string(r.Key)] {
 			return fmt.Errorf("agg: merge results for key %x, which was not asked", r.Key)
 		}
 		for _, mg := range r.Merges {
+			mg.Originals = asHeld(held, r.Key, mg.Originals)
 			if err := g.mergeInto(r.Key, mg, into); err != nil {
 				return err
 			}
@@ -134,6 +137,60 @@ func (g *GBK) ApplyMerges(results []MergeResult) error {
 		g.advance(m.wantWM)
 	}
 	return nil
+}
+
+// heldWindows indexes the asked keys' custom windows by the bytes that
+// name them to the SDK (nil for other windows). A custom window travels
+// behind its max timestamp, which the SDK computes from the window in
+// memory: with a window coder keeping less precision than the window
+// (Python's TimestampCoder keeps milliseconds of microsecond times), the
+// windows the SDK decoded and names in its answer carry another prefix than
+// the elements did. The window coder's bytes behind the prefix are what the
+// SDK decodes, so they name the window; several held windows may share them.
+func (g *GBK) heldWindows() map[string][][]byte {
+	if g.s.window != coders.CustomWindows {
+		return nil
+	}
+	m := g.merges
+	held := map[string][][]byte{}
+	note := func(key, win []byte) {
+		id := string(appendID(nil, sdkName(win), key))
+		if !slices.ContainsFunc(held[id], func(h []byte) bool { return bytes.Equal(h, win) }) {
+			held[id] = append(held[id], win)
+		}
+	}
+	for _, e := range m.waiting {
+		if m.asked[string(e.key)] {
+			note(e.key, e.win)
+		}
+	}
+	for k := range m.asked {
+		for _, w := range g.sessions[k] {
+			note(w.key, w.win)
+		}
+	}
+	return held
+}
+
+// sdkName is a custom window's bytes without its max-timestamp prefix.
+func sdkName(win []byte) []byte {
+	return win[min(coders.TimestampSize, len(win)):]
+}
+
+// asHeld replaces the windows the SDK named by the ones the GBK holds.
+func asHeld(held map[string][][]byte, key []byte, named [][]byte) [][]byte {
+	if held == nil {
+		return named
+	}
+	var out [][]byte
+	for _, o := range named {
+		if hs, ok := held[string(appendID(nil, sdkName(o), key))]; ok {
+			out = append(out, hs...)
+		} else {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // mergeInto merges the key's open windows among mg.Originals into

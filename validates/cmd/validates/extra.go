@@ -24,6 +24,7 @@ func checkNames() []string {
 	names := append([]string{wordcountCheck, wordcountEnvCheck}, differentialChecks()...)
 	names = append(names, pyHotKeyCheck)
 	names = append(names, xlangChecks()...)
+	names = append(names, windowingChecks()...)
 	for _, c := range lifecycle.Checks() {
 		names = append(names, "lifecycle/"+c.Name)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,38 +44,64 @@ func runPrism(ctx context.Context, cfg config, work, runnerBin string) ([]valida
 // unmodified, with --test-pipeline-options opts and extra environment
 // variables, and returns each method's result named "class/method".
 func runBeamPytest(ctx context.Context, cfg config, file, class, report, opts string, env ...string) ([]validates.Result, error) {
+	return runPytest(ctx, cfg, pytestRun{
+		label: class, rootdir: wheelRoot(file), nodes: []string{file + "::" + class},
+		report: report, opts: opts, env: env,
+		parse: func(r io.Reader) ([]validates.Result, error) { return validates.ParseJUnit(r, class+"/") },
+	})
+}
+
+// pytestRun is one pytest run of test classes written for Beam's conftest.
+type pytestRun struct {
+	label   string // names the run in errors
+	rootdir string
+	nodes   []string // pytest node ids: files, classes or methods
+	report  string   // JUnit XML path
+	opts    string   // --test-pipeline-options
+	env     []string
+	parse   func(io.Reader) ([]validates.Result, error) // reads the report
+}
+
+// wheelRoot is the directory a module file of the wheel sits in the
+// package tree of (site-packages), so node ids read as in Beam.
+func wheelRoot(file string) string {
+	return filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(file))))
+}
+
+// runPytest runs r and returns its results. pytest exiting 1 (some tests
+// failed) is not an error: the expected list decides which failures matter.
+func runPytest(ctx context.Context, cfg config, r pytestRun) ([]validates.Result, error) {
 	plugins, err := filepath.Abs(pluginDir)
 	if err != nil {
 		return nil, err
 	}
-	os.Remove(report) // a stale report must not pass for this run's
+	os.Remove(r.report) // a stale report must not pass for this run's
 	// The job servers the tests start share its group.
-	cmd := serverproc.GroupCommand(ctx, cfg.pythonBin, beamPytestArgs(cfg, file, class, report, opts)...)
-	cmd.Env = append(append(os.Environ(), "PYTHONPATH="+joinPath(plugins, os.Getenv("PYTHONPATH"))), env...)
+	cmd := serverproc.GroupCommand(ctx, cfg.pythonBin, beamPytestArgs(cfg, r)...)
+	cmd.Env = append(append(os.Environ(), "PYTHONPATH="+joinPath(plugins, os.Getenv("PYTHONPATH"))), r.env...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	runErr := cmd.Run()
-	results, err := readClassJUnit(report, class)
+	results, err := readReport(r.report, r.parse)
 	if err != nil {
-		return results, fmt.Errorf("%s report: %w (pytest: %v)", class, err, runErr)
+		return results, fmt.Errorf("%s report: %w (pytest: %v)", r.label, err, runErr)
 	}
 	var exit *exec.ExitError
 	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == 1) {
-		return results, fmt.Errorf("pytest %s: %w", class, runErr)
+		return results, fmt.Errorf("pytest %s: %w", r.label, runErr)
 	}
 	return results, nil
 }
 
-func beamPytestArgs(cfg config, file, class, report, opts string) []string {
-	return []string{
+func beamPytestArgs(cfg config, r pytestRun) []string {
+	args := []string{
 		"-m", "pytest", "-q", "-rfEs", "-p", "no:cacheprovider", "-p", "beam_options_plugin",
-		// The module's own directory tree, so node ids read as in Beam.
-		"--rootdir=" + filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(file)))),
+		"--rootdir=" + r.rootdir,
 		// Thread method: a test stuck in gRPC never sees SIGALRM.
 		fmt.Sprintf("--timeout=%d", int(cfg.prismTestTimeout.Seconds())), "--timeout_method=thread",
-		"--junitxml=" + report,
-		file + "::" + class,
-		"--test-pipeline-options=" + opts,
+		"--junitxml=" + r.report,
 	}
+	args = append(args, r.nodes...)
+	return append(args, "--test-pipeline-options="+r.opts)
 }
 
 // pythonModuleFile finds a module's source file in the interpreter's
@@ -88,13 +115,13 @@ func pythonModuleFile(ctx context.Context, python, module string) (string, error
 	return strings.TrimSpace(string(out)), nil
 }
 
-func readClassJUnit(path, class string) ([]validates.Result, error) {
+func readReport(path string, parse func(io.Reader) ([]validates.Result, error)) ([]validates.Result, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return validates.ParseJUnit(f, class+"/")
+	return parse(f)
 }
 
 func joinPath(dir, rest string) string {

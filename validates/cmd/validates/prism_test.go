@@ -29,7 +29,9 @@ func TestShellQuoteRoundTripsThroughShlex(t *testing.T) {
 func TestPrismArgsSelectTheClassWithTimeouts(t *testing.T) {
 	cfg := config{prismTestTimeout: 90 * time.Second}
 	file := "/sp/apache_beam/runners/portability/prism_runner_test.py"
-	args := strings.Join(beamPytestArgs(cfg, file, prismClass, "/w/prism.xml", "--prism_bin=/bin/br --environment_type=LOOPBACK"), " ")
+	r := pytestRun{rootdir: wheelRoot(file), nodes: []string{file + "::" + prismClass}, report: "/w/prism.xml",
+		opts: "--prism_bin=/bin/br --environment_type=LOOPBACK"}
+	args := strings.Join(beamPytestArgs(cfg, r), " ")
 	for _, want := range []string{
 		"--rootdir=/sp ", "--timeout=90 ", "--timeout_method=thread",
 		file + "::PrismRunnerTest", "--junitxml=/w/prism.xml", "-p beam_options_plugin",

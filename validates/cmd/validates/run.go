@@ -161,6 +161,9 @@ func runSuites(ctx context.Context, cfg config, work string, bins binaries, srv 
 		})
 		rep.summarize(prismClass, from, expFrom)
 	}
+	from, expFrom := len(rep.results), len(rep.expected)
+	runWindowing(ctx, cfg, work, srv.endpoint, bins.runner, rep)
+	rep.summarize("Python windowing (window_test.py, custom windows)", from, expFrom)
 	if err := srv.exitedEarly(); err != nil {
 		rep.problems = append([]string{err.Error()}, rep.problems...)
 	}
