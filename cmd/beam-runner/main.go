@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/server"
@@ -28,6 +29,10 @@ import (
 
 var (
 	jobPort     = flag.Int("job_port", 8073, "job management service port")
+	jobHost     = flag.String("job_host", "localhost", "interface the job service (and artifact staging) listens on; 0.0.0.0 for every one, e.g. behind a Kubernetes Service")
+	fnHost      = flag.String("fn_api_host", "127.0.0.1", "interface each job's Fn API server (control, data, state, logging, artifacts, provision) listens on; workers on other hosts need a reachable one, e.g. 0.0.0.0 with --fn_api_advertise. The Fn API has no authentication: see docs/operations.md")
+	fnAdvertise = flag.String("fn_api_advertise", "", "host name or IP workers are told to dial for the Fn API (default --fn_api_host; required when that is 0.0.0.0 or ::)")
+	fnPorts     = flag.String("fn_api_ports", "", "ports the Fn API servers take, LO-HI or one port, one per running job, e.g. for a firewall or NetworkPolicy (default any free port)")
 	logLevel    = flag.String("log_level", "info", "minimum log level: debug, info, warn or error")
 	logKind     = flag.String("log_kind", "dev", "log format: dev (human readable), json or text")
 	serveHTTP   = flag.Bool("serve_http", true, "serve the web UI and /metrics on --web_port")
@@ -78,13 +83,31 @@ func main() {
 		fmt.Fprintln(os.Stderr, "beam-runner: --worker_start_timeout must be positive")
 		os.Exit(2)
 	}
-	if err := run(logger); err != nil {
+	fnListen, err := fnAPIListen()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "beam-runner:", err)
+		os.Exit(2)
+	}
+	if err := run(logger, fnListen); err != nil {
 		logger.Error("beam-runner failed", "error", err)
 		os.Exit(1)
 	}
 }
 
-func run(logger *slog.Logger) error {
+// fnAPIListen reads the --fn_api_* flags.
+func fnAPIListen() (fnapi.Listen, error) {
+	ports, err := fnapi.ParsePortRange(*fnPorts)
+	if err != nil {
+		return fnapi.Listen{}, fmt.Errorf("--fn_api_ports: %w", err)
+	}
+	l := fnapi.Listen{Host: *fnHost, Advertise: *fnAdvertise, Ports: ports}
+	if err := l.Check(); err != nil {
+		return fnapi.Listen{}, fmt.Errorf("--fn_api_host/--fn_api_advertise: %w", err)
+	}
+	return l, nil
+}
+
+func run(logger *slog.Logger, fnListen fnapi.Listen) error {
 	stopProfile, err := startProfiling(logger)
 	if err != nil {
 		return err
@@ -110,12 +133,14 @@ func run(logger *slog.Logger) error {
 
 	srv, err := server.New(server.Config{
 		JobPort:          *jobPort,
+		Host:             *jobHost,
 		ArtifactRoot:     *artifactDir,
 		MaxPreparedBytes: *maxPrepared,
 		MaxFinishedJobs:  *maxFinished,
 		Logger:           logger,
 		Executor: execute.New(execute.Options{WorkerStartTimeout: *workerStart, MaxBundleAttempts: *maxAttempts,
 			Store: st, MemoryLimit: limit, BoundPending: *memLimit != "" && *memLimit != "none", CheckpointInterval: *ckptEvery,
+			FnAPI:        fnListen,
 			Environments: worker.Config{Containers: containers, Python: *sdkPython, CacheDir: *venvDir, Logger: logger}}),
 		IdleShutdown:    max(*idleTimeout, 0),
 		WebAddr:         webAddr(),

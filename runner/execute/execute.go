@@ -12,6 +12,7 @@ import (
 	"time"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/plan"
@@ -48,6 +49,9 @@ type Options struct {
 	CheckpointInterval time.Duration
 	// Environments is how SDK workers start (Docker, local SDK workers).
 	Environments worker.Config
+	// FnAPI is where each job's Fn API server listens and the address its
+	// workers are told; the zero value is loopback only.
+	FnAPI fnapi.Listen
 }
 
 // Executor implements jobs.Executor and jobs.Drainer.

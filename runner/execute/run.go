@@ -49,6 +49,8 @@ func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run
 		Provision: r.pool.provision,
 		Log:       r.pool.sdkLog,
 		Retrieval: j.Retrieval,
+		Listen:    opts.FnAPI,
+		Logger:    log,
 	})
 	if err != nil {
 		return nil, err

@@ -77,7 +77,7 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 	s.log.Info("job prepared", "preparation_id", p.id, "name", p.name)
 	return &jobpb.PrepareJobResponse{
 		PreparationId:           p.id,
-		ArtifactStagingEndpoint: &pipepb.ApiServiceDescriptor{Url: s.opts.StagingEndpoint()},
+		ArtifactStagingEndpoint: &pipepb.ApiServiceDescriptor{Url: s.stagingURL(ctx)},
 		StagingSessionToken:     p.id,
 	}, nil
 }
