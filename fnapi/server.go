@@ -19,7 +19,16 @@ import (
 	"github.com/beam-runner/beam-runner/dataplane"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
+)
+
+// A worker on a host that vanished (powered off, cut off) sends no FIN:
+// pinging idle connections ends its streams within about a half minute,
+// so its bundles are retried elsewhere instead of waiting forever.
+const (
+	keepaliveTime    = 15 * time.Second
+	keepaliveTimeout = 10 * time.Second
 )
 
 // maxMsg lifts gRPC's 4 MiB default: SDKs send large data frames and
@@ -73,7 +82,8 @@ func Start(cfg Config) (*Server, error) {
 	s.mu.workers = map[string]*Worker{}
 	s.mu.descriptors = map[string]*fnpb.ProcessBundleDescriptor{}
 	s.gs = grpc.NewServer(grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg),
-		grpc.UnaryInterceptor(s.unaryAuth), grpc.StreamInterceptor(s.streamAuth))
+		grpc.UnaryInterceptor(s.unaryAuth), grpc.StreamInterceptor(s.streamAuth),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}))
 	fnpb.RegisterBeamFnControlServer(s.gs, s)
 	fnpb.RegisterBeamFnDataServer(s.gs, s)
 	fnpb.RegisterBeamFnStateServer(s.gs, s)

@@ -22,6 +22,7 @@ import (
 	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/internal/serverflags"
 	"github.com/beam-runner/beam-runner/runner/execute"
+	"github.com/beam-runner/beam-runner/runner/placement"
 	"github.com/beam-runner/beam-runner/runner/server"
 	"github.com/beam-runner/beam-runner/runner/store"
 	"github.com/beam-runner/beam-runner/worker"
@@ -62,7 +63,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "beam-runner:", err)
 		os.Exit(2)
 	}
-	if err := run(logger, fnListen); err != nil {
+	pools, err := placement.ParsePools(fl.WorkerPools...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "beam-runner: --worker_pools:", err)
+		os.Exit(2)
+	}
+	if err := run(logger, fnListen, pools); err != nil {
 		logger.Error("beam-runner failed", "error", err)
 		os.Exit(1)
 	}
@@ -81,7 +87,7 @@ func fnAPIListen() (fnapi.Listen, error) {
 	return l, nil
 }
 
-func run(logger *slog.Logger, fnListen fnapi.Listen) error {
+func run(logger *slog.Logger, fnListen fnapi.Listen, pools placement.Pools) error {
 	stopProfile, err := startProfiling(logger)
 	if err != nil {
 		return err
@@ -114,7 +120,7 @@ func run(logger *slog.Logger, fnListen fnapi.Listen) error {
 		Logger:           logger,
 		Executor: execute.New(execute.Options{WorkerStartTimeout: fl.WorkerStartTimeout, MaxBundleAttempts: fl.MaxBundleAttempts,
 			Store: st, MemoryLimit: limit, BoundPending: fl.MemoryLimit != "" && fl.MemoryLimit != "none", CheckpointInterval: fl.CheckpointInterval,
-			FnAPI:        fnListen,
+			FnAPI: fnListen, WorkerPools: pools,
 			Environments: worker.Config{Containers: containers, Python: fl.SDKPython, CacheDir: fl.VenvDir, Logger: logger}}),
 		IdleShutdown:    max(fl.IdleShutdown, 0),
 		WebAddr:         webAddr(),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/internal/serverflags"
+	"github.com/beam-runner/beam-runner/runner/placement"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -369,12 +371,38 @@ func TestPythonWorkerPool(t *testing.T) {
 	if sp := svc.Spec.Ports[0]; int(sp.Port) != port || targetPort(c, sp.TargetPort) != port {
 		t.Errorf("Service %q: port %d, target %s; want %d", pythonPool, sp.Port, sp.TargetPort.String(), port)
 	}
+	checkServerPools(t, m, c, port)
 	pol := m.policies[pythonPool]
 	if pol == nil || !admits(pol, podLabels(t, m, jobServer), port, port) {
 		t.Errorf("NetworkPolicy %q does not admit the job server to port %d", pythonPool, port)
 	}
 	if len(pol.Spec.Ingress) != 1 {
 		t.Errorf("NetworkPolicy %q admits more than the job server", pythonPool)
+	}
+}
+
+// checkServerPools: the server's --worker_pools name the pools' Service
+// on their port, each pool with no more workers than its CPUs.
+func checkServerPools(t *testing.T, m *manifests, pool *corev1.Container, port int) {
+	t.Helper()
+	fl, _ := serverArgs(t, m)
+	pools, err := placement.ParsePools(fl.WorkerPools...)
+	if err != nil {
+		t.Fatalf("--worker_pools: %v", err)
+	}
+	if len(pools["python"]) == 0 {
+		t.Fatal("the job server names no Python worker pools")
+	}
+	cpus := pool.Resources.Limits.Cpu().Value()
+	names := []string{pythonPool, pythonPool + "." + namespace, pythonPool + "." + namespace + ".svc", pythonPool + "." + namespace + ".svc.cluster.local"}
+	for _, p := range pools["python"] {
+		host, portStr, _ := net.SplitHostPort(p.Addr)
+		if !slices.Contains(names, host) || portStr != strconv.Itoa(port) {
+			t.Errorf("--worker_pools names %s, want the Service %s on port %d", p.Addr, pythonPool, port)
+		}
+		if cpus == 0 || int64(p.Workers) > cpus {
+			t.Errorf("--worker_pools runs %d workers on each pool, which has %d CPUs (limits.cpu)", p.Workers, cpus)
+		}
 	}
 }
 

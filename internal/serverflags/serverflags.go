@@ -5,6 +5,7 @@ package serverflags
 
 import (
 	"flag"
+	"strings"
 	"time"
 
 	"github.com/beam-runner/beam-runner/runner/jobs"
@@ -38,6 +39,20 @@ type Flags struct {
 	SDKPython          string
 	VenvDir            string
 	StateDir           string
+	// WorkerPools are the --worker_pools specs, in order (the flag may be
+	// given more than once); placement.ParsePools reads them.
+	WorkerPools Strings
+}
+
+// Strings is a flag that may be given more than once.
+type Strings []string
+
+func (s *Strings) String() string { return strings.Join(*s, ";") }
+
+// Set implements flag.Value.
+func (s *Strings) Set(v string) error {
+	*s = append(*s, v)
+	return nil
 }
 
 // Register defines the server's flags on fs.
@@ -69,5 +84,6 @@ func Register(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.SDKPython, "sdk_python", "", "Python interpreter of local Python SDK workers (default: python3.X of the image, then python3, on PATH; it must have the image's apache-beam version)")
 	fs.StringVar(&f.VenvDir, "venv_dir", "", "where virtualenvs for jobs' Python requirements are kept and reused (default: beam-runner/venvs in the user's cache dir)")
 	fs.StringVar(&f.StateDir, "state_dir", "", "directory of the durable store (job records survive restarts); default: one per --job_port in the user's cache dir; \"none\": keep nothing")
+	fs.Var(&f.WorkerPools, "worker_pools", "worker pools to run SDK workers on, by SDK: SDK=HOST:PORT[/WORKERS],... (WORKERS: how many the pool's host runs, default 1), e.g. python=host1:50000/2,host2:50000/2; repeat it or join SDKs with ; for several. Python environments (PROCESS, Beam's SDK image, EXTERNAL worker_pools) then run there; a host name with several addresses (a headless Service) is one pool each. See docs/scaling.md")
 	return f
 }

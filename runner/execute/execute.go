@@ -15,6 +15,7 @@ import (
 	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/beam-runner/beam-runner/runner/placement"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/store"
 	"github.com/beam-runner/beam-runner/worker"
@@ -52,6 +53,9 @@ type Options struct {
 	// FnAPI is where each job's Fn API server listens and the address its
 	// workers are told; the zero value is loopback only.
 	FnAPI fnapi.Listen
+	// WorkerPools are worker pools by SDK (--worker_pools): environments
+	// of those SDKs start their workers there, not on this machine.
+	WorkerPools placement.Pools
 }
 
 // Executor implements jobs.Executor and jobs.Drainer.
