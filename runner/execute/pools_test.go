@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -102,27 +103,82 @@ func closedAddr(t *testing.T) string {
 	return lis.Addr().String()
 }
 
+func init() { beam.RegisterFunction(slowly) }
+
+// slowly takes a while per element, so that a job lasts long enough for
+// pools to come and go while it runs.
+func slowly(s string) string {
+	time.Sleep(20 * time.Millisecond)
+	return s
+}
+
 func countWords(s beam.Scope) {
 	counts := stats.Count(s, beam.Create(s, "a", "b", "a", "c", "a"))
 	passert.Equals(s, beam.ParDo(s, formatCount, counts), "a:3", "b:1", "c:1")
+}
+
+// slowWords is countWords over n words that take 20ms each.
+func slowWords(s beam.Scope, n int) {
+	var words []any
+	for i := 0; i < n; i++ {
+		words = append(words, string(rune('a'+i%3)))
+	}
+	counts := stats.Count(s, beam.ParDo(s, slowly, beam.Create(s, words...)))
+	a, b, c := (n+2)/3, (n+1)/3, n/3
+	passert.Equals(s, beam.ParDo(s, formatCount, counts), fmt.Sprintf("a:%d", a), fmt.Sprintf("b:%d", b), fmt.Sprintf("c:%d", c))
 }
 
 // A job's workers start on its pools, as many as each runs; a pool that
 // does not answer is marked down and the job runs on the others.
 func TestJobRunsOnPoolsPastADownOne(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
-	countWords(s)
+	slowWords(s, 50)
 	dead := closedAddr(t)
 	pr, err := runOnPoolsLogged(t, p, func(live string) string { return fmt.Sprintf("go=%s,%s/2", dead, live) }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := pr.log.String()
-	if n := strings.Count(log, "worker connected"); n != 2 || strings.Count(log, "pool="+pr.live) != 2 {
+	if !strings.Contains(log, fmt.Sprintf("pools=%s,%s/2", dead, pr.live)) {
+		t.Errorf("the job did not plan two workers on %s:\n%s", pr.live, log)
+	}
+	if n := strings.Count(log, `msg="worker connected"`); n != 2 || strings.Count(log, "pool="+pr.live) != 2 {
 		t.Errorf("want two workers connected from %s, got %d:\n%s", pr.live, n, log)
 	}
 	if !strings.Contains(log, `msg="worker pool down"`) || !strings.Contains(log, "pool="+dead) {
 		t.Errorf("the pool at %s was not marked down:\n%s", dead, log)
+	}
+}
+
+// A pool down when the job starts is probed until it answers, then runs
+// workers of the job too.
+func TestPoolThatAnswersAgainIsUsed(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	slowWords(s, 250)
+	_, port, _ := net.SplitHostPort(closedAddr(t))
+	late := "localhost:" + port
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		n, _ := strconv.Atoi(port)
+		if pool, err := extworker.StartLoopback(ctx, n); err == nil {
+			defer pool.Stop(context.Background())
+			<-ctx.Done()
+		}
+	}()
+	pr, err := runOnPoolsLogged(t, p, func(live string) string { return "go=" + live + "," + late }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := pr.log.String()
+	for _, want := range []string{`msg="worker pool down"`, `msg="worker pool answers again"`, "pool=" + late} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %s:\n%s", want, log)
+		}
+	}
+	if !strings.Contains(log, `msg="worker connected" job=test env=go worker=test-w0.1-r1 pool=`+late) {
+		t.Errorf("no worker connected from %s once it answered:\n%s", late, log)
 	}
 }
 

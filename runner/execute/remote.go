@@ -63,26 +63,44 @@ func newRemote(ctx context.Context, p *pool, envID string, envIdx int, sdk strin
 	return rm
 }
 
-// start starts every slot's worker and waits until each is up or its pool
-// down; it fails, naming the pools, when none is up.
+// start starts every slot's worker and returns once one is up, the rest
+// joining as they connect, so that a host slow to answer does not hold up
+// the job; it fails, naming the pools, when every one is down.
 func (rm *remote) start() error {
-	var wg sync.WaitGroup
 	for w := range rm.poolOf {
-		wg.Add(1)
-		go func() { defer wg.Done(); rm.bringUp(w) }()
+		rm.goRun(func() { rm.bringUp(w) })
 	}
-	wg.Wait()
-	rm.ws.mu.Lock()
-	defer rm.ws.mu.Unlock()
-	for w := range rm.poolOf {
-		if rm.ws.board.State(w) == placement.Up {
+	for {
+		rm.ws.mu.Lock()
+		up, starting := false, false
+		for w := range rm.poolOf {
+			switch rm.ws.board.State(w) {
+			case placement.Up:
+				up = true
+			case placement.Starting:
+				starting = true
+			}
+		}
+		changed := rm.ws.changed
+		rm.ws.mu.Unlock()
+		switch {
+		case up:
 			return nil
+		case !starting:
+			return fmt.Errorf("environment %q: %w", rm.envID, rm.noneLeft())
+		}
+		select {
+		case <-changed:
+		case <-rm.ctx.Done():
+			return rm.ctx.Err()
 		}
 	}
-	if err := rm.ctx.Err(); err != nil {
-		return err
-	}
-	return fmt.Errorf("environment %q: %w", rm.envID, rm.ws.board.NoneLeftError(rm.ws.sdk))
+}
+
+func (rm *remote) noneLeft() error {
+	rm.ws.mu.Lock()
+	defer rm.ws.mu.Unlock()
+	return rm.ws.board.NoneLeftError(rm.ws.sdk)
 }
 
 // bringUp starts a worker for slot w on its pool and, once it connects,
