@@ -13,12 +13,13 @@ RACE_PKGS = ./fnapi/... ./dataplane/... ./stateplane/... ./harness/... ./worker/
 	./runner/metrics/... ./runner/store/... ./runner/artifacts/... ./runner/server/... \
 	./internal/serverproc/...
 
-.PHONY: test setup unit race faults validates run
+.PHONY: test setup unit race faults multihost validates run
 
 test: setup
 	$(GO) test ./...
 	$(MAKE) --no-print-directory race
 	$(MAKE) --no-print-directory faults
+	$(MAKE) --no-print-directory multihost
 	$(MAKE) --no-print-directory validates
 
 race:
@@ -27,6 +28,12 @@ race:
 # Kills SDK workers during a Python job; needs the Python SDK (setup).
 faults:
 	$(GO) test -tags faults -timeout 20m ./validates/faults
+
+# SDK workers on three "hosts": network namespaces whose worker pools
+# are held to half a core each (docs/scaling.md); needs root, iproute2,
+# cgroup v1's cpu controller and the Python SDK (setup). -v: its figures.
+multihost:
+	$(GO) test -tags multihost -v -count=1 -timeout 20m ./validates/multihost
 
 setup:
 	scripts/setup.sh

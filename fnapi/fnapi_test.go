@@ -10,11 +10,6 @@ import (
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/fnapi/fnapitest"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -35,36 +30,6 @@ func connected(t testing.TB, w *fnapi.Worker) {
 	case <-w.Connected():
 	case <-time.After(bound):
 		t.Fatal("worker did not connect")
-	}
-}
-
-// Streams are routed by worker id: an unknown id is NotFound, a missing
-// one is ambiguous once there are two workers.
-func TestRouting(t *testing.T) {
-	srv := start(t)
-	srv.AddWorker("a")
-	srv.AddWorker("b")
-	cc, err := grpc.NewClient(srv.Endpoint(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	for _, tc := range []struct {
-		md   []string
-		want codes.Code
-	}{
-		{[]string{"worker_id", "nope"}, codes.NotFound},
-		{nil, codes.InvalidArgument},
-	} {
-		ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), tc.md...), bound)
-		s, err := fnpb.NewBeamFnControlClient(cc).Control(ctx)
-		if err == nil {
-			_, err = s.Recv()
-		}
-		cancel()
-		if status.Code(err) != tc.want {
-			t.Errorf("metadata %v: got %v, want %v", tc.md, err, tc.want)
-		}
 	}
 }
 

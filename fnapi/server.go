@@ -1,13 +1,16 @@
 // Package fnapi is the gRPC endpoint SDK harnesses of one job connect to:
 // control, data, state, logging, provision and artifact retrieval, routed by
-// the worker id each harness sends in its metadata.
+// the worker id each harness sends in its metadata. Calls without an id the
+// runner issued are refused (auth.go).
 package fnapi
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -16,8 +19,16 @@ import (
 	"github.com/beam-runner/beam-runner/dataplane"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
+)
+
+// A worker on a host that vanished (powered off, cut off) sends no FIN:
+// pinging idle connections ends its streams within about a half minute,
+// so its bundles are retried elsewhere instead of waiting forever.
+const (
+	keepaliveTime    = 15 * time.Second
+	keepaliveTimeout = 10 * time.Second
 )
 
 // maxMsg lifts gRPC's 4 MiB default: SDKs send large data frames and
@@ -32,6 +43,10 @@ type Config struct {
 	Log func(workerID string, e *fnpb.LogEntry)
 	// Retrieval serves staged artifacts; nil serves none.
 	Retrieval jobpb.ArtifactRetrievalServiceServer
+	// Listen is where the server listens and what workers are told.
+	Listen Listen
+	// Logger receives refused connections; nil is slog.Default.
+	Logger *slog.Logger
 }
 
 // Server hosts the Fn API services for one job.
@@ -53,16 +68,22 @@ type Server struct {
 	}
 }
 
-// Start listens on a free loopback port and serves.
+// Start listens where cfg.Listen says (by default a free loopback port)
+// and serves calls from the workers registered with AddWorker.
 func Start(cfg Config) (*Server, error) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	lis, err := cfg.Listen.listen()
 	if err != nil {
 		return nil, fmt.Errorf("fn api: listen: %w", err)
 	}
 	s := &Server{cfg: cfg, lis: lis}
 	s.mu.workers = map[string]*Worker{}
 	s.mu.descriptors = map[string]*fnpb.ProcessBundleDescriptor{}
-	s.gs = grpc.NewServer(grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg))
+	s.gs = grpc.NewServer(grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg),
+		grpc.UnaryInterceptor(s.unaryAuth), grpc.StreamInterceptor(s.streamAuth),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}))
 	fnpb.RegisterBeamFnControlServer(s.gs, s)
 	fnpb.RegisterBeamFnDataServer(s.gs, s)
 	fnpb.RegisterBeamFnStateServer(s.gs, s)
@@ -75,8 +96,12 @@ func Start(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Endpoint is the host:port harnesses dial.
-func (s *Server) Endpoint() string { return s.lis.Addr().String() }
+// Endpoint is the host:port harnesses dial: the advertised host and the
+// port listened on.
+func (s *Server) Endpoint() string {
+	port := s.lis.Addr().(*net.TCPAddr).Port
+	return net.JoinHostPort(s.cfg.Listen.advertise(), strconv.Itoa(port))
+}
 
 // Stop closes every stream and the listener.
 func (s *Server) Stop() {
@@ -112,25 +137,15 @@ func (s *Server) AddDescriptor(d *fnpb.ProcessBundleDescriptor) {
 	s.mu.Unlock()
 }
 
+// worker is the registered worker a call comes from; the interceptors
+// (auth.go) have refused calls from any other.
 func (s *Server) worker(ctx context.Context) (*Worker, error) {
-	md, _ := metadata.FromIncomingContext(ctx)
-	ids := md.Get("worker_id")
-	if len(ids) == 0 {
-		// A lone worker may omit its id; route to it when unambiguous.
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if len(s.mu.workers) == 1 {
-			for _, w := range s.mu.workers {
-				return w, nil
-			}
-		}
-		return nil, status.Error(codes.InvalidArgument, "missing worker_id metadata")
-	}
+	id := workerIDOf(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	w := s.mu.workers[ids[0]]
+	w := s.mu.workers[id]
 	if w == nil {
-		return nil, status.Errorf(codes.NotFound, "unknown worker id %q", ids[0])
+		return nil, status.Errorf(codes.PermissionDenied, "worker id %q was not issued by the runner for this job", id)
 	}
 	return w, nil
 }
@@ -184,10 +199,11 @@ func (s *Server) State(stream fnpb.BeamFnState_StateServer) error {
 
 // Logging implements BeamFnLogging.
 func (s *Server) Logging(stream fnpb.BeamFnLogging_LoggingServer) error {
-	id := "unknown"
-	if w, err := s.worker(stream.Context()); err == nil {
-		id = w.ID
+	w, err := s.worker(stream.Context())
+	if err != nil {
+		return err
 	}
+	id := w.ID
 	for {
 		list, err := stream.Recv()
 		if err != nil {

@@ -62,9 +62,22 @@ func startExternal(ctx context.Context, env *pipepb.Environment, workerID string
 	if addr == "" {
 		return nil, fmt.Errorf("external environment has no worker pool endpoint")
 	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	h, err := StartOnPool(ctx, addr, workerID, ep, pl.GetParams())
+	if err != nil {
+		return nil, fmt.Errorf("external environment: %w", err)
+	}
+	return h, nil
+}
+
+// StartOnPool asks the worker pool at addr (BeamFnExternalWorkerPool) to
+// start a worker that connects as workerID; ctx bounds the request. The
+// handle's Stop asks the pool to stop it.
+func StartOnPool(ctx context.Context, addr, workerID string, ep Endpoints, params map[string]string) (Handle, error) {
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return nil, fmt.Errorf("external environment: dialing worker pool %s: %w", addr, err)
+		return nil, fmt.Errorf("dialing worker pool %s: %w", addr, err)
 	}
 	req := &fnpb.StartWorkerRequest{
 		WorkerId:          workerID,
@@ -72,18 +85,16 @@ func startExternal(ctx context.Context, env *pipepb.Environment, workerID string
 		LoggingEndpoint:   &pipepb.ApiServiceDescriptor{Url: ep.Logging},
 		ArtifactEndpoint:  &pipepb.ApiServiceDescriptor{Url: ep.Artifact},
 		ProvisionEndpoint: &pipepb.ApiServiceDescriptor{Url: ep.Provision},
-		Params:            pl.GetParams(),
+		Params:            params,
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
 	resp, err := fnpb.NewBeamFnExternalWorkerPoolClient(conn).StartWorker(ctx, req)
 	if err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("external environment: StartWorker at %s: %w", addr, err)
+		return nil, fmt.Errorf("StartWorker at %s: %w", addr, err)
 	}
 	if resp.GetError() != "" {
 		conn.Close()
-		return nil, fmt.Errorf("external environment: worker pool %s: %s", addr, resp.GetError())
+		return nil, fmt.Errorf("worker pool %s: %s", addr, resp.GetError())
 	}
 	return &external{conn: conn, workerID: workerID, exited: make(chan struct{})}, nil
 }

@@ -19,37 +19,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/beam-runner/beam-runner/fnapi"
+	"github.com/beam-runner/beam-runner/internal/serverflags"
 	"github.com/beam-runner/beam-runner/runner/execute"
-	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/beam-runner/beam-runner/runner/placement"
 	"github.com/beam-runner/beam-runner/runner/server"
 	"github.com/beam-runner/beam-runner/runner/store"
 	"github.com/beam-runner/beam-runner/worker"
 )
 
-var (
-	jobPort     = flag.Int("job_port", 8073, "job management service port")
-	logLevel    = flag.String("log_level", "info", "minimum log level: debug, info, warn or error")
-	logKind     = flag.String("log_kind", "dev", "log format: dev (human readable), json or text")
-	serveHTTP   = flag.Bool("serve_http", true, "serve the web UI and /metrics on --web_port")
-	webPort     = flag.Int("web_port", 8074, "port of the web UI, /metrics and (with --pprof) /debug/pprof; 0 picks a free one")
-	webHosts    = flag.String("web_allowed_hosts", "", "comma-separated host names the web UI answers to besides localhost, 127.0.0.1 and [::1], e.g. the name of a proxy in front of it; requests naming any other host get 403")
-	pprofOn     = flag.Bool("pprof", false, "serve /debug/pprof on --web_port")
-	jmOverride  = flag.String("jm_override", "", "accepted for Prism compatibility; not supported")
-	idleTimeout = flag.Duration("idle_shutdown_timeout", 0, "exit after no job has run for this long; 0 or negative: never")
-	cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile to this file")
-	pprofAddr   = flag.String("pprof_addr", "", "also serve /debug/pprof on this address of its own (older form of --pprof)")
-	artifactDir = flag.String("artifact_root", "", "directory for staged artifacts (default: a fresh private directory in $TMPDIR, removed at exit; roots of dead servers are removed)")
-	maxFinished = flag.Int("max_finished_jobs", jobs.DefaultMaxFinishedJobs, "ended jobs kept, listed and saved; past it the oldest are forgotten (0: the default; negative: no cap)")
-	maxPrepared = flag.Int64("max_prepared_bytes", jobs.DefaultMaxPreparedBytes, "cap on the pipeline bytes of prepared jobs not yet run; Prepare past it gets RESOURCE_EXHAUSTED (negative: no cap)")
-	workerStart = flag.Duration("worker_start_timeout", 2*time.Minute, "how long an environment's SDK harness may take to connect before its job fails")
-	maxAttempts = flag.Int("max_bundle_attempts", 4, "how many times a bundle whose worker died or whose user code failed may run before its job fails")
-	memLimit    = flag.String("memory_limit", "", "bytes a job's GroupByKeys and pending bundle input may buffer before spilling to the store, e.g. 512MiB; default a quarter of the machine's memory; \"none\": no limit")
-	ckptEvery   = flag.Duration("checkpoint_interval", 10*time.Second, "least time between two checkpoints of a streaming job in the --state_dir store, from which it resumes after a crash (a batch job runs again from the beginning); 0 takes none")
-	sdkContain  = flag.String("sdk_containers", "auto", "how environments of Beam's own SDK images (apache/beam_python3.X_sdk, apache/beam_go_sdk) run: auto (in Docker when a Docker daemon answers, else as local SDK worker processes), local (always local processes) or docker")
-	sdkPython   = flag.String("sdk_python", "", "Python interpreter of local Python SDK workers (default: python3.X of the image, then python3, on PATH; it must have the image's apache-beam version)")
-	venvDir     = flag.String("venv_dir", "", "where virtualenvs for jobs' Python requirements are kept and reused (default: beam-runner/venvs in the user's cache dir)")
-	stateDir    = flag.String("state_dir", "", "directory of the durable store (job records survive restarts); default: one per --job_port in the user's cache dir; \"none\": keep nothing")
-)
+// fl are the server's flags, on the command line's flag set.
+var fl = serverflags.Register(flag.CommandLine)
 
 func main() {
 	if len(os.Args) > 1 {
@@ -68,34 +48,57 @@ func main() {
 		usage()
 		os.Exit(2)
 	}
-	logger, err := newLogger(*logLevel, *logKind, os.Stderr)
+	logger, err := newLogger(fl.LogLevel, fl.LogKind, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "beam-runner:", err)
 		os.Exit(2)
 	}
 	slog.SetDefault(logger)
-	if *workerStart <= 0 {
+	if fl.WorkerStartTimeout <= 0 {
 		fmt.Fprintln(os.Stderr, "beam-runner: --worker_start_timeout must be positive")
 		os.Exit(2)
 	}
-	if err := run(logger); err != nil {
+	fnListen, err := fnAPIListen()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "beam-runner:", err)
+		os.Exit(2)
+	}
+	pools, err := placement.ParsePools(fl.WorkerPools...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "beam-runner: --worker_pools:", err)
+		os.Exit(2)
+	}
+	if err := run(logger, fnListen, pools); err != nil {
 		logger.Error("beam-runner failed", "error", err)
 		os.Exit(1)
 	}
 }
 
-func run(logger *slog.Logger) error {
+// fnAPIListen reads the --fn_api_* flags.
+func fnAPIListen() (fnapi.Listen, error) {
+	ports, err := fnapi.ParsePortRange(fl.FnAPIPorts)
+	if err != nil {
+		return fnapi.Listen{}, fmt.Errorf("--fn_api_ports: %w", err)
+	}
+	l := fnapi.Listen{Host: fl.FnAPIHost, Advertise: fl.FnAPIAdvertise, Ports: ports}
+	if err := l.Check(); err != nil {
+		return fnapi.Listen{}, fmt.Errorf("--fn_api_host/--fn_api_advertise: %w", err)
+	}
+	return l, nil
+}
+
+func run(logger *slog.Logger, fnListen fnapi.Listen, pools placement.Pools) error {
 	stopProfile, err := startProfiling(logger)
 	if err != nil {
 		return err
 	}
 	defer stopProfile()
 	warnIgnoredFlags(logger)
-	limit, err := memoryLimit(*memLimit)
+	limit, err := memoryLimit(fl.MemoryLimit)
 	if err != nil {
 		return err
 	}
-	containers, err := worker.ParseContainerMode(*sdkContain)
+	containers, err := worker.ParseContainerMode(fl.SDKContainers)
 	if err != nil {
 		return err
 	}
@@ -109,18 +112,20 @@ func run(logger *slog.Logger) error {
 	}
 
 	srv, err := server.New(server.Config{
-		JobPort:          *jobPort,
-		ArtifactRoot:     *artifactDir,
-		MaxPreparedBytes: *maxPrepared,
-		MaxFinishedJobs:  *maxFinished,
+		JobPort:          fl.JobPort,
+		Host:             fl.JobHost,
+		ArtifactRoot:     fl.ArtifactRoot,
+		MaxPreparedBytes: fl.MaxPreparedBytes,
+		MaxFinishedJobs:  fl.MaxFinishedJobs,
 		Logger:           logger,
-		Executor: execute.New(execute.Options{WorkerStartTimeout: *workerStart, MaxBundleAttempts: *maxAttempts,
-			Store: st, MemoryLimit: limit, BoundPending: *memLimit != "" && *memLimit != "none", CheckpointInterval: *ckptEvery,
-			Environments: worker.Config{Containers: containers, Python: *sdkPython, CacheDir: *venvDir, Logger: logger}}),
-		IdleShutdown:    max(*idleTimeout, 0),
+		Executor: execute.New(execute.Options{WorkerStartTimeout: fl.WorkerStartTimeout, MaxBundleAttempts: fl.MaxBundleAttempts,
+			Store: st, MemoryLimit: limit, BoundPending: fl.MemoryLimit != "" && fl.MemoryLimit != "none", CheckpointInterval: fl.CheckpointInterval,
+			FnAPI: fnListen, WorkerPools: pools,
+			Environments: worker.Config{Containers: containers, Python: fl.SDKPython, CacheDir: fl.VenvDir, Logger: logger}}),
+		IdleShutdown:    max(fl.IdleShutdown, 0),
 		WebAddr:         webAddr(),
 		WebAllowedHosts: webAllowedHosts(),
-		Pprof:           *pprofOn || *pprofAddr != "",
+		Pprof:           fl.Pprof || fl.PprofAddr != "",
 		Store:           st,
 	})
 	if err != nil {
@@ -158,11 +163,11 @@ func run(logger *slog.Logger) error {
 // nothing, as --state_dir=none does. Default stores of other ports that no
 // server has used for store.DefaultRetention are removed.
 func openStore(logger *slog.Logger) (*store.Store, error) {
-	dir := *stateDir
+	dir := fl.StateDir
 	switch {
 	case dir == "none":
 		return nil, nil
-	case dir == "" && *jobPort == 0:
+	case dir == "" && fl.JobPort == 0:
 		logger.Info("job records are kept in memory only: --job_port=0 and no --state_dir")
 		return nil, nil
 	case dir == "":
@@ -170,7 +175,7 @@ func openStore(logger *slog.Logger) (*store.Store, error) {
 		// no usable cache dir (no $HOME, read-only): it then keeps nothing.
 		// A default dir in use by another server is still an error: two
 		// servers on one port are a mistake worth reporting.
-		def, err := store.DefaultDir(*jobPort)
+		def, err := store.DefaultDir(fl.JobPort)
 		if err == nil {
 			var st *store.Store
 			if st, err = store.Open(def, logger); err == nil || errors.Is(err, store.ErrInUse) {
@@ -208,16 +213,16 @@ Server flags:`)
 
 // webAddr is where the web UI listens, or "" when it is off.
 func webAddr() string {
-	if !*serveHTTP {
+	if !fl.ServeHTTP {
 		return ""
 	}
-	return net.JoinHostPort("localhost", strconv.Itoa(*webPort))
+	return net.JoinHostPort("localhost", strconv.Itoa(fl.WebPort))
 }
 
 // webAllowedHosts is --web_allowed_hosts as a list.
 func webAllowedHosts() []string {
 	var out []string
-	for _, h := range strings.Split(*webHosts, ",") {
+	for _, h := range strings.Split(fl.WebAllowedHosts, ",") {
 		if h = strings.TrimSpace(h); h != "" {
 			out = append(out, h)
 		}
@@ -226,7 +231,7 @@ func webAllowedHosts() []string {
 }
 
 func warnIgnoredFlags(logger *slog.Logger) {
-	if *jmOverride != "" {
+	if fl.JMOverride != "" {
 		logger.Warn("--jm_override ignored: beam-runner always serves its own job service")
 	}
 }
@@ -234,18 +239,18 @@ func warnIgnoredFlags(logger *slog.Logger) {
 // startProfiling starts the CPU profile and pprof server asked for by flags
 // and returns a func that finishes the profile.
 func startProfiling(logger *slog.Logger) (func(), error) {
-	if *pprofAddr != "" {
+	if fl.PprofAddr != "" {
 		go func() {
-			logger.Info("serving pprof", "addr", *pprofAddr)
-			if err := http.ListenAndServe(*pprofAddr, nil); err != nil {
+			logger.Info("serving pprof", "addr", fl.PprofAddr)
+			if err := http.ListenAndServe(fl.PprofAddr, nil); err != nil {
 				logger.Error("pprof server", "error", err)
 			}
 		}()
 	}
-	if *cpuProfile == "" {
+	if fl.CPUProfile == "" {
 		return func() {}, nil
 	}
-	f, err := os.Create(*cpuProfile)
+	f, err := os.Create(fl.CPUProfile)
 	if err != nil {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/beam-runner/beam-runner/runner/placement"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/store"
 	"github.com/beam-runner/beam-runner/worker"
@@ -48,6 +50,12 @@ type Options struct {
 	CheckpointInterval time.Duration
 	// Environments is how SDK workers start (Docker, local SDK workers).
 	Environments worker.Config
+	// FnAPI is where each job's Fn API server listens and the address its
+	// workers are told; the zero value is loopback only.
+	FnAPI fnapi.Listen
+	// WorkerPools are worker pools by SDK (--worker_pools): environments
+	// of those SDKs start their workers there, not on this machine.
+	WorkerPools placement.Pools
 }
 
 // Executor implements jobs.Executor and jobs.Drainer.

@@ -57,6 +57,8 @@ func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run
 		Provision: r.pool.provision,
 		Log:       r.pool.sdkLog,
 		Retrieval: j.Retrieval,
+		Listen:    opts.FnAPI,
+		Logger:    log,
 	})
 	if err != nil {
 		return nil, err
@@ -91,8 +93,23 @@ func (r *pool) envs() []string {
 // waits until each has connected, failing with the environment's name if
 // one does not in time.
 func (r *pool) startWorkers(ctx context.Context) error {
+	pools, err := jobPools(r.opts.WorkerPools, r.job.Options)
+	if err != nil {
+		return err
+	}
 	for i, envID := range r.envs() {
-		n, err := workersPerEnv(r.job.Options, r.plan.Components.GetEnvironments()[envID])
+		env := r.plan.Components.GetEnvironments()[envID]
+		sdk, remote, err := r.poolsFor(ctx, envID, env, pools)
+		if err != nil {
+			return err
+		}
+		if remote != nil {
+			if err := r.startRemote(ctx, i, envID, sdk, remote, env); err != nil {
+				return err
+			}
+			continue
+		}
+		n, err := workersPerEnv(r.job.Options, env)
 		if err != nil {
 			return err
 		}

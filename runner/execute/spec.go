@@ -30,6 +30,9 @@ type specConfig struct {
 	Space        func(name string) agg.Spill
 	MemoryLimit  int64 // 0: none
 	BoundPending bool  // see Options.BoundPending
+	// EnvBundles caps the bundles at once of stages of environments on
+	// worker pools (one per worker), raising Parallelism to the largest.
+	EnvBundles map[string]int
 }
 
 // buildSpec translates a plan into the engine's terms. It reads only its
@@ -51,6 +54,9 @@ func (b specBuilder) spec() (engine.Spec, error) {
 		MaxAttempts:    b.cfg.MaxAttempts,
 		MinBundleBytes: minBundleBytes,
 		StartTime:      b.cfg.StartTime,
+	}
+	for _, n := range b.cfg.EnvBundles {
+		spec.MaxBundles = max(spec.MaxBundles, n)
 	}
 	spec.PendingSpill, spec.PendingBudget = b.pendingSpill()
 	for _, s := range b.pl.Stages {
@@ -136,6 +142,9 @@ func (b specBuilder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 		env := b.pl.Components.GetEnvironments()[s.Env]
 		ss.ProbeBundles = sharedInterpreter(env, b.cfg.Options)
 		ss.MaxBundles = pythonProcesses(env, b.cfg.Options)
+		if n, ok := b.cfg.EnvBundles[s.Env]; ok {
+			ss.MaxBundles = n
+		}
 		timers, err := b.timerSpecs(s)
 		if err != nil {
 			return ss, err

@@ -29,17 +29,22 @@ type pool struct {
 	workers   map[string][]*envWorker  // environment id -> its workers
 	byWorker  map[string]worker.Handle // worker id -> its handle, restarts too
 	logTail   logTails
-	launcher  *worker.Launcher // starts the environments' harnesses
-	envOf     workerEnvs       // worker id -> environment id, for provision
+	launcher  *worker.Launcher   // starts the environments' harnesses
+	envOf     workerEnvs         // worker id -> environment id, for provision
+	remotes   map[string]*remote // environment id -> its workers on worker pools
 }
 
 func newPool(opts Options, log *slog.Logger, j *jobs.Job, pl *plan.Plan) *pool {
 	return &pool{opts: opts, log: log, job: j, plan: pl,
-		harnesses: map[string]*workerSet{}, workers: map[string][]*envWorker{}, byWorker: map[string]worker.Handle{}}
+		harnesses: map[string]*workerSet{}, workers: map[string][]*envWorker{}, byWorker: map[string]worker.Handle{},
+		remotes: map[string]*remote{}}
 }
 
 // stop stops every worker process the pool started.
 func (r *pool) stop(ctx context.Context) {
+	for _, rm := range r.remotes {
+		rm.stop()
+	}
 	for _, h := range r.handles {
 		if err := h.Stop(ctx); err != nil {
 			r.log.Debug("stopping worker", "err", err)
@@ -93,6 +98,10 @@ func exitOf(h worker.Handle) string {
 // restartLost restarts the environment's worker that failed, if it is
 // still current.
 func (r *pool) restartLost(ctx context.Context, envID, failed string) error {
+	if rm := r.remotes[envID]; rm != nil {
+		rm.lost(failed) // restarted on its pool meanwhile; the retry runs elsewhere
+		return nil
+	}
 	for _, ew := range r.workers[envID] {
 		if err := r.restart(ctx, ew, failed); err != nil {
 			return err
@@ -126,6 +135,11 @@ func (r *pool) restart(ctx context.Context, ew *envWorker, failed string) error 
 // runner started its process (waiting a moment for the exit to be seen),
 // else why its streams ended.
 func (r *pool) describeLoss(ctx context.Context, lost *harness.WorkerLost) string {
+	for _, rm := range r.remotes {
+		if addr, ok := rm.poolOfWorker(lost.Worker); ok {
+			return fmt.Sprintf("%s (on worker pool %s)", lost.Cause.Error(), addr)
+		}
+	}
 	if h := r.byWorker[lost.Worker]; h != nil {
 		if _, ok := h.(worker.Reporter); ok {
 			select {

@@ -1,15 +1,18 @@
 package execute
 
 import (
+	"errors"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/beam-runner/beam-runner/harness"
+	"github.com/beam-runner/beam-runner/runner/placement"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -54,16 +57,60 @@ func TestWorkersPerEnv(t *testing.T) {
 // Bundles go to the least busy harness, lowest index first on ties.
 func TestWorkerSetSpreadsBundles(t *testing.T) {
 	ws := newWorkerSet(make([]*harness.Harness, 3))
+	acquire := func() int {
+		i, _, err := ws.acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return i
+	}
 	var got []int
 	for i := 0; i < 4; i++ {
-		got = append(got, ws.acquire())
+		got = append(got, acquire())
 	}
 	if want := []int{0, 1, 2, 0}; !equalInts(got, want) {
 		t.Fatalf("acquired %v, want %v", got, want)
 	}
-	ws.release(1)
-	if i := ws.acquire(); i != 1 {
+	ws.update(func(b *placement.Board) { b.Release(1) })
+	if i := acquire(); i != 1 {
 		t.Fatalf("after harness 1 finished a bundle, the next went to %d", i)
+	}
+}
+
+// A bundle of a remote environment waits while its workers start, runs
+// once one connects, and fails, naming every pool, once all are down.
+func TestWorkerSetWaitsForPools(t *testing.T) {
+	ws := newBoardSet("python", placement.NewBoard([]string{"h1:50000", "h2:50000"}, []int{1, 1}))
+	type got struct {
+		i   int
+		err error
+	}
+	acquire := func() chan got {
+		ch := make(chan got, 1)
+		go func() {
+			i, _, err := ws.acquire(t.Context())
+			ch <- got{i, err}
+		}()
+		return ch
+	}
+	first := acquire()
+	select {
+	case g := <-first:
+		t.Fatalf("a bundle ran (%v) before any worker connected", g)
+	case <-time.After(50 * time.Millisecond):
+	}
+	ws.update(func(b *placement.Board) { b.Connected(1) })
+	if g := <-first; g.err != nil || g.i != 1 {
+		t.Fatalf("after slot 1 connected: %+v", g)
+	}
+	ws.update(func(b *placement.Board) { b.Release(1); b.Lost(1) })
+	second := acquire()
+	ws.update(func(b *placement.Board) { b.MarkDown(0, "refused") })
+	ws.update(func(b *placement.Board) { b.MarkDown(1, "timed out") })
+	g := <-second
+	var none *placement.NoPoolLeft
+	if !errors.As(g.err, &none) || !strings.Contains(g.err.Error(), "h1:50000 (refused); h2:50000 (timed out)") {
+		t.Fatalf("with every pool down: %+v", g)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/beam-runner/beam-runner/runner/placement"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -74,24 +75,60 @@ func sharedInterpreter(env *pipepb.Environment, opts *structpb.Struct) bool {
 	return true
 }
 
-// workerSet is one environment's harnesses. A bundle goes to the harness
-// running the fewest; its splits, progress and finalization go to the
-// harness that runs it, found from the instruction key the set hands out
-// ("<harness index>/<instruction>": instruction ids are per harness).
+// workerSet is one environment's harnesses, one per slot of its board
+// (placement.Board): a bundle goes to the least-loaded harness that is up;
+// its splits, progress and finalization go to the harness that runs it,
+// found from the instruction key the set hands out ("<slot>/<instruction>":
+// instruction ids are per harness). A local environment's slots are all
+// up from the start (a lost worker is restarted before its bundle is
+// retried); a remote one's come and go with their pools (remote.go).
 type workerSet struct {
-	hs []*harness.Harness
+	sdk string // for errors: the SDK whose pools these are
 
 	mu      sync.Mutex
-	running []int // bundles running per harness
+	board   *placement.Board
+	hs      []*harness.Harness // by slot; nil until its first worker connects
+	descs   []*fnpb.ProcessBundleDescriptor
+	changed chan struct{} // closed and replaced whenever a slot changes
 }
 
+// newWorkerSet is the set of a local environment's connected harnesses.
 func newWorkerSet(hs []*harness.Harness) *workerSet {
-	return &workerSet{hs: hs, running: make([]int, len(hs))}
+	ws := newBoardSet("local", placement.NewBoard([]string{"local"}, []int{len(hs)}))
+	for i, h := range hs {
+		ws.hs[i] = h
+		ws.board.Connected(i)
+	}
+	return ws
 }
 
-// Register sends the descriptors to every harness.
+func newBoardSet(sdk string, b *placement.Board) *workerSet {
+	return &workerSet{sdk: sdk, board: b, hs: make([]*harness.Harness, b.Slots()), changed: make(chan struct{})}
+}
+
+// update changes the board under the set's lock and wakes bundles
+// waiting for a worker.
+func (ws *workerSet) update(f func(b *placement.Board)) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	f(ws.board)
+	close(ws.changed)
+	ws.changed = make(chan struct{})
+}
+
+// Register sends the descriptors to every harness; harnesses that connect
+// later get them before their first bundle.
 func (ws *workerSet) Register(ctx context.Context, descs ...*fnpb.ProcessBundleDescriptor) error {
-	for _, h := range ws.hs {
+	ws.mu.Lock()
+	ws.descs = append(ws.descs, descs...)
+	var hs []*harness.Harness
+	for i, h := range ws.hs {
+		if h != nil && ws.board.State(i) == placement.Up {
+			hs = append(hs, h)
+		}
+	}
+	ws.mu.Unlock()
+	for _, h := range hs {
 		if err := h.Register(ctx, descs...); err != nil {
 			return err
 		}
@@ -99,36 +136,55 @@ func (ws *workerSet) Register(ctx context.Context, descs ...*fnpb.ProcessBundleD
 	return nil
 }
 
-// Process runs b on the least busy harness. b.Started and the result's
+func (ws *workerSet) descriptors() []*fnpb.ProcessBundleDescriptor {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.descs
+}
+
+// Process runs b on the least-loaded harness. b.Started and the result's
 // Instruction carry instruction keys for Split, Progress and Finalize.
 func (ws *workerSet) Process(ctx context.Context, b harness.Bundle) (harness.Result, error) {
-	i := ws.acquire()
-	defer ws.release(i)
+	i, h, err := ws.acquire(ctx)
+	if err != nil {
+		return harness.Result{}, err
+	}
+	defer ws.update(func(b *placement.Board) { b.Release(i) })
+	if err := h.Register(ctx, ws.descriptors()...); err != nil {
+		return harness.Result{}, err
+	}
 	if started := b.Started; started != nil {
 		b.Started = func(inst string) { started(instKey(i, inst)) }
 	}
-	res, err := ws.hs[i].Process(ctx, b)
+	res, err := h.Process(ctx, b)
 	res.Instruction = instKey(i, res.Instruction)
 	return res, err
 }
 
-func (ws *workerSet) acquire() int {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	best := 0
-	for i, n := range ws.running {
-		if n < ws.running[best] {
-			best = i
+// acquire waits for the board to give the bundle a harness, or fails once
+// every pool is down.
+func (ws *workerSet) acquire(ctx context.Context) (int, *harness.Harness, error) {
+	for {
+		ws.mu.Lock()
+		i, v := ws.board.Acquire()
+		changed := ws.changed
+		switch v {
+		case placement.Run:
+			h := ws.hs[i]
+			ws.mu.Unlock()
+			return i, h, nil
+		case placement.NoneLeft:
+			err := ws.board.NoneLeftError(ws.sdk)
+			ws.mu.Unlock()
+			return -1, nil, err
+		}
+		ws.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return -1, nil, ctx.Err()
 		}
 	}
-	ws.running[best]++
-	return best
-}
-
-func (ws *workerSet) release(i int) {
-	ws.mu.Lock()
-	ws.running[i]--
-	ws.mu.Unlock()
 }
 
 // Split asks the harness running key's bundle to split it.
@@ -163,7 +219,9 @@ func instKey(i int, inst string) string { return strconv.Itoa(i) + "/" + inst }
 func (ws *workerSet) route(key string) (*harness.Harness, string, error) {
 	idx, inst, ok := strings.Cut(key, "/")
 	i, err := strconv.Atoi(idx)
-	if !ok || err != nil || i < 0 || i >= len(ws.hs) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if !ok || err != nil || i < 0 || i >= len(ws.hs) || ws.hs[i] == nil {
 		return nil, "", fmt.Errorf("instruction key %q names no harness of this environment", key)
 	}
 	return ws.hs[i], inst, nil

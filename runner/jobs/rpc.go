@@ -77,7 +77,7 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 	s.log.Info("job prepared", "preparation_id", p.id, "name", p.name)
 	return &jobpb.PrepareJobResponse{
 		PreparationId:           p.id,
-		ArtifactStagingEndpoint: &pipepb.ApiServiceDescriptor{Url: s.opts.StagingEndpoint()},
+		ArtifactStagingEndpoint: &pipepb.ApiServiceDescriptor{Url: s.stagingURL(ctx)},
 		StagingSessionToken:     p.id,
 	}, nil
 }
@@ -240,6 +240,10 @@ func (s *Service) GetJobMetrics(ctx context.Context, req *jobpb.GetJobMetricsReq
 // environment (read by runner/execute).
 const WorkersOption = "workers_per_environment"
 
+// PoolsOption is the runner's job option naming worker pools by SDK, in
+// place of the server's --worker_pools for the SDKs it names.
+const PoolsOption = "worker_pools"
+
 // DescribePipelineOptions lists the runner's own options. Python's
 // PortableRunner asks for them and then accepts them on its command line
 // (--workers_per_environment=4), sending them only when given.
@@ -249,6 +253,12 @@ func (s *Service) DescribePipelineOptions(ctx context.Context, req *jobpb.Descri
 		Type: jobpb.PipelineOptionType_INTEGER,
 		Description: "SDK worker processes started per environment (EXTERNAL worker pool, PROCESS, DOCKER); " +
 			"default: the machine's cores",
+		Group: "beam-runner",
+	}, {
+		Name: PoolsOption,
+		Type: jobpb.PipelineOptionType_STRING,
+		Description: "worker pools to run this job's SDK workers on, by SDK: SDK=HOST:PORT[/WORKERS],... " +
+			"e.g. python=host1:50000/2,host2:50000/2; replaces the server's --worker_pools for the SDKs named",
 		Group: "beam-runner",
 	}}}, nil
 }

@@ -1,0 +1,89 @@
+// Package serverflags defines the job server's flags, apart from its
+// main package so that tests (the Kubernetes manifests' among them) can
+// parse arguments exactly as the server does.
+package serverflags
+
+import (
+	"flag"
+	"strings"
+	"time"
+
+	"github.com/beam-runner/beam-runner/runner/jobs"
+)
+
+// Flags are the parsed values of the server's flags.
+type Flags struct {
+	JobPort            int
+	JobHost            string
+	FnAPIHost          string
+	FnAPIAdvertise     string
+	FnAPIPorts         string
+	LogLevel           string
+	LogKind            string
+	ServeHTTP          bool
+	WebPort            int
+	WebAllowedHosts    string
+	Pprof              bool
+	JMOverride         string
+	IdleShutdown       time.Duration
+	CPUProfile         string
+	PprofAddr          string
+	ArtifactRoot       string
+	MaxFinishedJobs    int
+	MaxPreparedBytes   int64
+	WorkerStartTimeout time.Duration
+	MaxBundleAttempts  int
+	MemoryLimit        string
+	CheckpointInterval time.Duration
+	SDKContainers      string
+	SDKPython          string
+	VenvDir            string
+	StateDir           string
+	// WorkerPools are the --worker_pools specs, in order (the flag may be
+	// given more than once); placement.ParsePools reads them.
+	WorkerPools Strings
+}
+
+// Strings is a flag that may be given more than once.
+type Strings []string
+
+func (s *Strings) String() string { return strings.Join(*s, ";") }
+
+// Set implements flag.Value.
+func (s *Strings) Set(v string) error {
+	*s = append(*s, v)
+	return nil
+}
+
+// Register defines the server's flags on fs.
+func Register(fs *flag.FlagSet) *Flags {
+	f := &Flags{}
+	fs.IntVar(&f.JobPort, "job_port", 8073, "job management service port")
+	fs.StringVar(&f.JobHost, "job_host", "localhost", "interface the job service (and artifact staging) listens on; 0.0.0.0 for every one, e.g. behind a Kubernetes Service")
+	fs.StringVar(&f.FnAPIHost, "fn_api_host", "127.0.0.1", "interface each job's Fn API server (control, data, state, logging, artifacts, provision) listens on; workers on other hosts need a reachable one, e.g. 0.0.0.0 with --fn_api_advertise. The Fn API has no authentication: see docs/operations.md")
+	fs.StringVar(&f.FnAPIAdvertise, "fn_api_advertise", "", "host name or IP workers are told to dial for the Fn API (default --fn_api_host; required when that is 0.0.0.0 or ::)")
+	fs.StringVar(&f.FnAPIPorts, "fn_api_ports", "", "ports the Fn API servers take, LO-HI or one port, one per running job, e.g. for a firewall or NetworkPolicy (default any free port)")
+	fs.StringVar(&f.LogLevel, "log_level", "info", "minimum log level: debug, info, warn or error")
+	fs.StringVar(&f.LogKind, "log_kind", "dev", "log format: dev (human readable), json or text")
+	fs.BoolVar(&f.ServeHTTP, "serve_http", true, "serve the web UI and /metrics on --web_port")
+	fs.IntVar(&f.WebPort, "web_port", 8074, "port of the web UI, /metrics and (with --pprof) /debug/pprof; 0 picks a free one")
+	fs.StringVar(&f.WebAllowedHosts, "web_allowed_hosts", "", "comma-separated host names the web UI answers to besides localhost, 127.0.0.1 and [::1], e.g. the name of a proxy in front of it; requests naming any other host get 403")
+	fs.BoolVar(&f.Pprof, "pprof", false, "serve /debug/pprof on --web_port")
+	fs.StringVar(&f.JMOverride, "jm_override", "", "accepted for Prism compatibility; not supported")
+	fs.DurationVar(&f.IdleShutdown, "idle_shutdown_timeout", 0, "exit after no job has run for this long; 0 or negative: never")
+	fs.StringVar(&f.CPUProfile, "cpuprofile", "", "write a CPU profile to this file")
+	fs.StringVar(&f.PprofAddr, "pprof_addr", "", "also serve /debug/pprof on this address of its own (older form of --pprof)")
+	fs.StringVar(&f.ArtifactRoot, "artifact_root", "", "directory for staged artifacts (default: a fresh private directory in $TMPDIR, removed at exit; roots of dead servers are removed)")
+	fs.IntVar(&f.MaxFinishedJobs, "max_finished_jobs", jobs.DefaultMaxFinishedJobs, "ended jobs kept, listed and saved; past it the oldest are forgotten (0: the default; negative: no cap)")
+	fs.Int64Var(&f.MaxPreparedBytes, "max_prepared_bytes", jobs.DefaultMaxPreparedBytes, "cap on the pipeline bytes of prepared jobs not yet run; Prepare past it gets RESOURCE_EXHAUSTED (negative: no cap)")
+	fs.DurationVar(&f.WorkerStartTimeout, "worker_start_timeout", 2*time.Minute, "how long an environment's SDK harness may take to connect before its job fails")
+	fs.IntVar(&f.MaxBundleAttempts, "max_bundle_attempts", 4, "how many times a bundle whose worker died or whose user code failed may run before its job fails")
+	fs.StringVar(&f.MemoryLimit, "memory_limit", "", "bytes a job's GroupByKeys and pending bundle input may buffer before spilling to the store, e.g. 512MiB; default a quarter of the machine's memory; \"none\": no limit")
+	fs.DurationVar(&f.CheckpointInterval, "checkpoint_interval", 10*time.Second, "least time between two checkpoints of a streaming job in the --state_dir store, from which it resumes after a crash (a batch job runs again from the beginning); 0 takes none")
+	fs.StringVar(&f.SDKContainers, "sdk_containers", "auto", "how environments of Beam's own SDK images (apache/beam_python3.X_sdk, apache/beam_go_sdk) run: auto (in Docker when a Docker daemon answers, else as local SDK worker processes), local (always local processes) or docker")
+	fs.StringVar(&f.SDKPython, "sdk_python", "", "Python interpreter of local Python SDK workers (default: python3.X of the image, then python3, on PATH; it must have the image's apache-beam version)")
+	fs.StringVar(&f.VenvDir, "venv_dir", "", "where virtualenvs for jobs' Python requirements are kept and reused (default: beam-runner/venvs in the user's cache dir)")
+	fs.StringVar(&f.StateDir, "state_dir", "", "directory of the durable store (job records survive restarts); default: one per --job_port in the user's cache dir; \"none\": keep nothing")
+	fs.Var(&f.WorkerPools, "worker_pools", "worker pools to run SDK workers on, by SDK: SDK=HOST:PORT[/WORKERS],... (WORKERS: how many the pool's host runs, default 1), e.g. python=host1:50000/2,host2:50000/2; repeat it or join SDKs with ; for several. Python environments (PROCESS, Beam's SDK image, EXTERNAL worker_pools) then run there; a host name with several addresses (a headless Service) is one pool each. See docs/scaling.md")
+	return f
+}

@@ -1,0 +1,104 @@
+package execute
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/beam-runner/beam-runner/runner/placement"
+	"github.com/beam-runner/beam-runner/worker"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// jobPools are the worker pools a job's environments use: the server's,
+// with those the job's worker_pools option names in place of the
+// server's for their SDKs.
+func jobPools(server placement.Pools, opts *structpb.Struct) (placement.Pools, error) {
+	v, ok := option(opts, jobs.PoolsOption)
+	if !ok || v.GetKind() == nil {
+		return server, nil
+	}
+	var specs []string
+	switch k := v.GetKind().(type) {
+	case *structpb.Value_StringValue:
+		specs = []string{k.StringValue}
+	case *structpb.Value_ListValue:
+		for _, e := range k.ListValue.GetValues() {
+			specs = append(specs, e.GetStringValue())
+		}
+	default:
+		return nil, fmt.Errorf("job option %s: want a string such as python=HOST:PORT/N, got %v", jobs.PoolsOption, v.AsInterface())
+	}
+	own, err := placement.ParsePools(specs...)
+	if err != nil {
+		return nil, fmt.Errorf("job option %s: %w", jobs.PoolsOption, err)
+	}
+	return server.With(own), nil
+}
+
+// poolsFor decides whether an environment's workers run on worker pools:
+// the pools (one per address of each named host) when they do, none when
+// the environment runs as it says. An EXTERNAL environment that asks for
+// pools of an SDK that has none is an error.
+func (r *pool) poolsFor(ctx context.Context, envID string, env *pipepb.Environment, all placement.Pools) (string, []placement.Pool, error) {
+	sdk, asks, err := worker.PoolTarget(env)
+	if err != nil {
+		return "", nil, fmt.Errorf("environment %q: %w", envID, err)
+	}
+	if sdk == "" || (len(all[sdk]) == 0 && !asks) {
+		return "", nil, nil
+	}
+	if len(all[sdk]) == 0 {
+		return "", nil, fmt.Errorf("environment %q asks for the server's worker pools of SDK %s (EXTERNAL %s), but none are named: start the server with --worker_pools=%s=HOST:PORT, or give the job --%s", envID, sdk, worker.PoolsEndpoint, sdk, jobs.PoolsOption)
+	}
+	pools := placement.Expand(all[sdk], func(host string) ([]string, error) {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return net.DefaultResolver.LookupHost(ctx, host)
+	})
+	return sdk, pools, nil
+}
+
+// startRemote starts environment i's workers on its pools.
+func (r *pool) startRemote(ctx context.Context, i int, envID, sdk string, pools []placement.Pool, env *pipepb.Environment) error {
+	var names []string
+	for _, p := range pools {
+		names = append(names, p.String())
+	}
+	r.log.Info("environment runs on worker pools", "env", envID, "sdk", sdk, "pools", strings.Join(names, ","))
+	rm := newRemote(ctx, r, envID, i, sdk, pools, externalParams(env))
+	r.remotes[envID] = rm // stopped with the job, even if it does not start
+	if err := rm.start(); err != nil {
+		return err
+	}
+	r.harnesses[envID] = rm.ws
+	return nil
+}
+
+// externalParams are an EXTERNAL environment's parameters for its pools.
+func externalParams(env *pipepb.Environment) map[string]string {
+	if env.GetUrn() != worker.URNExternal {
+		return nil
+	}
+	var pl pipepb.ExternalPayload
+	if proto.Unmarshal(env.GetPayload(), &pl) != nil {
+		return nil
+	}
+	return pl.GetParams()
+}
+
+// envBundles is, per environment on worker pools, how many bundles its
+// stages may run at once: one per worker of its pools, which are sized to
+// what their hosts run.
+func (r *pool) envBundles() map[string]int {
+	out := map[string]int{}
+	for envID, rm := range r.remotes {
+		out[envID] = len(rm.poolOf)
+	}
+	return out
+}

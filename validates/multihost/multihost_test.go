@@ -1,0 +1,393 @@
+//go:build multihost
+
+package multihost
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/beam-runner/beam-runner/fnapi"
+	"github.com/beam-runner/beam-runner/runner/execute"
+	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/beam-runner/beam-runner/runner/server"
+)
+
+// maxRatio is the most the three-host run may take of the one-host run:
+// three half-core hosts have 3x the CPU of one.
+const maxRatio = 0.4
+
+// TestHosts runs the CPU-bound ParDo on one host and on three, then on
+// three with one killed mid-job. One test, so the hosts are set up once.
+func TestHosts(t *testing.T) {
+	py := python(t)
+	hosts := newHosts(t, py, 3)
+	srv := startServer(t)
+	n, rounds := envInt("MULTIHOST_ELEMENTS", 120), envInt("MULTIHOST_ROUNDS", 1500000)
+	// Records of 30 kB: the input is cut into bundles by its size, as a
+	// job over real records is, rather than left to dynamic splits alone.
+	job := cpuJob{py: py, srv: srv, n: n, rounds: rounds, pad: envInt("MULTIHOST_PAD", 30000)}
+	t.Logf("CPU-bound ParDo: %d records of %d B, %d rounds each", n, job.pad, rounds)
+
+	one := job.run(t, hosts[:1], nil)
+	three := job.run(t, hosts, nil)
+	requireSame(t, three.out, one.out)
+	ratio := three.took.Seconds() / one.took.Seconds()
+	t.Logf("1 host: %s; 3 hosts: %s; ratio %.2f (at most %.2f)", one, three, ratio, maxRatio)
+	if ratio > maxRatio && three.loaded() {
+		t.Logf("the machine was loaded by other work during the 3-host run: running it again")
+		three = job.run(t, hosts, nil)
+		requireSame(t, three.out, one.out)
+		ratio = three.took.Seconds() / one.took.Seconds()
+		t.Logf("3 hosts again: %s; ratio %.2f", three, ratio)
+	}
+	if ratio > maxRatio {
+		t.Errorf("3 hosts took %.2f of 1 host's time, want at most %.2f (1 host: %s; 3 hosts: %s)", ratio, maxRatio, one, three)
+	}
+
+	t.Run("one host killed mid-job", func(t *testing.T) {
+		victim := hosts[1]
+		var killed int
+		killAt := time.Duration(0.4 * float64(three.took))
+		got := job.run(t, hosts, func(running time.Time) {
+			time.Sleep(time.Until(running.Add(killAt)))
+			killed = victim.kill()
+			t.Logf("killed %d processes of %s (its pool and workers) %v after the job started running", killed, victim.name, killAt.Round(time.Millisecond))
+		})
+		if killed == 0 {
+			t.Fatalf("nothing of %s was running to kill", victim.name)
+		}
+		requireSame(t, got.out, three.out)
+		if !strings.Contains(srv.log.String(), `"worker pool down"`) || !strings.Contains(srv.log.String(), victim.poolAddr()) {
+			t.Errorf("the server did not mark %s's pool (%s) down", victim.name, victim.poolAddr())
+		}
+		t.Logf("with %s killed: %s", victim.name, got)
+	})
+}
+
+// TestMain checks, after every test, that no namespace, link or cgroup
+// of the hosts is left.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if left := leftovers(); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "multihost: the hosts' teardown left %v\n", left)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// cpuJob runs pipeline.py on the server with the given hosts' pools.
+type cpuJob struct {
+	py        string
+	srv       *jobServer
+	n, rounds int
+	pad       int // bytes per record
+}
+
+// result is one job's output and figures.
+type result struct {
+	out         []byte
+	took        time.Duration // RUNNING to DONE on the server: workers up to done
+	total       time.Duration // the client's whole run
+	hostCPU     float64       // CPU seconds the hosts used
+	perHost     []float64     // each host's share of it
+	machineBusy float64       // CPU seconds the machine used
+	serverCPU   float64       // CPU seconds of this process: the job server
+	clientCPU   float64       // CPU seconds of the client
+}
+
+func (r result) String() string {
+	var each []string
+	for _, c := range r.perHost {
+		each = append(each, fmt.Sprintf("%.1f", c))
+	}
+	return fmt.Sprintf("%v running (%v in all), hosts used %.1f CPU s (%s), others %.1f CPU s",
+		r.took.Round(10*time.Millisecond), r.total.Round(10*time.Millisecond), r.hostCPU, strings.Join(each, " + "), r.others())
+}
+
+// others is CPU the machine spent on other work than this job's.
+func (r result) others() float64 {
+	return max(r.machineBusy-r.hostCPU-r.serverCPU-r.clientCPU, 0)
+}
+
+// loaded reports whether other work took more than a quarter core on
+// average while the job ran.
+func (r result) loaded() bool { return r.others() > 0.25*r.total.Seconds() }
+
+func (j cpuJob) run(t *testing.T, hosts []*host, during func(running time.Time)) result {
+	t.Helper()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.txt")
+	args := []string{"pipeline.py", out, strconv.Itoa(j.n), strconv.Itoa(j.rounds), strconv.Itoa(j.pad)}
+	return j.srv.run(t, j.py, args, hosts, out, during)
+}
+
+// jobServer is an in-process job server whose Fn API listens on the job
+// server's address on the links.
+type jobServer struct {
+	endpoint string
+	svc      *jobs.Service
+	log      *syncBuf
+}
+
+func startServer(t *testing.T) *jobServer {
+	logf, err := os.Create(filepath.Join(logDir(t), "server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logf.Close() })
+	buf := &syncBuf{}
+	log := slog.New(slog.NewTextHandler(teeWriter{logf, buf}, nil))
+	s, err := server.New(server.Config{
+		Executor: execute.New(execute.Options{Logger: log, MaxBundleAttempts: 4, WorkerStartTimeout: 2 * time.Minute,
+			FnAPI: fnapi.Listen{Host: coordAddr}}),
+		Logger:       log,
+		ArtifactRoot: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(lis)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s.Stop(ctx)
+	})
+	return &jobServer{endpoint: lis.Addr().String(), svc: s.Service(), log: buf}
+}
+
+// run runs a Python pipeline whose workers run on the hosts' pools (the
+// job's worker_pools option) and returns its sorted output.
+func (s *jobServer) run(t *testing.T, py string, args []string, hosts []*host, out string, during func(time.Time)) result {
+	t.Helper()
+	var pools []string
+	for _, h := range hosts {
+		pools = append(pools, h.poolAddr())
+	}
+	return s.runOn(t, py, args, pools, hosts, out, during)
+}
+
+// runOn is run with the pools named as given (e.g. with /N workers).
+func (s *jobServer) runOn(t *testing.T, py string, args, pools []string, hosts []*host, out string, during func(time.Time)) result {
+	t.Helper()
+	args = append(args, "--runner=PortableRunner", "--job_endpoint="+s.endpoint, "--worker_pools=python="+strings.Join(pools, ","))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, args...)
+	var clientOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &clientOut, &clientOut
+	before := s.jobIDs()
+	cpu0, busy0, self0 := perHostCPU(hosts), machineBusy(), selfCPU()
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	if during != nil {
+		go func() {
+			defer close(done)
+			if at, ok := s.awaitRunning(ctx, before); ok {
+				during(at)
+			}
+		}()
+	} else {
+		close(done)
+	}
+	stopWatch := s.watchClient(t, cmd, before, &clientOut)
+	err := cmd.Wait()
+	stopWatch()
+	<-done
+	r := result{total: time.Since(start), machineBusy: machineBusy() - busy0}
+	for i, c := range perHostCPU(hosts) {
+		r.perHost = append(r.perHost, c-cpu0[i])
+		r.hostCPU += c - cpu0[i]
+	}
+	r.serverCPU, r.clientCPU = selfCPU()-self0, childCPU(cmd)
+	if err != nil {
+		t.Fatalf("job failed: %v\n%s", err, tail(clientOut.String(), 40))
+	}
+	r.took = s.runningTime(t, before)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.out = sortLines(b)
+	return r
+}
+
+// clientGrace is how long a client may take to exit after its job ended.
+const clientGrace = time.Minute
+
+// watchClient fails the test, with the client's threads, if the client
+// has not exited clientGrace after the server ended its job, and kills it.
+func (s *jobServer) watchClient(t *testing.T, cmd *exec.Cmd, before map[string]bool, out *bytes.Buffer) func() {
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Second):
+			}
+			end, ok := s.stateTime(before, "DONE")
+			if !ok {
+				end, ok = s.stateTime(before, "FAILED")
+			}
+			if ok && time.Since(end) > clientGrace {
+				cmd.Process.Signal(syscall.SIGUSR1) // dumps its threads
+				time.Sleep(2 * time.Second)
+				t.Errorf("the client did not exit %v after its job ended; killing it", clientGrace)
+				cmd.Process.Kill()
+				return
+			}
+		}
+	}()
+	return func() { close(stop) }
+}
+
+func (s *jobServer) jobIDs() map[string]bool {
+	ids := map[string]bool{}
+	for _, j := range s.svc.Summaries() {
+		ids[j.ID] = true
+	}
+	return ids
+}
+
+// awaitRunning waits for the job submitted after those of before to be
+// RUNNING, and says when it became so.
+func (s *jobServer) awaitRunning(ctx context.Context, before map[string]bool) (time.Time, bool) {
+	for ctx.Err() == nil {
+		if at, ok := s.stateTime(before, "RUNNING"); ok {
+			return at, true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return time.Time{}, false
+}
+
+// runningTime is how long the new job ran: from RUNNING (every worker
+// started) to DONE.
+func (s *jobServer) runningTime(t *testing.T, before map[string]bool) time.Duration {
+	running, ok1 := s.stateTime(before, "RUNNING")
+	done, ok2 := s.stateTime(before, "DONE")
+	if !ok1 || !ok2 {
+		t.Fatalf("the job has no RUNNING and DONE states")
+	}
+	return done.Sub(running)
+}
+
+// stateTime is when the one job not among before reached state.
+func (s *jobServer) stateTime(before map[string]bool, state string) (time.Time, bool) {
+	var id string
+	for _, j := range s.svc.Summaries() {
+		if !before[j.ID] {
+			id = j.ID
+		}
+	}
+	events, err := s.svc.Events(id, 0)
+	if id == "" || err != nil {
+		return time.Time{}, false
+	}
+	for _, e := range events {
+		if e.State == state {
+			return e.Time, true
+		}
+	}
+	return time.Time{}, false
+}
+
+func perHostCPU(hosts []*host) []float64 {
+	var out []float64
+	for _, h := range hosts {
+		out = append(out, h.cpuSeconds())
+	}
+	return out
+}
+
+// machineBusy is the CPU seconds the machine has spent not idle.
+func machineBusy() float64 {
+	b, _ := os.ReadFile("/proc/stat")
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal
+	var busy float64
+	for i, v := range f[1:] {
+		if i == 3 || i == 4 || i >= 8 { // idle, iowait; guest time is in user
+			continue
+		}
+		x, _ := strconv.ParseFloat(v, 64)
+		busy += x
+	}
+	return busy / 100 // USER_HZ
+}
+
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+func childCPU(cmd *exec.Cmd) float64 {
+	if cmd.ProcessState == nil {
+		return 0
+	}
+	return cmd.ProcessState.UserTime().Seconds() + cmd.ProcessState.SystemTime().Seconds()
+}
+
+func tv(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+
+func requireSame(t *testing.T, got, want []byte) {
+	t.Helper()
+	if !bytes.Equal(got, want) {
+		t.Fatalf("outputs differ: %d bytes, %d lines against %d bytes, %d lines", len(got), bytes.Count(got, []byte("\n")), len(want), bytes.Count(want, []byte("\n")))
+	}
+}
+
+func sortLines(b []byte) []byte {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	sort.Strings(lines)
+	return []byte(strings.Join(lines, "\n") + "\n")
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// python is the real interpreter (not a pyenv shim, which would stand
+// between the pool and its cgroup) with apache_beam importable.
+func python(t *testing.T) string {
+	bin := os.Getenv("PYTHON")
+	if bin == "" {
+		bin = "python3"
+	}
+	out, err := exec.Command(bin, "-c", "import sys, apache_beam; print(sys.executable)").Output()
+	if err != nil {
+		t.Fatalf("%s cannot import apache_beam (make setup installs it): %v", bin, err)
+	}
+	return strings.TrimSpace(string(out))
+}
