@@ -32,7 +32,12 @@ type batchWin struct {
 	maxTS int64
 	hold  int64 // least output time of the held elements (conservative)
 	elems []batchElem
-	next  uint32 // arrival number of the next value, across spills
+	// more are full blocks of earlier elements: a window's elements grow
+	// in blocks instead of one slice regrown (and copied) as it grows,
+	// which left several times the final slice as garbage while a large
+	// window filled. flat joins them once the elements are read.
+	more [][]batchElem
+	next uint32 // arrival number of the next value, across spills
 	// spilled: some of the window's values are in the spill, so its panes
 	// are read back from there.
 	spilled bool
@@ -88,11 +93,40 @@ func (b *batch) add(key, window, value []byte, ts, wm, maxTS int64) {
 		e.out, e.held = out, true
 		w.hold = min(w.hold, out)
 	}
+	if len(w.elems) == cap(w.elems) && len(w.elems) >= elemBlock {
+		w.more = append(w.more, w.elems)
+		w.elems = make([]batchElem, 0, elemBlock)
+	}
 	w.elems = append(w.elems, e)
 	b.pending++
 	if b.spill != nil && b.spill.note(key, value) {
 		b.spillAll()
 	}
+}
+
+// elemBlock is the least size of a window's element blocks (about 4.5 MiB).
+const elemBlock = 1 << 16
+
+// count is how many elements w holds in memory.
+func (w *batchWin) count() int {
+	n := len(w.elems)
+	for _, blk := range w.more {
+		n += len(blk)
+	}
+	return n
+}
+
+// flat joins w's blocks into w.elems, releasing each once copied.
+func (w *batchWin) flat() {
+	if len(w.more) == 0 {
+		return
+	}
+	all := make([]batchElem, 0, w.count())
+	for i, blk := range w.more {
+		all = append(all, blk...)
+		w.more[i] = nil
+	}
+	w.elems, w.more = append(all, w.elems...), nil
 }
 
 // spillAll moves every pending window's values to the spill, in window
@@ -104,7 +138,7 @@ func (b *batch) spillAll() {
 	}
 	slices.SortFunc(ws, func(x, y *batchWin) int { return bytes.Compare(x.win, y.win) })
 	for _, w := range ws {
-		b.pending -= len(w.elems)
+		b.pending -= w.count()
 		b.spill.spillWin(w)
 	}
 	b.spill.bytes = 0
@@ -127,7 +161,7 @@ func (b *batch) advance(wm int64) {
 		if w.maxTS < wm {
 			b.due = append(b.due, w)
 			delete(b.wins, k)
-			b.pending -= len(w.elems)
+			b.pending -= w.count()
 		}
 	}
 	slices.SortFunc(b.due[start:], func(x, y *batchWin) int {
@@ -184,6 +218,7 @@ func (b *batch) eachPane(allowHot bool, f func(key, win []byte, vals []batchElem
 // last call stopped; false if f stopped it before the end.
 func (b *batch) eachWinPane(w *batchWin, f func(key, win []byte, vals []batchElem, ts int64, hot []byte) bool) bool {
 	if !w.sorted {
+		w.flat()
 		sortElems(w.elems)
 		w.sorted = true
 	}

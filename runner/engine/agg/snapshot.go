@@ -171,6 +171,7 @@ func (b *batch) snapshot(w *wire.Writer) {
 		w.Blob(bw.win)
 		w.Int(bw.maxTS)
 		w.Int(bw.hold)
+		bw.flat()
 		w.Len(len(bw.elems))
 		for _, e := range bw.elems {
 			w.Blob(e.key)

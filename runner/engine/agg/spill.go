@@ -63,6 +63,7 @@ func (s *spiller) note(key, value []byte) bool {
 // memory beyond what it frees; a run needs no atomicity, as spill is
 // dropped whole after a crash.
 func (s *spiller) spillWin(w *batchWin) {
+	w.flat()
 	if len(w.elems) == 0 || s.err != nil {
 		return
 	}
