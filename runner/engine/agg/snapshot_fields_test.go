@@ -17,7 +17,7 @@ var snapshotFields = map[reflect.Type]string{
 	reflect.TypeOf(winState{}):  "key win id start maxTS gen data ends newCount hold hasHold index nonEarly lateBirth eowDone ptAt ptSet ptGen closed dead trig dirty",
 	reflect.TypeOf(nstate{}):    "count at armed finished late",
 	reflect.TypeOf(timer{}):     "at w gen",
-	reflect.TypeOf(batch{}):     "s wins due pending spill",                         // spill: the store handle, given by the config
+	reflect.TypeOf(batch{}):     "s wins due pending spill",                              // spill: the store handle, given by the config
 	reflect.TypeOf(batchWin{}):  "win maxTS hold elems more next spilled sorted emitted", // sorted, emitted: only due windows, which are never saved; // next: restored as the count; spilled: refused
 	reflect.TypeOf(batchElem{}): "prefix key value out seq held",
 }
