@@ -43,12 +43,31 @@ func Start(t testing.TB) *Env {
 	if os.Getenv("JOBTEST_LOG") != "" {
 		logger = slog.Default()
 	}
-	srv, err := server.New(server.Config{
+	addr, srv := Serve(t, server.Config{
 		Executor: execute.New(execute.Options{Logger: logger, Parallelism: 2}),
 		Logger:   logger,
 		WebAddr:  "127.0.0.1:0",
 		Pprof:    true,
 	})
+	web := waitWeb(t, srv)
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	pool, err := extworker.StartLoopback(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Stop(context.Background()) })
+	return &Env{Endpoint: addr, WebURL: "http://" + web, Client: jobpb.NewJobServiceClient(conn), pool: pool, work: t.TempDir()}
+}
+
+// Serve runs a job server of cfg on a free loopback port until the test
+// ends, and returns its Job API address.
+func Serve(t testing.TB, cfg server.Config) (string, *server.Server) {
+	t.Helper()
+	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,18 +83,7 @@ func Start(t testing.TB) *Env {
 		srv.Stop(ctx)
 		<-served
 	})
-	web := waitWeb(t, srv)
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	pool, err := extworker.StartLoopback(context.Background(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pool.Stop(context.Background()) })
-	return &Env{Endpoint: lis.Addr().String(), WebURL: "http://" + web, Client: jobpb.NewJobServiceClient(conn), pool: pool, work: t.TempDir()}
+	return lis.Addr().String(), srv
 }
 
 // waitWeb waits until the server's web endpoint listens.

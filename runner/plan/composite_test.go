@@ -15,9 +15,13 @@ import (
 // CombinePerKey, and a one-element Create. Its composites carry Python's
 // own URN (beam:transform:pickled_python:v1), and the MaybeReshuffle of each
 // one-element Create expanded to nothing: its output is its input.
-func pythonStreaming(t *testing.T) *pipepb.Pipeline {
+func pythonStreaming(t *testing.T) *pipepb.Pipeline { return pipelineFixture(t, "python_streaming.pb") }
+
+// pipelineFixture reads a pipeline proto from testdata (each has the
+// Python program that wrote it next to it).
+func pipelineFixture(t *testing.T, name string) *pipepb.Pipeline {
 	t.Helper()
-	b, err := os.ReadFile("testdata/python_streaming.pb")
+	b, err := os.ReadFile("testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}

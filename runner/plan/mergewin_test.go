@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -12,16 +11,7 @@ import (
 )
 
 func pythonCustomWindows(t *testing.T) *pipepb.Pipeline {
-	t.Helper()
-	b, err := os.ReadFile("testdata/python_custom_windows.pb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p pipepb.Pipeline
-	if err := proto.Unmarshal(b, &p); err != nil {
-		t.Fatal(err)
-	}
-	return &p
+	return pipelineFixture(t, "python_custom_windows.pb")
 }
 
 // gbkStage finds the GroupByKey stage of the transform named name.

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -18,15 +17,7 @@ import (
 // pythonGBK plans the batch Python pipeline of testdata/python_gbk.py.
 func pythonGBK(t *testing.T) *Plan {
 	t.Helper()
-	b, err := os.ReadFile("testdata/python_gbk.pb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p pipepb.Pipeline
-	if err := proto.Unmarshal(b, &p); err != nil {
-		t.Fatal(err)
-	}
-	pl, err := Build(&p)
+	pl, err := Build(pipelineFixture(t, "python_gbk.pb"))
 	if err != nil {
 		t.Fatal(err)
 	}

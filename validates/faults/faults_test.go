@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beam-runner/beam-runner/internal/jobtest"
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/server"
 )
@@ -120,25 +121,12 @@ func startServer(t *testing.T, attempts int) *srv {
 		t.Fatal(err)
 	}
 	log := slog.New(&watchHandler{Handler: slog.NewTextHandler(logf, nil), conns: conns})
-	s, err := server.New(server.Config{
+	addr, _ := jobtest.Serve(t, server.Config{
 		Executor:     execute.New(execute.Options{Logger: log, MaxBundleAttempts: attempts, WorkerStartTimeout: time.Minute}),
 		Logger:       log,
 		ArtifactRoot: t.TempDir(),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve(lis)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		s.Stop(ctx)
-	})
-	return &srv{endpoint: lis.Addr().String(), conns: conns}
+	return &srv{endpoint: addr, conns: conns}
 }
 
 // runJob runs the pipeline and returns its output and how long it took;

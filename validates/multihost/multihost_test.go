@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/beam-runner/beam-runner/fnapi"
+	"github.com/beam-runner/beam-runner/internal/jobtest"
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/server"
@@ -149,26 +149,13 @@ func startServer(t *testing.T) *jobServer {
 	t.Cleanup(func() { logf.Close() })
 	buf := &syncBuf{}
 	log := slog.New(slog.NewTextHandler(teeWriter{logf, buf}, nil))
-	s, err := server.New(server.Config{
+	addr, s := jobtest.Serve(t, server.Config{
 		Executor: execute.New(execute.Options{Logger: log, MaxBundleAttempts: 4, WorkerStartTimeout: 2 * time.Minute,
 			FnAPI: fnapi.Listen{Host: coordAddr}}),
 		Logger:       log,
 		ArtifactRoot: t.TempDir(),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve(lis)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		s.Stop(ctx)
-	})
-	return &jobServer{endpoint: lis.Addr().String(), svc: s.Service(), log: buf}
+	return &jobServer{endpoint: addr, svc: s.Service(), log: buf}
 }
 
 // run runs a Python pipeline whose workers run on the hosts' pools (the
