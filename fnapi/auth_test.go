@@ -1,11 +1,10 @@
 package fnapi_test
 
 import (
-	"bytes"
 	"context"
+	"github.com/beam-runner/beam-runner/internal/syncbuf"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
@@ -18,24 +17,6 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// syncBuf is a log sink the server's goroutines write to.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type noRetrieval struct {
 	jobpb.UnimplementedArtifactRetrievalServiceServer
 }
@@ -43,7 +24,7 @@ type noRetrieval struct {
 // Every service refuses a call whose worker id the runner did not issue,
 // or that has none, and logs it; the issued id gets through.
 func TestUnissuedWorkerIDRefused(t *testing.T) {
-	var logs syncBuf
+	var logs syncbuf.Buffer
 	srv, err := fnapi.Start(fnapi.Config{
 		Logger:    slog.New(slog.NewTextHandler(&logs, nil)),
 		Retrieval: noRetrieval{},

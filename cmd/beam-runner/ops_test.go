@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/beam-runner/beam-runner/internal/syncbuf"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -113,7 +113,7 @@ func TestCancelWhileFollowingLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	ep := "--endpoint=" + env.Endpoint
-	var follow syncBuffer
+	var follow syncbuf.Buffer
 	followed := make(chan int, 1)
 	go func() {
 		code, _ := runCommand("logs", []string{ep, "-f", "--json", id}, &follow)
@@ -202,22 +202,4 @@ func jsonLines(t *testing.T, out string) []logJSON {
 		t.Fatal("no JSON lines")
 	}
 	return lines
-}
-
-// syncBuffer is a strings.Builder safe for a writer and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -3,11 +3,11 @@ package execute
 import (
 	"context"
 	"fmt"
+	"github.com/beam-runner/beam-runner/internal/syncbuf"
 	"log/slog"
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -72,25 +72,7 @@ func runOnPoolsLogged(t *testing.T, p *beam.Pipeline, pools func(live string) st
 
 type poolRun struct {
 	live string
-	log  syncBuffer
-}
-
-// syncBuffer is a log sink for the executor's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	log  syncbuf.Buffer
 }
 
 // closedAddr is a loopback address nothing listens on.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/internal/jobtest"
+	"github.com/beam-runner/beam-runner/internal/syncbuf"
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/server"
@@ -138,7 +139,7 @@ func (j cpuJob) run(t *testing.T, hosts []*host, during func(running time.Time))
 type jobServer struct {
 	endpoint string
 	svc      *jobs.Service
-	log      *syncBuf
+	log      *syncbuf.Buffer
 }
 
 func startServer(t *testing.T) *jobServer {
@@ -147,7 +148,7 @@ func startServer(t *testing.T) *jobServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { logf.Close() })
-	buf := &syncBuf{}
+	buf := &syncbuf.Buffer{}
 	log := slog.New(slog.NewTextHandler(teeWriter{logf, buf}, nil))
 	addr, s := jobtest.Serve(t, server.Config{
 		Executor: execute.New(execute.Options{Logger: log, MaxBundleAttempts: 4, WorkerStartTimeout: 2 * time.Minute,
