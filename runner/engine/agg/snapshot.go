@@ -24,6 +24,9 @@ func (g *GBK) Snapshot(w *wire.Writer) error {
 	if len(g.out) > 0 || (g.fast != nil && len(g.fast.due) > 0) {
 		return fmt.Errorf("agg: snapshot with panes not yet taken by Fire")
 	}
+	if n := g.MergesInFlight(); n > 0 {
+		return fmt.Errorf("agg: snapshot with %d merges of the combiner tree in flight", n)
+	}
 	if g.fast != nil && g.fast.hasSpilled() {
 		// Spilled values live in the store, not in the snapshot: a
 		// checkpoint must reference them there, which is not built yet.
@@ -194,6 +197,7 @@ func Restore(cfg Config, r *wire.Reader) (*GBK, error) {
 	g.droppedLate, g.droppedClose = r.Int(), r.Int()
 	g.deferring = r.Bool()
 	if g.fast != nil {
+		g.fast.wm = g.wm
 		g.fast.restore(r)
 	} else {
 		g.restoreMachine(r)
