@@ -84,6 +84,7 @@ func (e *Engine) group(st *stage, p *pcoll, c []byte) {
 		return
 	}
 	e.emitPanes(st)
+	e.takeMerges(st)
 }
 
 // emitPanes writes what a GBK fired to its output.

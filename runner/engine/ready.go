@@ -72,6 +72,9 @@ func (e *Engine) readyNow() []*bundle {
 func (e *Engine) readyBundles() []*bundle {
 	var out []*bundle
 	for _, st := range e.stages {
+		if len(st.merges) > 0 {
+			out = append(out, e.readyMerges(st)...)
+		}
 		if st.spec.Kind != stagekind.SDK || !e.sidesReady(st) {
 			continue
 		}

@@ -22,6 +22,13 @@ type StageSpec struct {
 	Outputs []string
 	// Agg configures a GBK stage.
 	Agg agg.Config
+	// MergeStage is, for the GroupByKey of a lifted combine with a
+	// combiner tree (Agg.Combine), the stage id its merge bundles carry:
+	// the driver runs them with the SDK's merge-accumulators transform
+	// alone (combtree.go). MergeMaxBundles caps those in flight below
+	// Spec.MaxBundles (0: no cap of its own).
+	MergeStage      string
+	MergeMaxBundles int
 	// Events are a TestStream stage's events, in order.
 	Events []Event
 	// Keyed marks a stateful SDK stage: its main input is KV and each key

@@ -12,6 +12,7 @@ import (
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
 )
 
 // The tests play the SDK with a fake combine: an accumulator is a
@@ -88,6 +89,15 @@ func fakeMerge(t *testing.T, wv *coders.WindowedValueCodec, m Merge) []mergedAcc
 func fakeMergeWith(t *testing.T, wv *coders.WindowedValueCodec, m Merge, merge func(*testing.T, [][]byte) []byte) []mergedAccum {
 	t.Helper()
 	var out []mergedAccum
+	eachGroup(t, wv, m, func(key, win []byte, vals [][]byte, ts int64) {
+		out = append(out, mergedAccum{key: key, win: win, value: merge(t, vals), ts: ts, n: len(vals)})
+	})
+	return out
+}
+
+// eachGroup parses a merge's input, calling f per partial group.
+func eachGroup(t *testing.T, wv *coders.WindowedValueCodec, m Merge, f func(key, win []byte, vals [][]byte, ts int64)) {
+	t.Helper()
 	err := coders.Each(m.Input, wv, func(v *coders.WindowedValue) error {
 		kn, err := wv.Elem.Component(0).Len(v.Elem)
 		if err != nil {
@@ -105,7 +115,7 @@ func fakeMergeWith(t *testing.T, wv *coders.WindowedValueCodec, m Merge, merge f
 			if err != nil {
 				return err
 			}
-			vals, rest = append(vals, rest[:vn]), rest[vn:]
+			vals, rest = append(vals, slices.Clone(rest[:vn])), rest[vn:]
 		}
 		if len(rest) != 0 || v.NumWindows != 1 {
 			return fmt.Errorf("%d bytes after the values, %d windows", len(rest), v.NumWindows)
@@ -114,18 +124,17 @@ func fakeMergeWith(t *testing.T, wv *coders.WindowedValueCodec, m Merge, merge f
 		if err != nil {
 			return err
 		}
-		out = append(out, mergedAccum{key: slices.Clone(key), win: slices.Clone(win), value: merge(t, vals), ts: v.Timestamp, n: len(vals)})
+		f(slices.Clone(key), slices.Clone(win), vals, v.Timestamp)
 		return nil
 	})
 	if err != nil {
 		t.Fatalf("merge %d: %v", m.ID, err)
 	}
-	return out
 }
 
 // treeStats counts what the scenarios exercised, so the test cannot pass
 // by merging nothing.
-type treeStats struct{ merges, deep, late int }
+type treeStats struct{ merges, deep, late, restarts int }
 
 // treeRun drives a GBK with a combiner tree and one without through the
 // same input, playing the SDK's merges in an order chosen by r.
@@ -180,6 +189,30 @@ func (x *treeRun) finish() {
 		}
 	}
 	x.tree.FinishMerge(m.ID)
+}
+
+// restart snapshots the tree's GBK with its merges in flight given back
+// unmerged, and goes on with one restored from it: what a checkpoint and
+// a restart after a crash would do.
+func (x *treeRun) restart(cfg Config) {
+	var back []Unmerged
+	for _, m := range x.flight {
+		eachGroup(x.t, x.wv, m, func(key, win []byte, vals [][]byte, ts int64) {
+			for _, v := range vals {
+				back = append(back, Unmerged{Key: key, Window: win, Value: v, TS: ts})
+			}
+		})
+	}
+	var w wire.Writer
+	if err := x.tree.SnapshotUnmerged(&w, back); err != nil {
+		x.t.Fatal(err)
+	}
+	g, err := Restore(cfg, wire.NewReader(w.Bytes()))
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	x.tree, x.flight = g, nil
+	x.stats.restarts++
 }
 
 // settle takes what a step made: merges the policy calls for, and panes.
@@ -267,13 +300,19 @@ func runTreeScenario(t *testing.T, seed int64, stats *treeStats) error {
 		case p < 95 && kind == coders.IntervalWindows:
 			wm += int64(r.Intn(15))
 			x.advance(wm)
+		case p >= 97:
+			x.restart(cfg)
 		}
 		x.settle()
 	}
 	x.advance(coders.MaxTimestamp)
 	x.settle()
 	for len(x.flight) > 0 {
-		x.finish()
+		if r.Intn(4) == 0 {
+			x.restart(cfg) // windows the watermark passed wait for these merges
+		} else {
+			x.finish()
+		}
 		x.settle()
 	}
 	return x.check()
@@ -283,7 +322,8 @@ func runTreeScenario(t *testing.T, seed int64, stats *treeStats) error {
 // panes a GroupByKey without one gives: the same accumulators merged, at
 // the same timestamps and panes, whatever the policy's sizes, the order
 // merges finish in, the order their results come back in, and where
-// watermarks move meanwhile; and that it never holds the watermark less.
+// watermarks move meanwhile, and snapshots restored with merges in flight;
+// and that it never holds the watermark less.
 func TestCombineTreeMergeOrder(t *testing.T) {
 	var stats treeStats
 	err := quick.Check(func(seed int64) bool {
@@ -297,7 +337,7 @@ func TestCombineTreeMergeOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%+v", stats)
-	if stats.merges < 1000 || stats.deep < 1000 || stats.late < 100 {
+	if stats.merges < 1000 || stats.deep < 1000 || stats.late < 100 || stats.restarts < 100 {
 		t.Fatalf("the scenarios exercised too little: %+v", stats)
 	}
 }
