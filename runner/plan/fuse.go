@@ -56,6 +56,10 @@ type Stage struct {
 	// InputCoders replace, for the stage's SDK, the coders of PCollections
 	// it reads whose coders that SDK does not know (foreign.go).
 	InputCoders map[string]InputCoder
+	// Merge is, for the GroupByKey of a lifted combine, its Merge
+	// transform, which the runner also runs on partial groups (a
+	// combiner tree, combtree.go); empty otherwise.
+	Merge string
 }
 
 // Plan is a pipeline ready to execute.
@@ -377,6 +381,7 @@ func (f *fuser) finish() (*Plan, error) {
 		}
 	}
 	p.foreignInputs()
+	p.markCombineTrees(f.g.lifted)
 	return p, nil
 }
 
