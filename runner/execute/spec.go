@@ -30,6 +30,8 @@ type specConfig struct {
 	Space        func(name string) agg.Spill
 	MemoryLimit  int64 // 0: none
 	BoundPending bool  // see Options.BoundPending
+	// CombineMergeBytes is Options.CombineMergeBytes.
+	CombineMergeBytes int
 }
 
 // buildSpec translates a plan into the engine's terms. It reads only its
@@ -159,6 +161,9 @@ func (b specBuilder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 			cfg.Hot, cfg.HotPrefix, cfg.HotBytes = b.gbkHot(s, cfg.SpillBudget)
 		}
 		ss.Agg = cfg
+		if err := b.combineTree(s, &ss); err != nil {
+			return ss, err
+		}
 	case stagekind.TestStream:
 		events, err := b.testStreamEvents(s)
 		if err != nil {
@@ -167,6 +172,28 @@ func (b specBuilder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 		ss.Events = events
 	}
 	return ss, nil
+}
+
+// combineTree gives the GroupByKey of a lifted combine its combiner tree
+// and merge stage, unless the options turned trees off.
+func (b specBuilder) combineTree(s *plan.Stage, ss *engine.StageSpec) error {
+	if s.Merge == "" || b.cfg.CombineMergeBytes < 0 {
+		return nil
+	}
+	ms, err := b.pl.MergeStage(s)
+	if err != nil {
+		return err
+	}
+	ss.Agg.Combine = &agg.CombineTree{MergeBytes: b.cfg.CombineMergeBytes}
+	ss.MergeStage = ms.ID
+	// As the SDK stage it stands for: merges would only contend for one
+	// interpreter, or for more than its Python processes.
+	env := b.pl.Components.GetEnvironments()[ms.Env]
+	ss.MergeMaxBundles = pythonProcesses(env, b.cfg.Options)
+	if sharedInterpreter(env, b.cfg.Options) {
+		ss.MergeMaxBundles = 1
+	}
+	return nil
 }
 
 func uniqueSides(s *plan.Stage) []string {
