@@ -103,7 +103,6 @@ func (g *GBK) FinishMerge(id int) {
 		w.inflight--
 	}
 	delete(b.tree.flight, id)
-	b.tree.load.busy = len(b.tree.flight) > 0
 	b.advance(b.wm)
 }
 
@@ -140,7 +139,6 @@ func (b *batch) takeMerges(chunkBytes int) []Merge {
 		}
 		c.out[i] = m
 	}
-	t.load.busy = len(t.flight) > 0
 	return c.out
 }
 

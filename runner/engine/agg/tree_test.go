@@ -417,7 +417,6 @@ func TestTreePolicyDue(t *testing.T) {
 		{treeLoad{}, false},
 		{treeLoad{fresh: 99}, false},
 		{treeLoad{fresh: 100}, true},
-		{treeLoad{fresh: 100, busy: true}, false},
 		// What the last pass kept must grow by as much again first.
 		{treeLoad{fresh: 150, kept: 200}, false},
 		{treeLoad{fresh: 200, kept: 200}, true},
