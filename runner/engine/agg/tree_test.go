@@ -13,6 +13,7 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
+	"github.com/beam-runner/beam-runner/runner/store"
 )
 
 // The tests play the SDK with a fake combine: an accumulator is a
@@ -134,7 +135,7 @@ func eachGroup(t *testing.T, wv *coders.WindowedValueCodec, m Merge, f func(key,
 
 // treeStats counts what the scenarios exercised, so the test cannot pass
 // by merging nothing.
-type treeStats struct{ merges, deep, late, restarts int }
+type treeStats struct{ merges, deep, late, restarts, spilled int }
 
 // treeRun drives a GBK with a combiner tree and one without through the
 // same input, playing the SDK's merges in an order chosen by r.
@@ -195,6 +196,9 @@ func (x *treeRun) finish() {
 // unmerged, and goes on with one restored from it: what a checkpoint and
 // a restart after a crash would do.
 func (x *treeRun) restart(cfg Config) {
+	if x.tree.fast.hasSpilled() {
+		return // refused: spilled values live in the store (snapshot.go)
+	}
 	var back []Unmerged
 	for _, m := range x.flight {
 		eachGroup(x.t, x.wv, m, func(key, win []byte, vals [][]byte, ts int64) {
@@ -261,7 +265,7 @@ func (x *treeRun) check() error {
 // runTreeScenario plays a random input, with random policy sizes, of few
 // keys over windows the watermark passes as it goes (fixed windows) or
 // only at the end (the global window), and compares the panes.
-func runTreeScenario(t *testing.T, seed int64, stats *treeStats) error {
+func runTreeScenario(t *testing.T, seed int64, stats *treeStats, spill func() Spill) error {
 	r := rand.New(rand.NewSource(seed))
 	kind := coders.GlobalWindow
 	if r.Intn(2) == 1 {
@@ -276,6 +280,12 @@ func runTreeScenario(t *testing.T, seed int64, stats *treeStats) error {
 		return err
 	}
 	cfg.Combine = &CombineTree{MergeBytes: 1 + r.Intn(600), BundleBytes: 1 + r.Intn(300)}
+	if r.Intn(4) == 0 {
+		// Spilled values merge in no pass; they join their pane when it
+		// is read back.
+		cfg.Spill, cfg.SpillBudget = spill(), r.Intn(8)*60
+		stats.spilled++
+	}
 	tr, err := New(cfg)
 	if err != nil || tr.fast == nil || tr.fast.tree == nil {
 		return fmt.Errorf("no combiner tree (%v)", err)
@@ -325,9 +335,19 @@ func runTreeScenario(t *testing.T, seed int64, stats *treeStats) error {
 // watermarks move meanwhile, and snapshots restored with merges in flight;
 // and that it never holds the watermark less.
 func TestCombineTreeMergeOrder(t *testing.T) {
+	st, err := store.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	spaces := 0
+	spill := func() Spill {
+		spaces++
+		return st.Space(fmt.Sprintf("t/%d/", spaces))
+	}
 	var stats treeStats
-	err := quick.Check(func(seed int64) bool {
-		if err := runTreeScenario(t, seed, &stats); err != nil {
+	err = quick.Check(func(seed int64) bool {
+		if err := runTreeScenario(t, seed, &stats, spill); err != nil {
 			t.Errorf("seed %d: %v", seed, err)
 			return false
 		}
@@ -336,8 +356,14 @@ func TestCombineTreeMergeOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := st.Space("t/").Scan(nil, func(k, v []byte) error {
+		t.Errorf("spill left key t/%q behind", k)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("%+v", stats)
-	if stats.merges < 1000 || stats.deep < 1000 || stats.late < 100 || stats.restarts < 100 {
+	if stats.merges < 1000 || stats.deep < 1000 || stats.late < 100 || stats.restarts < 100 || stats.spilled < 100 {
 		t.Fatalf("the scenarios exercised too little: %+v", stats)
 	}
 }
