@@ -59,7 +59,7 @@ func (e *Engine) readyMerges(st *stage) []*bundle {
 		st.merges = st.merges[1:]
 		b := e.newBundle(st)
 		b.Stage, b.Input = st.spec.MergeStage, m.Input
-		b.merge, b.mergeID = true, m.ID
+		b.merge, b.mergeID, b.mergeGroups = true, m.ID, m.Groups
 		out = append(out, b)
 	}
 	return out
@@ -81,6 +81,7 @@ func (e *Engine) commitMerge(st *stage, b *bundle, res Result) error {
 		return fmt.Errorf("stage %s: merge bundle %d returned residuals or timers, which merging accumulators never makes", b.Stage, b.ID)
 	}
 	in := e.pcolls[st.spec.Inputs[0]]
+	n := 0
 	for _, pc := range slices.Sorted(maps.Keys(res.Data)) {
 		err := coders.Each(res.Data[pc], in.spec.Codec, func(v *coders.WindowedValue) error {
 			kn, err := in.spec.Key.Len(v.Elem)
@@ -88,12 +89,17 @@ func (e *Engine) commitMerge(st *stage, b *bundle, res Result) error {
 				return fmt.Errorf("decoding key: %w", err)
 			}
 			return coders.EachWindow(in.spec.Codec, v, func(win []byte) error {
+				n++
 				return st.gbk.AddMerged(v.Elem[:kn], win, v.Elem[kn:], v.Timestamp)
 			})
 		})
 		if err != nil {
 			return fmt.Errorf("stage %s: merged accumulators of bundle %d (%s): %w", b.Stage, b.ID, pc, err)
 		}
+	}
+	// A group merged into nothing would lose its accumulators silently.
+	if n != b.mergeGroups {
+		return fmt.Errorf("stage %s: merge bundle %d returned %d accumulators for %d groups", b.Stage, b.ID, n, b.mergeGroups)
 	}
 	st.gbk.FinishMerge(b.mergeID)
 	e.emitPanes(st)

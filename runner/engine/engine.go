@@ -68,9 +68,9 @@ type bundle struct {
 	// what it had sent at its last memory checkpoint.
 	out, outAtCkpt int64
 	// merge marks a GroupByKey's merge bundle (combtree.go), of its
-	// combiner tree's merge mergeID.
-	merge   bool
-	mergeID int
+	// combiner tree's merge mergeID, of mergeGroups partial groups.
+	merge                bool
+	mergeID, mergeGroups int
 }
 
 type pcoll struct {

@@ -33,8 +33,10 @@ var errNoTree = errors.New("agg: merged accumulators put back into a GroupByKey 
 type Merge struct {
 	ID int
 	// Input holds the partial groups as GroupByKey output elements, in
-	// chunks of whole elements.
-	Input [][]byte
+	// chunks of whole elements; Groups counts them. The merge puts back
+	// one accumulator per group.
+	Input  [][]byte
+	Groups int
 }
 
 // combTree is a batch's combiner tree state.
@@ -248,6 +250,7 @@ func (c *mergeCutter) add(w *batchWin, es []batchElem) {
 	if ws := c.wins[i]; len(ws) == 0 || ws[len(ws)-1] != w {
 		c.wins[i] = append(ws, w)
 	}
+	c.out[i].Groups++
 	if len(c.cur) >= c.chunkBytes {
 		c.flushChunk()
 	}
