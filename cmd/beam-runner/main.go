@@ -120,7 +120,7 @@ func run(logger *slog.Logger, fnListen fnapi.Listen, pools placement.Pools) erro
 		Logger:           logger,
 		Executor: execute.New(execute.Options{WorkerStartTimeout: fl.WorkerStartTimeout, MaxBundleAttempts: fl.MaxBundleAttempts,
 			Store: st, MemoryLimit: limit, BoundPending: fl.MemoryLimit != "" && fl.MemoryLimit != "none", CheckpointInterval: fl.CheckpointInterval,
-			FnAPI: fnListen, WorkerPools: pools,
+			FnAPI: fnListen, WorkerPools: pools, CombineMergeBytes: fl.CombineMergeBytes,
 			Environments: worker.Config{Containers: containers, Python: fl.SDKPython, CacheDir: fl.VenvDir, Logger: logger}}),
 		IdleShutdown:    max(fl.IdleShutdown, 0),
 		WebAddr:         webAddr(),

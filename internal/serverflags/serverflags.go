@@ -35,6 +35,7 @@ type Flags struct {
 	MaxBundleAttempts  int
 	MemoryLimit        string
 	CheckpointInterval time.Duration
+	CombineMergeBytes  int
 	SDKContainers      string
 	SDKPython          string
 	VenvDir            string
@@ -79,6 +80,7 @@ func Register(fs *flag.FlagSet) *Flags {
 	fs.DurationVar(&f.WorkerStartTimeout, "worker_start_timeout", 2*time.Minute, "how long an environment's SDK harness may take to connect before its job fails")
 	fs.IntVar(&f.MaxBundleAttempts, "max_bundle_attempts", 4, "how many times a bundle whose worker died or whose user code failed may run before its job fails")
 	fs.StringVar(&f.MemoryLimit, "memory_limit", "", "bytes a job's GroupByKeys and pending bundle input may buffer before spilling to the store, e.g. 512MiB; default a quarter of the machine's memory; \"none\": no limit")
+	fs.IntVar(&f.CombineMergeBytes, "combine_merge_bytes", 0, "bytes of accumulators a lifted combine's GroupByKey takes in before the SDK merges them, and merges the merged ones again (a combiner tree), so it holds about one per key and window; 0: the default (8 MiB); negative: never, every accumulator waits for its window to close")
 	fs.DurationVar(&f.CheckpointInterval, "checkpoint_interval", 10*time.Second, "least time between two checkpoints of a streaming job in the --state_dir store, from which it resumes after a crash (a batch job runs again from the beginning); 0 takes none")
 	fs.StringVar(&f.SDKContainers, "sdk_containers", "auto", "how environments of Beam's own SDK images (apache/beam_python3.X_sdk, apache/beam_go_sdk) run: auto (in Docker when a Docker daemon answers, else as local SDK worker processes), local (always local processes) or docker")
 	fs.StringVar(&f.SDKPython, "sdk_python", "", "Python interpreter of local Python SDK workers (default: python3.X of the image, then python3, on PATH; it must have the image's apache-beam version)")

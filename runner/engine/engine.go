@@ -67,6 +67,10 @@ type bundle struct {
 	// out is what the bundle has sent back so far (NoteOutput); outAtCkpt
 	// what it had sent at its last memory checkpoint.
 	out, outAtCkpt int64
+	// merge marks a GroupByKey's merge bundle (combtree.go), of its
+	// combiner tree's merge mergeID, of mergeGroups partial groups.
+	merge                bool
+	mergeID, mergeGroups int
 }
 
 type pcoll struct {
@@ -92,6 +96,7 @@ type stage struct {
 	emitted bool    // Impulse
 	keyed   *keyed  // stateful stages
 	delayed []delayed
+	merges  []agg.Merge // a GroupByKey's merges waiting to start
 }
 
 type chunk struct {
@@ -143,6 +148,9 @@ func (e *Engine) newStage(ss StageSpec) (*stage, error) {
 		if e.pcolls[pc] == nil {
 			return nil, fmt.Errorf("stage %s reads unknown PCollection %q", ss.ID, pc)
 		}
+	}
+	if ss.TreeStage != "" && (ss.Kind != stagekind.GBK || ss.Agg.Combine == nil) {
+		return nil, fmt.Errorf("stage %s: merge stage %q given to a stage that is not a GroupByKey with a combiner tree", ss.ID, ss.TreeStage)
 	}
 	switch ss.Kind {
 	case stagekind.GBK:
@@ -261,6 +269,13 @@ func (e *Engine) Commit(id int, res Result) error {
 	st := e.stage(b.Stage)
 	delete(st.flight, id)
 	e.pend.release(b)
+	if b.merge {
+		if err := e.commitMerge(st, b, res); err != nil {
+			e.fail(err)
+		}
+		e.recompute()
+		return e.err
+	}
 	if st.keyed != nil {
 		for _, k := range b.Keys {
 			delete(st.keyed.busy, k)
@@ -336,9 +351,11 @@ func (e *Engine) nextWakeup() (at int64, ok bool) {
 	return at, ok
 }
 
+// stage finds a stage by id; a GroupByKey's merge stage id finds the
+// GroupByKey, which owns its merge bundles.
 func (e *Engine) stage(id string) *stage {
 	for _, st := range e.stages {
-		if st.spec.ID == id {
+		if st.spec.ID == id || (st.spec.TreeStage != "" && st.spec.TreeStage == id) {
 			return st
 		}
 	}

@@ -78,10 +78,13 @@ func (e *Engine) group(st *stage, p *pcoll, c []byte) {
 			return fmt.Errorf("decoding key: %w", err)
 		}
 		key, value := v.Elem[:kn], v.Elem[kn:]
-		return coders.EachWindow(p.spec.Codec, v, func(win []byte) error {
+		err = coders.EachWindow(p.spec.Codec, v, func(win []byte) error {
 			// Chunks are never modified, so the GBK may keep references.
 			return st.gbk.AddShared(key, win, value, v.Timestamp, e.now)
 		})
+		// A combiner tree may merge within a large chunk.
+		e.takeMerges(st)
+		return err
 	})
 	if err != nil {
 		e.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, p.id, err))

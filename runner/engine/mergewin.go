@@ -81,7 +81,7 @@ func parseMergeResult(b []byte, win, merge *coders.Codec) (agg.MergeResult, erro
 		if err != nil {
 			return err
 		}
-		m := agg.Merge{Result: kv[:n:n]}
+		m := agg.WindowMerge{Result: kv[:n:n]}
 		_, err = coders.EachInIterable(kv[n:], win, func(o []byte) error {
 			m.Originals = append(m.Originals, o)
 			return nil

@@ -134,6 +134,19 @@ func (e *Engine) checkpointBytes() int64 {
 // with 8 MiB, against 7.2 s without a limit.)
 const minCheckpointBytes = 8 << 20
 
+// outputBound is how much output a bundle of st may send before it is
+// checkpointed; 0 is no bound.
+func (e *Engine) outputBound(st *stage) int64 {
+	var n int64
+	if e.pend != nil {
+		n = e.checkpointBytes()
+	}
+	if e.feedsTree(st) && (n == 0 || treeCheckpointBytes < n) {
+		n = treeCheckpointBytes
+	}
+	return n
+}
+
 // NoteOutput records how many bytes a running bundle has sent back so
 // far; the driver reports it as output arrives.
 func (e *Engine) NoteOutput(bundle int, bytes int64) {
@@ -143,16 +156,15 @@ func (e *Engine) NoteOutput(bundle int, bytes int64) {
 }
 
 // memoryCheckpoints are the checkpoints (splits keeping nothing of the
-// remaining work) of splittable bundles that sent checkpointBytes since
-// they started or were last checkpointed; none without a memory limit.
+// remaining work) of splittable bundles that sent their stage's output
+// bound since they started or were last checkpointed: checkpointBytes
+// under a memory limit, treeCheckpointBytes for a stage feeding a
+// combiner tree (combtree.go), none otherwise.
 func (e *Engine) memoryCheckpoints() []SplitRequest {
-	if e.pend == nil {
-		return nil
-	}
-	every := e.checkpointBytes()
 	var out []SplitRequest
 	for _, st := range e.stages {
-		if !st.spec.Splittable {
+		every := e.outputBound(st)
+		if !st.spec.Splittable || every <= 0 {
 			continue
 		}
 		for _, b := range oldestFirst(st.flight) {

@@ -75,6 +75,9 @@ func (e *Engine) readyBundles() []*bundle {
 	e.topUpPanes()
 	var out []*bundle
 	for _, st := range e.stages {
+		if len(st.merges) > 0 {
+			out = append(out, e.readyMerges(st)...)
+		}
 		if st.spec.Kind != stagekind.SDK || !e.sidesReady(st) {
 			continue
 		}

@@ -21,13 +21,17 @@ type scriptPipeline struct {
 	pcolls []*pcollDecl // in declaration order
 	byID   map[string]*pcollDecl
 	stage  map[string]int // index in spec.Stages
+	// merge are the merge stages of GroupByKeys with a combiner tree, as
+	// the SDK stage they stand for: the GroupByKey's output in, its input
+	// out.
+	merge map[string]StageSpec
 }
 
 // parsePipeline reads a pipeline directive: its options, and one line per
 // PCollection, stage and TestStream event (testdata/README.md).
 func parsePipeline(td *datadriven.TestData) (*scriptPipeline, error) {
 	a := newLineArgs(td.Pos, td.CmdArgs)
-	p := &scriptPipeline{byID: map[string]*pcollDecl{}, stage: map[string]int{}}
+	p := &scriptPipeline{byID: map[string]*pcollDecl{}, stage: map[string]int{}, merge: map[string]StageSpec{}}
 	p.spec = Spec{
 		Streaming: a.flag("streaming"), MaxBundles: int(a.int("max-bundles", 1)),
 		MinBundleBytes: int(a.int("min-bundle-bytes", 0)), MaxAttempts: int(a.int("max-attempts", 0)),
@@ -118,6 +122,7 @@ func (p *scriptPipeline) addStage(a *lineArgs) {
 		p.sdkStage(a, &ss)
 	case stagekind.GBK:
 		ss.Agg = p.gbkConfig(a, ss)
+		p.combineTree(a, &ss)
 	case stagekind.Flatten:
 		ss.CopyInputs = a.list("copy")
 		if !a.has("copy") {
@@ -200,6 +205,19 @@ func (p *scriptPipeline) gbkConfig(a *lineArgs, ss StageSpec) agg.Config {
 	return c
 }
 
+// combineTree reads a GroupByKey's combiner tree options: combine=BYTES
+// (agg.CombineTree.MergeBytes), merge-bundle-bytes=N and
+// merge-max-bundles=N. Its merge stage is ID/merge.
+func (p *scriptPipeline) combineTree(a *lineArgs, ss *StageSpec) {
+	if !a.has("combine") {
+		return
+	}
+	ss.Agg.Combine = &agg.CombineTree{MergeBytes: int(a.int("combine", 0)), BundleBytes: int(a.int("merge-bundle-bytes", 0))}
+	ss.TreeStage = ss.ID + "/merge"
+	ss.TreeMaxBundles = int(a.int("merge-max-bundles", 0))
+	p.merge[ss.TreeStage] = StageSpec{ID: ss.TreeStage, Kind: stagekind.SDK, Inputs: ss.Outputs, Outputs: ss.Inputs}
+}
+
 // pick reads an option naming one of choices; absent, the zero value
 // (UNSPECIFIED: Beam's default).
 func pick[E any](a *lineArgs, key string, choices map[string]E) E {
@@ -252,7 +270,8 @@ func (p *scriptPipeline) event(a *lineArgs) {
 func (p *scriptPipeline) stageSpec(id string) (StageSpec, bool) {
 	i, ok := p.stage[id]
 	if !ok {
-		return StageSpec{}, false
+		ss, ok := p.merge[id]
+		return ss, ok
 	}
 	return p.spec.Stages[i], true
 }

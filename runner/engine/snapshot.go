@@ -62,7 +62,7 @@ func (e *Engine) snapshot() ([]byte, error) {
 		}
 	}
 	for _, st := range e.stages {
-		if err := st.snapshot(&w, e.pend); err != nil {
+		if err := e.snapshotStage(&w, st); err != nil {
 			return nil, fmt.Errorf("stage %s: %w", st.spec.ID, err)
 		}
 	}
@@ -118,7 +118,20 @@ func snapshotChunks(w *wire.Writer, cs [][]byte) {
 	}
 }
 
-func (st *stage) snapshot(w *wire.Writer, pend *pendingSpill) error {
+// snapshotStage writes a stage's state; a GroupByKey's merges, queued or
+// in flight, go back into it unmerged (combtree.go).
+func (e *Engine) snapshotStage(w *wire.Writer, st *stage) error {
+	var back []agg.Unmerged
+	if st.gbk != nil {
+		var err error
+		if back, err = e.unmerged(st); err != nil {
+			return err
+		}
+	}
+	return st.snapshot(w, e.pend, back)
+}
+
+func (st *stage) snapshot(w *wire.Writer, pend *pendingSpill, back []agg.Unmerged) error {
 	w.Int(st.outWM)
 	w.Int(st.inWM)
 	w.Bool(st.emitted)
@@ -146,7 +159,7 @@ func (st *stage) snapshot(w *wire.Writer, pend *pendingSpill) error {
 		st.keyed.snapshot(w)
 	}
 	if st.gbk != nil {
-		return st.gbk.Snapshot(w)
+		return st.gbk.SnapshotUnmerged(w, back)
 	}
 	return nil
 }
@@ -213,7 +226,19 @@ func Restore(spec Spec, snap []byte) (*Engine, error) {
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("restore: %w", err)
 	}
-	return e, nil
+	// A combiner tree's merges written back unmerged may fire windows
+	// they held open, which moves watermarks.
+	trees := false
+	for _, st := range e.stages {
+		if st.spec.TreeStage != "" {
+			e.emitPanes(st)
+			trees = true
+		}
+	}
+	if trees {
+		e.recompute()
+	}
+	return e, e.err
 }
 
 func (e *Engine) restoreShape(r *wire.Reader) error {

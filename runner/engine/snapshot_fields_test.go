@@ -18,9 +18,11 @@ import (
 // stage.probe is policy made from the spec: a restored stage probes its
 // concurrency afresh. Engine.splits are requests about bundles in flight
 // for the driver's next Ready; a snapshot holds no bundle in flight.
+// stage.merges, a GroupByKey's merges waiting to start, are written back
+// into its section unmerged (combtree.go), as its merges in flight are.
 var snapshotFields = map[reflect.Type]string{
 	reflect.TypeOf(Engine{}):      "spec stages pcolls now nextID draining flight retries err expired pend splits",
-	reflect.TypeOf(stage{}):       "spec probe outWM inWM pending flight gbk events emitted keyed delayed",
+	reflect.TypeOf(stage{}):       "spec probe outWM inWM pending flight gbk events emitted keyed delayed merges",
 	reflect.TypeOf(pcoll{}):       "id spec wm consumers sides data mergeFor fromGBK", // mergeFor, fromGBK: from the spec
 	reflect.TypeOf(keyed{}):       "pending busy timers windows scannedAt rescan",
 	reflect.TypeOf(timer{}):       "id stream key fire hold processing enc",

@@ -29,6 +29,9 @@ func (e *Engine) SnapshotRequeuingFlight() ([]byte, error) {
 	}
 	for _, id := range slices.Sorted(maps.Keys(e.flight)) {
 		b := e.flight[id]
+		if b.merge {
+			continue // its accumulators are in the snapshot (unmerged)
+		}
 		owned, err := e.OwnedInput(id)
 		if err != nil {
 			return nil, fmt.Errorf("requeuing bundle %d: %w", id, err)

@@ -25,6 +25,13 @@ type StageSpec struct {
 	// MergeStage is the SDK stage that merges a GBK's windows when its
 	// WindowFn is a custom merging one (Agg.SDKMerge; mergewin.go).
 	MergeStage string
+	// TreeStage is, for the GroupByKey of a lifted combine with a
+	// combiner tree (Agg.Combine), the stage id its merge bundles carry:
+	// the driver runs them with the SDK's merge-accumulators transform
+	// alone (combtree.go). TreeMaxBundles caps those in flight below
+	// Spec.MaxBundles (0: no cap of its own).
+	TreeStage      string
+	TreeMaxBundles int
 	// Events are a TestStream stage's events, in order.
 	Events []Event
 	// Keyed marks a stateful SDK stage: its main input is KV and each key

@@ -13,11 +13,12 @@ const splitMinAge = 500 // milliseconds
 // again for splitMinAge. Splittable stages split restrictions; other
 // stages split their input channel, so a few costly elements (a
 // CPU-bound ParDo after a GroupByKey, say) spread over the workers too.
-// Keyed stages never split: a key's bundles must not run at once.
+// Keyed stages never split: a key's bundles must not run at once; nor do
+// a GroupByKey's merges, whose input and output the GroupByKey keeps.
 func (e *Engine) splitCandidates() []int {
 	var out []int
 	for _, st := range e.stages {
-		if st.keyed != nil || len(st.flight) == 0 || len(st.pending) > 0 || st.hasReadyResiduals(e.now) {
+		if st.keyed != nil || st.gbk != nil || len(st.flight) == 0 || len(st.pending) > 0 || st.hasReadyResiduals(e.now) {
 			continue
 		}
 		idle := e.maxBundles(st) - len(st.flight)

@@ -108,6 +108,7 @@ func (r *run) newEngine(now time.Time) (*engine.Engine, checkpointPolicy, error)
 		Parallelism: r.opts.Parallelism, MaxAttempts: r.opts.MaxBundleAttempts, StartTime: now.UnixMilli(),
 		Options: r.job.Options, Space: jobSpace(r.scratch),
 		MemoryLimit: r.opts.MemoryLimit, BoundPending: r.opts.BoundPending, EnvBundles: r.pool.envBundles(),
+		CombineMergeBytes: r.opts.CombineMergeBytes,
 	})
 	if err != nil {
 		return nil, pol, err

@@ -34,6 +34,9 @@ type sdkStage struct {
 	// The truncation descriptor of a splittable stage, used while draining.
 	truncDesc, truncSink string
 	truncIO              plan.StageIO
+	// merge is, for the merge stage of a lifted combine's combiner tree,
+	// its GroupByKey's stage id, under which its bundles are reported.
+	merge string
 }
 
 // frameBytes is the largest data-plane frame the runner cuts input into.
@@ -105,50 +108,71 @@ func (r *run) hasTestStream() bool {
 	return false
 }
 
-// prepareSDKStages builds and registers every SDK stage's descriptor.
+// prepareSDKStages builds and registers every SDK stage's descriptor, and
+// the merge stages of lifted combines' combiner trees.
 func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error) {
 	out := map[string]*sdkStage{}
 	for _, s := range r.plan.Stages {
-		if s.Kind != stagekind.SDK {
-			continue
-		}
-		h := r.pool.harnesses[s.Env]
-		if h == nil {
-			return nil, fmt.Errorf("stage %s: no harness for environment %q", s.ID, s.Env)
-		}
-		desc, io, err := r.plan.Descriptor(s, r.srv.Endpoint())
-		if err != nil {
-			return nil, err
-		}
-		r.srv.AddDescriptor(desc)
-		if err := h.Register(ctx, desc); err != nil {
-			return nil, err
-		}
-		in, err := wireCodec(r.plan, s.Inputs[0])
-		if err != nil {
-			return nil, err
-		}
-		ss := &sdkStage{stage: s, harness: h, desc: desc.GetId(), io: io, input: in, bounded: r.allBounded(s.Outputs)}
-		if s.Truncate != "" {
-			td, tio, err := r.plan.TruncateDescriptor(s, r.srv.Endpoint())
+		if s.Kind == stagekind.GBK && s.Merge != "" && r.opts.CombineMergeBytes >= 0 {
+			ms, err := r.plan.TreeStage(s)
 			if err != nil {
 				return nil, err
 			}
-			r.srv.AddDescriptor(td)
-			if err := h.Register(ctx, td); err != nil {
+			if out[ms.ID], err = r.prepareSDKStage(ctx, ms); err != nil {
 				return nil, err
 			}
-			ss.truncDesc, ss.truncIO = td.GetId(), tio
-			for sink := range tio.Sinks {
-				ss.truncSink = sink
-			}
+			out[ms.ID].merge = s.ID
 		}
-		for sink := range io.Sinks {
-			ss.sinks = append(ss.sinks, sink)
+		if s.Kind != stagekind.SDK {
+			continue
+		}
+		ss, err := r.prepareSDKStage(ctx, s)
+		if err != nil {
+			return nil, err
 		}
 		out[s.ID] = ss
 	}
 	return out, nil
+}
+
+// prepareSDKStage builds and registers one SDK stage's descriptor (and
+// its truncation's, for a splittable stage).
+func (r *run) prepareSDKStage(ctx context.Context, s *plan.Stage) (*sdkStage, error) {
+	h := r.pool.harnesses[s.Env]
+	if h == nil {
+		return nil, fmt.Errorf("stage %s: no harness for environment %q", s.ID, s.Env)
+	}
+	desc, io, err := r.plan.Descriptor(s, r.srv.Endpoint())
+	if err != nil {
+		return nil, err
+	}
+	r.srv.AddDescriptor(desc)
+	if err := h.Register(ctx, desc); err != nil {
+		return nil, err
+	}
+	in, err := wireCodec(r.plan, s.Inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	ss := &sdkStage{stage: s, harness: h, desc: desc.GetId(), io: io, input: in, bounded: r.allBounded(s.Outputs)}
+	if s.Truncate != "" {
+		td, tio, err := r.plan.TruncateDescriptor(s, r.srv.Endpoint())
+		if err != nil {
+			return nil, err
+		}
+		r.srv.AddDescriptor(td)
+		if err := h.Register(ctx, td); err != nil {
+			return nil, err
+		}
+		ss.truncDesc, ss.truncIO = td.GetId(), tio
+		for sink := range tio.Sinks {
+			ss.truncSink = sink
+		}
+	}
+	for sink := range io.Sinks {
+		ss.sinks = append(ss.sinks, sink)
+	}
+	return ss, nil
 }
 
 func (r *run) runBundle(ctx context.Context, rec *inflight, txn *userstate.Txn, done chan<- bundleDone) {
@@ -205,7 +229,13 @@ func (r *run) commit(ctx context.Context, eng *engine.Engine, ss *sdkStage, d bu
 	if d.txn != nil {
 		r.state.Commit(d.txn)
 	}
-	r.metrics.AddBundle(d.res.Monitoring)
+	infos := d.res.Monitoring
+	if ss.merge != "" {
+		// A combiner tree's partial merges are the runner's work, not
+		// elements of the pipeline's PCollections; user metrics count.
+		infos = withoutPCollectionMetrics(infos)
+	}
+	r.metrics.AddBundle(infos)
 	if err := eng.Commit(d.b.ID, engine.Result{Data: out, Timers: timers, Residuals: residuals(d.res)}); err != nil {
 		return err
 	}
@@ -245,6 +275,18 @@ func elementChunks(frames [][]byte, wv *coders.WindowedValueCodec) [][]byte {
 	}
 	if carry != nil {
 		out = append(out, carry) // truncated: the engine reports it
+	}
+	return out
+}
+
+// withoutPCollectionMetrics drops the metrics of PCollections (element
+// counts, sampled sizes) from a bundle's.
+func withoutPCollectionMetrics(infos []*pipepb.MonitoringInfo) []*pipepb.MonitoringInfo {
+	var out []*pipepb.MonitoringInfo
+	for _, mi := range infos {
+		if _, ok := mi.GetLabels()["PCOLLECTION"]; !ok {
+			out = append(out, mi)
+		}
 	}
 	return out
 }

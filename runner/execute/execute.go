@@ -45,6 +45,11 @@ type Options struct {
 	// once met a Go SDK rounding bug at fraction 0, which boundedCheckpoint
 	// (split.go) works around.
 	BoundPending bool
+	// CombineMergeBytes is how many bytes of fresh accumulators a lifted
+	// combine's GroupByKey takes in before it has the SDK merge them (a
+	// combiner tree, runner/engine/agg/tree.go); 0 means the engine's
+	// default, negative no tree.
+	CombineMergeBytes int
 	// CheckpointInterval is the least time between two checkpoints of a
 	// streaming job with a durable record; 0 takes none.
 	CheckpointInterval time.Duration

@@ -39,9 +39,17 @@ func (r *run) publishStages() {
 	r.job.Stats().SetStages(infos)
 }
 
-// liveStarted records that a bundle was handed to a worker.
+// liveStarted records that a bundle was handed to a worker. A combiner
+// tree's merge bundles count as bundles of their GroupByKey.
 func (r *run) liveStarted(rec *inflight) {
-	r.job.Stats().BundleStarted(rec.b.Stage)
+	r.job.Stats().BundleStarted(statsStage(rec))
+}
+
+func statsStage(rec *inflight) string {
+	if rec.ss.merge != "" {
+		return rec.ss.merge
+	}
+	return rec.b.Stage
 }
 
 // liveFinished records a finished bundle: its latency, bytes, and the
@@ -58,6 +66,10 @@ func (r *run) liveFinished(rec *inflight, d bundleDone) {
 			res.BytesOut += int64(len(f))
 		}
 	}
+	if ss.merge != "" {
+		// A merge's partial groups are no PCollection's elements.
+		res.PCollections = nil
+	}
 	res.ElementsIn = res.PCollections[ss.stage.Inputs[0]]
 	for _, pc := range ss.stage.Outputs {
 		res.ElementsOut += res.PCollections[pc]
@@ -65,7 +77,7 @@ func (r *run) liveFinished(rec *inflight, d bundleDone) {
 	for _, fs := range ss.stage.FlattenSinks {
 		res.ElementsOut += res.PCollections[fs.From]
 	}
-	r.job.Stats().BundleFinished(d.b.Stage, res)
+	r.job.Stats().BundleFinished(statsStage(rec), res)
 }
 
 // liveSplit counts a split of a running bundle that gave work back.

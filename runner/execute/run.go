@@ -226,16 +226,18 @@ func echoedJobMessage(msg, workerID string) bool {
 	return strings.HasPrefix(msg, "(time=") || strings.HasPrefix(msg, "(id=") || strings.Contains(msg, "["+workerID+"]")
 }
 
-// concurrency counts running bundles per stage and the most seen at once,
-// which the job reports when it ends (it shows whether splitting and
-// parallel bundles kept the cores busy).
-type concurrency struct{ now, peak map[string]int }
+// concurrency counts running bundles per stage, the most seen at once and
+// how many ran, which the job reports when it ends (it shows whether
+// splitting and parallel bundles kept the cores busy, and what combiner
+// trees merged).
+type concurrency struct{ now, peak, total map[string]int }
 
 func (c *concurrency) start(stage string) {
 	if c.now == nil {
-		c.now, c.peak = map[string]int{}, map[string]int{}
+		c.now, c.peak, c.total = map[string]int{}, map[string]int{}, map[string]int{}
 	}
 	c.now[stage]++
+	c.total[stage]++
 	c.peak[stage] = max(c.peak[stage], c.now[stage])
 }
 
@@ -245,6 +247,10 @@ func (r *run) reportConcurrency() {
 	for _, s := range r.plan.Stages {
 		if n := r.concurrency.peak[s.ID]; n > 0 {
 			r.log.Info("stage parallelism", "stage", s.ID, "name", r.stageName(s), "max_concurrent_bundles", n)
+		}
+		if ms, err := r.plan.TreeStage(s); err == nil && r.concurrency.total[ms.ID] > 0 {
+			r.log.Info("combiner tree", "stage", s.ID, "name", r.stageName(s),
+				"merge_bundles", r.concurrency.total[ms.ID], "max_concurrent_bundles", r.concurrency.peak[ms.ID])
 		}
 	}
 }

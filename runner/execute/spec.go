@@ -33,6 +33,8 @@ type specConfig struct {
 	// EnvBundles caps the bundles at once of stages of environments on
 	// worker pools (one per worker), raising Parallelism to the largest.
 	EnvBundles map[string]int
+	// CombineMergeBytes is Options.CombineMergeBytes.
+	CombineMergeBytes int
 }
 
 // buildSpec translates a plan into the engine's terms. It reads only its
@@ -169,6 +171,9 @@ func (b specBuilder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 		}
 		ss.Agg = cfg
 		ss.MergeStage = s.MergeStage
+		if err := b.combineTree(s, &ss); err != nil {
+			return ss, err
+		}
 	case stagekind.TestStream:
 		events, err := b.testStreamEvents(s)
 		if err != nil {
@@ -177,6 +182,28 @@ func (b specBuilder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 		ss.Events = events
 	}
 	return ss, nil
+}
+
+// combineTree gives the GroupByKey of a lifted combine its combiner tree
+// and merge stage, unless the options turned trees off.
+func (b specBuilder) combineTree(s *plan.Stage, ss *engine.StageSpec) error {
+	if s.Merge == "" || b.cfg.CombineMergeBytes < 0 {
+		return nil
+	}
+	ms, err := b.pl.TreeStage(s)
+	if err != nil {
+		return err
+	}
+	ss.Agg.Combine = &agg.CombineTree{MergeBytes: b.cfg.CombineMergeBytes}
+	ss.TreeStage = ms.ID
+	// As the SDK stage it stands for: merges would only contend for one
+	// interpreter, or for more than its Python processes.
+	env := b.pl.Components.GetEnvironments()[ms.Env]
+	ss.TreeMaxBundles = pythonProcesses(env, b.cfg.Options)
+	if sharedInterpreter(env, b.cfg.Options) {
+		ss.TreeMaxBundles = 1
+	}
+	return nil
 }
 
 func uniqueSides(s *plan.Stage) []string {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/plan"
@@ -129,5 +130,41 @@ func TestPythonProcessesCapStages(t *testing.T) {
 		if got := pythonProcesses(tc.env, tc.opts); got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A lifted combine's GroupByKey gets a combiner tree and its merge stage,
+// unless the options turn trees off; a plain GroupByKey gets neither.
+func TestBuildSpecCombineTree(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	stats.Count(s, beam.Create(s, "a", "b", "a"))
+	pl, err := plan.Build(marshalForTest(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := buildSpec(pl, specConfig{Parallelism: 2, CombineMergeBytes: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gbk := onlyStage(t, spec, stagekind.GBK)
+	if c := gbk.Agg.Combine; c == nil || c.MergeBytes != 1000 || gbk.TreeStage != gbk.ID+"/merge" {
+		t.Errorf("lifted combine's GroupByKey: tree %+v, merge stage %q", c, gbk.TreeStage)
+	}
+	if _, err := engine.New(spec); err != nil {
+		t.Errorf("the engine refuses the spec: %v", err)
+	}
+	spec, err = buildSpec(pl, specConfig{Parallelism: 2, CombineMergeBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gbk := onlyStage(t, spec, stagekind.GBK); gbk.Agg.Combine != nil || gbk.TreeStage != "" {
+		t.Errorf("trees off: tree %+v, merge stage %q", gbk.Agg.Combine, gbk.TreeStage)
+	}
+	spec, err = buildSpec(gbkPlan(t), specConfig{Parallelism: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gbk := onlyStage(t, spec, stagekind.GBK); gbk.Agg.Combine != nil || gbk.TreeStage != "" {
+		t.Errorf("plain GroupByKey: tree %+v, merge stage %q", gbk.Agg.Combine, gbk.TreeStage)
 	}
 }

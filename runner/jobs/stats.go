@@ -228,8 +228,10 @@ type StatsSnapshot struct {
 
 // Snapshot copies the statistics. A PCollection's count is the largest any
 // stage reported (producer and consumers agree once their bundles are
-// committed); runner stages (GBK, flatten) run no SDK bundles, so their
-// counts are those of the PCollections they read and write.
+// committed); runner stages (GBK, flatten) run no SDK bundles (but for
+// a combiner tree's merges, counted as their GroupByKey's bundles with no
+// PCollection counts), so their counts are those of the PCollections they
+// read and write.
 func (s *Stats) Snapshot() StatsSnapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()

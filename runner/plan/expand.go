@@ -21,6 +21,8 @@ type graph struct {
 	truncates map[string]truncateInfo
 	// sdkFlattens are flattens the SDK runs: ones that transcode.
 	sdkFlattens map[string]bool
+	// lifted maps the GroupByKey of each lifted combine to its Merge.
+	lifted map[string]string
 }
 
 type truncateInfo struct{ transform, out string }
@@ -31,6 +33,7 @@ func newGraph(p *pipepb.Pipeline) (*graph, error) {
 		breakBefore: map[string]bool{},
 		truncates:   map[string]truncateInfo{},
 		sdkFlattens: map[string]bool{},
+		lifted:      map[string]string{},
 	}
 	if g.comps == nil || len(g.comps.GetTransforms()) == 0 {
 		return nil, fmt.Errorf("pipeline has no transforms")

@@ -60,6 +60,10 @@ type Stage struct {
 	// MergeStage is, for a GroupByKey whose windows the SDK merges, the
 	// stage that runs the WindowFn's merge_windows (mergewin.go).
 	MergeStage string
+	// Merge is, for the GroupByKey of a lifted combine, its Merge
+	// transform, which the runner also runs on partial groups (a
+	// combiner tree, combtree.go); empty otherwise.
+	Merge string
 }
 
 // Plan is a pipeline ready to execute.
@@ -385,6 +389,7 @@ func (f *fuser) finish() (*Plan, error) {
 	}
 	p.foreignInputs()
 	p.stateBackedInputs()
+	p.markCombineTrees(f.g.lifted)
 	return p, nil
 }
 

@@ -71,6 +71,7 @@ func (g *graph) liftCombine(id string, t *pipepb.PTransform) ([]string, error) {
 		g.addTransform(id+"/Merge", t.GetUniqueName()+"/Merge", URNMergeAccum, payload, env, grouped, merged),
 		g.addTransform(id+"/Extract", t.GetUniqueName()+"/Extract", URNExtractOutputs, payload, env, merged, out),
 	}
+	g.lifted[ids[1]] = ids[2]
 	return ids, nil
 }
 

@@ -24,6 +24,8 @@ type batch struct {
 	due     []*batchWin          // fired, waiting for Fire
 	pending int                  // elements buffered in pending windows
 	spill   *spiller             // nil: values stay in memory
+	tree    *combTree            // a lifted combine's combiner tree (tree.go), or nil
+	wm      int64                // the input watermark of the last advance
 }
 
 // batchWin is one window's buffered elements.
@@ -45,6 +47,8 @@ type batchWin struct {
 	// already handed out (a budgeted FireEncoded stops between panes).
 	sorted  bool
 	emitted int
+	// inflight counts the merges (tree.go) holding the window open.
+	inflight int
 }
 
 // batchElem references one value. Values are kept in arrival order within
@@ -72,7 +76,7 @@ func batchEligible(s *settings, cfg Config) bool {
 }
 
 func newBatch(s *settings) *batch {
-	return &batch{s: s, wins: map[string]*batchWin{}}
+	return &batch{s: s, wins: map[string]*batchWin{}, wm: coders.MinTimestamp}
 }
 
 // add buffers a value by reference. wm is the GBK's input watermark.
@@ -99,6 +103,9 @@ func (b *batch) add(key, window, value []byte, ts, wm, maxTS int64) {
 	}
 	w.elems = append(w.elems, e)
 	b.pending++
+	if b.tree != nil {
+		b.tree.load.fresh += elemBytes(key, value)
+	}
 	if b.spill != nil && b.spill.note(key, value) {
 		b.spillAll()
 	}
@@ -154,11 +161,13 @@ func keyPrefix(k []byte) uint64 {
 }
 
 // advance moves windows whose end the watermark passed to due, ordered by
-// end, then window bytes (as the general machine orders them).
+// end, then window bytes (as the general machine orders them); a window
+// that merges hold open waits for them (FinishMerge).
 func (b *batch) advance(wm int64) {
+	b.wm = max(b.wm, wm)
 	start := len(b.due)
 	for k, w := range b.wins {
-		if w.maxTS < wm {
+		if w.maxTS < wm && w.inflight == 0 {
 			b.due = append(b.due, w)
 			delete(b.wins, k)
 			b.pending -= w.count()

@@ -43,6 +43,9 @@ type Config struct {
 	Hot       Spill
 	HotPrefix []byte
 	HotBytes  int
+	// Combine, if set, makes a default-trigger GBK of a lifted combine a
+	// combiner tree (tree.go); other configurations ignore it.
+	Combine *CombineTree
 
 	noFastPath bool // tests: always use the general state machine
 }

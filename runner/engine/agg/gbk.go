@@ -81,6 +81,9 @@ func New(cfg Config) (*GBK, error) {
 			g.fast.spill = &spiller{sp: cfg.Spill, budget: max(cfg.SpillBudget, 0),
 				hot: cfg.Hot, hotPrefix: cfg.HotPrefix, hotBytes: max(cfg.HotBytes, 0)}
 		}
+		if cfg.Combine != nil {
+			g.fast.tree = newTree(*cfg.Combine, cfg.Spill != nil, cfg.SpillBudget)
+		}
 	}
 	return g, nil
 }

@@ -29,11 +29,11 @@ type MergeRequest struct {
 // into Result. Windows it does not name stay as they are.
 type MergeResult struct {
 	Key    []byte
-	Merges []Merge
+	Merges []WindowMerge
 }
 
-// Merge is one merge of several windows into one.
-type Merge struct {
+// WindowMerge is one merge of several windows into one.
+type WindowMerge struct {
 	Result    []byte
 	Originals [][]byte
 }
@@ -195,7 +195,7 @@ func asHeld(held map[string][][]byte, key []byte, named [][]byte) [][]byte {
 
 // mergeInto merges the key's open windows among mg.Originals into
 // mg.Result, and notes where the waiting elements of each original go.
-func (g *GBK) mergeInto(key []byte, mg Merge, into map[string][]byte) error {
+func (g *GBK) mergeInto(key []byte, mg WindowMerge, into map[string][]byte) error {
 	start, maxTS, err := g.s.windowBounds(mg.Result)
 	if err != nil {
 		return fmt.Errorf("agg: bad merged window %x: %w", mg.Result, err)

@@ -13,11 +13,11 @@ import (
 
 // A merger stands in for the SDK's merge_windows: it answers one key's
 // windows with the merges it makes.
-type merger func(t *testing.T, windows [][]byte) []Merge
+type merger func(t *testing.T, windows [][]byte) []WindowMerge
 
 // sessionMerger merges overlapping interval windows, as Beam's
 // MergeOverlappingIntervalWindows (Sessions' merge) does.
-func sessionMerger(t *testing.T, windows [][]byte) []Merge {
+func sessionMerger(t *testing.T, windows [][]byte) []WindowMerge {
 	type iv struct {
 		w   coders.IntervalWindow
 		enc []byte
@@ -31,12 +31,12 @@ func sessionMerger(t *testing.T, windows [][]byte) []Merge {
 		ws = append(ws, iv{w, b})
 	}
 	slices.SortFunc(ws, func(a, b iv) int { return int(a.w.Start - b.w.Start) })
-	var out []Merge
+	var out []WindowMerge
 	flush := func(group []iv, union coders.IntervalWindow) {
 		if len(group) < 2 {
 			return
 		}
-		m := Merge{Result: coders.AppendIntervalWindow(nil, union)}
+		m := WindowMerge{Result: coders.AppendIntervalWindow(nil, union)}
 		for _, g := range group {
 			m.Originals = append(m.Originals, g.enc)
 		}
@@ -59,8 +59,8 @@ func sessionMerger(t *testing.T, windows [][]byte) []Merge {
 
 // evenMerger is fn_runner_test's CustomMergingWindowFn: every window whose
 // start is even merges into their span, odd ones stay.
-func evenMerger(t *testing.T, windows [][]byte) []Merge {
-	var m Merge
+func evenMerger(t *testing.T, windows [][]byte) []WindowMerge {
+	var m WindowMerge
 	var span coders.IntervalWindow
 	for _, b := range windows {
 		w, _, err := coders.DecodeIntervalWindow(b)
@@ -80,7 +80,7 @@ func evenMerger(t *testing.T, windows [][]byte) []Merge {
 		return nil
 	}
 	m.Result = coders.AppendIntervalWindow(nil, span)
-	return []Merge{m}
+	return []WindowMerge{m}
 }
 
 // answer runs the merges a GBK asks for through mg.
@@ -249,7 +249,7 @@ func TestSDKMergeBadAnswers(t *testing.T) {
 	if err := g.ApplyMerges([]MergeResult{{Key: []byte("other")}}); err == nil {
 		t.Error("an answer for a key not asked was accepted")
 	}
-	bad := []MergeResult{{Key: []byte("k"), Merges: []Merge{{Result: []byte{1}, Originals: [][]byte{iw(0, 10)}}}}}
+	bad := []MergeResult{{Key: []byte("k"), Merges: []WindowMerge{{Result: []byte{1}, Originals: [][]byte{iw(0, 10)}}}}}
 	if err := g.ApplyMerges(bad); err == nil {
 		t.Error("a malformed merged window was accepted")
 	}
@@ -297,8 +297,8 @@ func TestSDKMergeNamesWindowsByTheirSDKBytes(t *testing.T) {
 	if len(reqs) != 1 || len(reqs[0].Windows) != 4 {
 		t.Fatalf("requests %v, want one for k with 4 windows", reqs)
 	}
-	merge := Merge{Result: customWin(1999, "m"), Originals: [][]byte{customWin(998, "a"), customWin(1999, "b")}}
-	if err := g.ApplyMerges([]MergeResult{{Key: []byte("k"), Merges: []Merge{merge}}}); err != nil {
+	merge := WindowMerge{Result: customWin(1999, "m"), Originals: [][]byte{customWin(998, "a"), customWin(1999, "b")}}
+	if err := g.ApplyMerges([]MergeResult{{Key: []byte("k"), Merges: []WindowMerge{merge}}}); err != nil {
 		t.Fatal(err)
 	}
 	g.AdvanceWatermark(coders.MaxTimestamp)

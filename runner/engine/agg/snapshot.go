@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
 )
 
@@ -20,9 +21,30 @@ const snapshotVersion = 1
 // FireEncoded (the engine drains panes after every call), so panes in
 // flight are never part of a snapshot. The configuration is not written:
 // the restoring side passes the same Config to Restore.
-func (g *GBK) Snapshot(w *wire.Writer) error {
+func (g *GBK) Snapshot(w *wire.Writer) error { return g.SnapshotUnmerged(w, nil) }
+
+// Unmerged is an accumulator that a merge of the combiner tree took and
+// has not put back, as the merge's input holds it.
+type Unmerged struct {
+	Key, Window, Value []byte
+	TS                 int64 // the partial group's timestamp
+}
+
+// SnapshotUnmerged is Snapshot of a GBK whose combiner tree has merges
+// taken and not finished: the caller, who holds their input, gives their
+// accumulators back, and they are written as buffered values of their
+// windows, as AddMerged would add them. So the format is Snapshot's, and
+// a restored GBK merges them again (a window the watermark passed fires
+// with them once restored).
+func (g *GBK) SnapshotUnmerged(w *wire.Writer, back []Unmerged) error {
 	if len(g.out) > 0 || (g.fast != nil && len(g.fast.due) > 0) {
 		return fmt.Errorf("agg: snapshot with panes not yet taken by Fire")
+	}
+	if n := g.MergesInFlight(); n > 0 && len(back) == 0 {
+		return fmt.Errorf("agg: snapshot with %d merges of the combiner tree in flight and none of their accumulators", n)
+	}
+	if len(back) > 0 && g.fast == nil {
+		return errNoTree
 	}
 	if g.fast != nil && g.fast.hasSpilled() {
 		// Spilled values live in the store, not in the snapshot: a
@@ -41,8 +63,7 @@ func (g *GBK) Snapshot(w *wire.Writer) error {
 	w.Int(g.droppedClose)
 	w.Bool(g.deferring)
 	if g.fast != nil {
-		g.fast.snapshot(w)
-		return nil
+		return g.fast.snapshot(w, back)
 	}
 	wins := g.sortedWins()
 	index := make(map[*winState]int, len(wins))
@@ -163,23 +184,51 @@ func (b *batch) hasSpilled() bool {
 	return false
 }
 
-func (b *batch) snapshot(w *wire.Writer) {
+func (b *batch) snapshot(w *wire.Writer, back []Unmerged) error {
+	extra := map[string][]Unmerged{}
+	for _, u := range back {
+		extra[string(u.Window)] = append(extra[string(u.Window)], u)
+	}
 	keys := slices.Sorted(maps.Keys(b.wins))
+	for k := range extra {
+		if b.wins[k] == nil {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
 	w.Len(len(keys))
 	for _, k := range keys {
 		bw := b.wins[k]
+		if bw == nil {
+			_, maxTS, err := b.s.windowBounds([]byte(k))
+			if err != nil {
+				return fmt.Errorf("agg: unmerged accumulator in bad window %x: %w", k, err)
+			}
+			bw = &batchWin{win: []byte(k), maxTS: maxTS, hold: coders.MaxTimestamp}
+		}
+		hold := bw.hold
+		for _, u := range extra[k] {
+			hold = min(hold, u.TS)
+		}
 		w.Blob(bw.win)
 		w.Int(bw.maxTS)
-		w.Int(bw.hold)
+		w.Int(hold)
 		bw.flat()
-		w.Len(len(bw.elems))
+		w.Len(len(bw.elems) + len(extra[k]))
 		for _, e := range bw.elems {
 			w.Blob(e.key)
 			w.Blob(e.value)
 			w.Int(e.out)
 			w.Bool(e.held)
 		}
+		for _, u := range extra[k] {
+			w.Blob(u.Key)
+			w.Blob(u.Value)
+			w.Int(u.TS)
+			w.Bool(true)
+		}
 	}
+	return nil
 }
 
 // Restore rebuilds a GBK for cfg from what Snapshot wrote. The error names
@@ -200,6 +249,9 @@ func Restore(cfg Config, r *wire.Reader) (*GBK, error) {
 	g.deferring = r.Bool()
 	if g.fast != nil {
 		g.fast.restore(r)
+		// Windows the watermark passed are pending only if a combiner
+		// tree's merges held them open; their accumulators are back.
+		g.fast.advance(g.wm)
 	} else {
 		g.restoreMachine(r)
 	}

@@ -13,12 +13,18 @@ import (
 // test until snapshot.go handles it (bumping snapshotVersion if the format
 // changes), so new GBK state is never silently left out of checkpoints.
 var snapshotFields = map[reflect.Type]string{
-	reflect.TypeOf(GBK{}):       "s wm now wins sessions open eventTimers procTimers out droppedLate droppedClose scratch holdCache holdValid fast deferring dirty merges", // merges: refused while busy, rebuilt by New otherwise
-	reflect.TypeOf(winState{}):  "key win id start maxTS gen data ends newCount hold hasHold index nonEarly lateBirth eowDone ptAt ptSet ptGen closed dead trig dirty",
-	reflect.TypeOf(nstate{}):    "count at armed finished late",
-	reflect.TypeOf(timer{}):     "at w gen",
-	reflect.TypeOf(batch{}):     "s wins due pending spill",                              // spill: the store handle, given by the config
-	reflect.TypeOf(batchWin{}):  "win maxTS hold elems more next spilled sorted emitted", // sorted, emitted: only due windows, which are never saved; // next: restored as the count; spilled: refused
+	reflect.TypeOf(GBK{}):      "s wm now wins sessions open eventTimers procTimers out droppedLate droppedClose scratch holdCache holdValid fast deferring dirty merges", // merges: refused while busy, rebuilt by New otherwise
+	reflect.TypeOf(winState{}): "key win id start maxTS gen data ends newCount hold hasHold index nonEarly lateBirth eowDone ptAt ptSet ptGen closed dead trig dirty",
+	reflect.TypeOf(nstate{}):   "count at armed finished late",
+	reflect.TypeOf(timer{}):    "at w gen",
+	// spill: the store handle, given by the config; tree: made from the
+	// config, its merges in flight refused, its load a policy's measure
+	// that starts afresh; wm: the GBK's.
+	reflect.TypeOf(batch{}): "s wins due pending spill tree wm",
+	// next: restored as the count; spilled: refused; inflight: zero
+	// without merges in flight; more: joined (flat) before saving;
+	// sorted, emitted: only due windows, which are never saved.
+	reflect.TypeOf(batchWin{}):  "win maxTS hold elems more next spilled sorted emitted inflight",
 	reflect.TypeOf(batchElem{}): "prefix key value out seq held",
 }
 

@@ -1,0 +1,168 @@
+package engine
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/runner/engine/agg"
+)
+
+// Merge bundles. The GroupByKey of a lifted combine with a combiner tree
+// (agg/tree.go) hands out partial groups of accumulators as it fills; the
+// engine runs each as ordinary work: a bundle of the stage the spec's
+// TreeStage names (the SDK's merge-accumulators transform alone, reading
+// the GroupByKey's output coding and writing its input's), owned by the
+// GroupByKey stage, so it counts in that stage's flight, retries like any
+// bundle, and its results go back into the GroupByKey rather than to a
+// PCollection. The GroupByKey's hold covers the accumulators out in a
+// merge, and their windows wait for them, so no watermark passes one.
+
+// treeCheckpointBytes bounds the output of a source bundle that feeds a
+// combiner tree: the driver holds a bundle's output until it commits, so
+// a long-running source would hand the GroupByKey its accumulators all at
+// once at its end, as a chunk the tree cannot shrink before it is all in
+// memory (Go wordcount over 60 MiB: four source bundles of a minute,
+// 1.6 GiB of RSS at their end). A checkpoint commits what the bundle
+// produced and its residual runs as a new bundle. (The same wordcount
+// peaked at 251-328 MiB of server RSS with 8 MiB, 195-214 MiB with 4.)
+const treeCheckpointBytes = 4 << 20
+
+// feedsTree reports whether a stage writes a PCollection a GroupByKey with
+// a combiner tree reads.
+func (e *Engine) feedsTree(st *stage) bool {
+	for _, pc := range st.spec.Outputs {
+		if p := e.pcolls[pc]; p != nil {
+			for _, c := range p.consumers {
+				if c.spec.TreeStage != "" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// takeMerges queues the merges the GroupByKey's tree calls for now.
+func (e *Engine) takeMerges(st *stage) {
+	if st.spec.TreeStage != "" {
+		st.merges = append(st.merges, st.gbk.TakeMerges(paneChunkBytes)...)
+	}
+}
+
+// readyMerges starts queued merges while the merge stage has room.
+func (e *Engine) readyMerges(st *stage) []*bundle {
+	var out []*bundle
+	for free := e.maxMerges(st) - len(st.flight); free > 0 && len(st.merges) > 0; free-- {
+		m := st.merges[0]
+		st.merges = st.merges[1:]
+		b := e.newBundle(st)
+		b.Stage, b.Input = st.spec.TreeStage, m.Input
+		b.merge, b.mergeID, b.mergeGroups = true, m.ID, m.Groups
+		out = append(out, b)
+	}
+	return out
+}
+
+// maxMerges is how many merge bundles of a GroupByKey may run at once.
+func (e *Engine) maxMerges(st *stage) int {
+	n := e.spec.MaxBundles
+	if m := st.spec.TreeMaxBundles; m > 0 && m < n {
+		n = m
+	}
+	return n
+}
+
+// commitMerge puts a merge bundle's results back into its GroupByKey, as
+// one accumulator per key and window each, and emits what then fires.
+func (e *Engine) commitMerge(st *stage, b *bundle, res Result) error {
+	if len(res.Residuals) > 0 || len(res.Timers) > 0 {
+		return fmt.Errorf("stage %s: merge bundle %d returned residuals or timers, which merging accumulators never makes", b.Stage, b.ID)
+	}
+	in := e.pcolls[st.spec.Inputs[0]]
+	n := 0
+	for _, pc := range slices.Sorted(maps.Keys(res.Data)) {
+		err := coders.Each(res.Data[pc], in.spec.Codec, func(v *coders.WindowedValue) error {
+			kn, err := in.spec.Key.Len(v.Elem)
+			if err != nil {
+				return fmt.Errorf("decoding key: %w", err)
+			}
+			return coders.EachWindow(in.spec.Codec, v, func(win []byte) error {
+				n++
+				return st.gbk.AddMerged(v.Elem[:kn], win, v.Elem[kn:], v.Timestamp)
+			})
+		})
+		if err != nil {
+			return fmt.Errorf("stage %s: merged accumulators of bundle %d (%s): %w", b.Stage, b.ID, pc, err)
+		}
+	}
+	// A group merged into nothing would lose its accumulators silently.
+	if n != b.mergeGroups {
+		return fmt.Errorf("stage %s: merge bundle %d returned %d accumulators for %d groups", b.Stage, b.ID, n, b.mergeGroups)
+	}
+	st.gbk.FinishMerge(b.mergeID)
+	e.emitPanes(st)
+	e.takeMerges(st)
+	return nil
+}
+
+// unmerged lists the accumulators a GroupByKey's merges, queued or in
+// flight, hold, for a snapshot to write back into the GroupByKey
+// (agg.GBK.SnapshotUnmerged): a restored engine merges them again.
+func (e *Engine) unmerged(st *stage) ([]agg.Unmerged, error) {
+	inputs := make([][][]byte, 0, len(st.merges)+len(st.flight))
+	for _, m := range st.merges {
+		inputs = append(inputs, m.Input)
+	}
+	for _, b := range oldestFirst(st.flight) {
+		if b.merge {
+			inputs = append(inputs, b.Input)
+		}
+	}
+	grouped := e.pcolls[st.spec.Outputs[0]].spec.Codec
+	var out []agg.Unmerged
+	for _, in := range inputs {
+		err := coders.Each(in, grouped, func(v *coders.WindowedValue) error {
+			return eachGrouped(grouped, v, func(key, win, value []byte) {
+				out = append(out, agg.Unmerged{Key: key, Window: win, Value: value, TS: v.Timestamp})
+			})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reading back the input of a merge: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// eachGrouped calls f for each value of a GroupByKey output element that
+// a merge's input holds: one window, a key and an iterable of values.
+func eachGrouped(wv *coders.WindowedValueCodec, v *coders.WindowedValue, f func(key, win, value []byte)) error {
+	keyC, iterC := wv.Elem.Component(0), wv.Elem.Component(1)
+	if keyC == nil || iterC == nil || iterC.Component(0) == nil {
+		return fmt.Errorf("GroupByKey output coder %s is not KV<key, iterable>", wv.Elem.URN())
+	}
+	win, _, err := wv.NextWindow(v.Windows)
+	if err != nil || v.NumWindows != 1 {
+		return fmt.Errorf("a merge's element has %d windows (%v), want one", v.NumWindows, err)
+	}
+	kn, err := keyC.Len(v.Elem)
+	if err != nil {
+		return fmt.Errorf("decoding key: %w", err)
+	}
+	rest := v.Elem[kn:]
+	count, n, err := coders.IterableHeader(rest)
+	if err != nil || count < 0 {
+		return fmt.Errorf("a merge's values are not a counted iterable (%d, %v)", count, err)
+	}
+	rest = rest[n:]
+	for ; count > 0; count-- {
+		vn, err := iterC.Component(0).Len(rest)
+		if err != nil {
+			return fmt.Errorf("decoding value: %w", err)
+		}
+		f(v.Elem[:kn], win, rest[:vn])
+		rest = rest[vn:]
+	}
+	return nil
+}
