@@ -128,7 +128,7 @@ func (b *batch) takeMerges(chunkBytes int) []Merge {
 	t.load = treeLoad{}
 	c := &mergeCutter{policy: t.policy, chunkBytes: chunkBytes}
 	for _, w := range b.sortedWins() {
-		if w.maxTS >= b.wm && len(w.elems) > 0 {
+		if w.maxTS >= b.wm && w.count() > 0 {
 			b.passWin(w, c)
 		}
 	}
@@ -156,6 +156,7 @@ func (b *batch) sortedWins() []*batchWin {
 // passWin sends a window's groups with enough accumulators to c and keeps
 // the rest, copied into fresh memory.
 func (b *batch) passWin(w *batchWin, c *mergeCutter) {
+	w.flat() // every block's accumulators take part, not only the newest block's
 	sortElems(w.elems)
 	groups := keyGroups(w.elems)
 	n, size := 0, 0
