@@ -389,9 +389,16 @@ func sumCounts(t *testing.T, vs [][]byte) []byte {
 // the SDK merging each pass at once: the GBK holds about one
 // accumulator per key beside the fresh ones the policy waits for, the
 // SDK merges at most about twice the input in all, and the pane is
-// still every input counted.
+// still every input counted. With the second size a window holds several
+// element blocks (elemBlock) before a pass, which must merge them all.
 func TestCombineTreeBoundsMemory(t *testing.T) {
-	const keys, inputs, mergeBytes = 8, 200_000, 64 << 10
+	for _, c := range []struct{ inputs, mergeBytes int }{{200_000, 64 << 10}, {800_000, 16 << 20}} {
+		t.Run(fmt.Sprint(c.mergeBytes), func(t *testing.T) { treeBoundsMemory(t, c.inputs, c.mergeBytes) })
+	}
+}
+
+func treeBoundsMemory(t *testing.T, inputs, mergeBytes int) {
+	const keys = 8
 	cfg := goSDK(tDefault(), coders.GlobalWindow)
 	cfg.Combine = &CombineTree{MergeBytes: mergeBytes, BundleBytes: 16 << 10}
 	g, err := New(cfg)
@@ -429,7 +436,7 @@ func TestCombineTreeBoundsMemory(t *testing.T) {
 		c, _, _ := coders.LengthPrefixed(sumCounts(t, p.Values))
 		total += binary.BigEndian.Uint64(c)
 	}
-	if total != inputs {
+	if total != uint64(inputs) {
 		t.Errorf("panes count %d inputs, want %d", total, inputs)
 	}
 }
