@@ -187,6 +187,9 @@ func (x *Scratch) closeLocked() error {
 	for x.active > 0 {
 		x.idle.Wait()
 	}
+	if x.db == nil {
+		return nil // another close (a fault's, the job end's) finished while this one waited
+	}
 	err := x.db.Close()
 	x.db, x.closing = nil, false
 	return err
