@@ -3,7 +3,8 @@ package engine
 import "github.com/beam-runner/beam-runner/runner/stagekind"
 
 // A GroupByKey hands out the panes it fired as its readers take them:
-// its readers' pending input is topped up to about pullBytes at a time, so
+// its readers' pending input and the input of their bundles in flight are
+// topped up to about pullBytes at a time, so
 // a large window's output is not held twice, once as grouped input and once
 // as the readers' pending input. The panes not yet handed out hold the
 // GBK's output watermark; in a batch job its readers run as soon as the
@@ -31,7 +32,7 @@ func (e *Engine) paneBudget(st *stage) int {
 		if c.spec.Kind != stagekind.SDK || c.keyed != nil {
 			return -1
 		}
-		most = max(most, pendingBytes(c))
+		most = max(most, pendingBytes(c)+flightBytes(c))
 	}
 	return max(e.pullBytes()-most, 0)
 }
@@ -40,6 +41,19 @@ func pendingBytes(st *stage) int {
 	n := 0
 	for _, c := range st.pending {
 		n += max(len(c.data), c.size)
+	}
+	return n
+}
+
+// flightBytes is the input of st's bundles in flight: panes a reader took
+// stay in memory until its bundle commits, so they count against what the
+// GBK may hand out, or panes would pile up in bundles as fast as they run.
+func flightBytes(st *stage) int {
+	n := 0
+	for _, b := range st.flight {
+		for _, c := range b.Input {
+			n += len(c)
+		}
 	}
 	return n
 }

@@ -33,20 +33,19 @@ type batchWin struct {
 	win   []byte
 	maxTS int64
 	hold  int64 // least output time of the held elements (conservative)
+	// elems are the newest elements, by reference into the input they
+	// came in, in arrival order; every elemBlock of them are sealed into
+	// a run (runs.go), which copies them compactly and releases that
+	// input. runs are in arrival order.
 	elems []batchElem
-	// more are full blocks of earlier elements: a window's elements grow
-	// in blocks instead of one slice regrown (and copied) as it grows,
-	// which left several times the final slice as garbage while a large
-	// window filled. flat joins them once the elements are read.
-	more [][]batchElem
-	next uint32 // arrival number of the next value, across spills
+	runs  []*run
+	next  uint32 // arrival number of the next value, across spills
 	// spilled: some of the window's values are in the spill, so its panes
 	// are read back from there.
 	spilled bool
-	// sorted: elems are in key order, and those before emitted were
-	// already handed out (a budgeted FireEncoded stops between panes).
-	sorted  bool
-	emitted int
+	// iter reads a due window's panes, from where the last call stopped
+	// (a budgeted FireEncoded stops between panes); nil before the first.
+	iter *mergeIter
 	// inflight counts the merges (tree.go) holding the window open.
 	inflight int
 }
@@ -97,11 +96,7 @@ func (b *batch) add(key, window, value []byte, ts, wm, maxTS int64) {
 		e.out, e.held = out, true
 		w.hold = min(w.hold, out)
 	}
-	if len(w.elems) == cap(w.elems) && len(w.elems) >= elemBlock {
-		w.more = append(w.more, w.elems)
-		w.elems = make([]batchElem, 0, elemBlock)
-	}
-	w.elems = append(w.elems, e)
+	w.push(e)
 	b.pending++
 	if b.tree != nil {
 		b.tree.load.fresh += elemBytes(key, value)
@@ -111,29 +106,51 @@ func (b *batch) add(key, window, value []byte, ts, wm, maxTS int64) {
 	}
 }
 
-// elemBlock is the least size of a window's element blocks (about 4.5 MiB).
+// elemBlock is how many elements a window keeps by reference before it
+// seals them into a run: enough that sorting them and merging the runs is
+// cheap, few enough that their records and the input they pin stay small
+// (64k records of 72 bytes).
 const elemBlock = 1 << 16
+
+// push appends e to the newest elements, sealing them once a block is full.
+func (w *batchWin) push(e batchElem) {
+	w.elems = append(w.elems, e)
+	if len(w.elems) >= elemBlock {
+		w.seal()
+	}
+}
+
+// seal moves the newest elements into a run of their own; their slice is
+// kept for the next block, cleared of its references.
+func (w *batchWin) seal() {
+	if len(w.elems) == 0 {
+		return
+	}
+	sortElems(w.elems)
+	w.runs = append(w.runs, sealRun(w.elems))
+	clear(w.elems)
+	w.elems = w.elems[:0]
+}
 
 // count is how many elements w holds in memory.
 func (w *batchWin) count() int {
 	n := len(w.elems)
-	for _, blk := range w.more {
-		n += len(blk)
+	for _, r := range w.runs {
+		n += r.n
 	}
 	return n
 }
 
-// flat joins w's blocks into w.elems, releasing each once copied.
-func (w *batchWin) flat() {
-	if len(w.more) == 0 {
-		return
-	}
-	all := make([]batchElem, 0, w.count())
-	for i, blk := range w.more {
-		all = append(all, blk...)
-		w.more[i] = nil
-	}
-	w.elems, w.more = append(all, w.elems...), nil
+// sorted seals w and returns an iterator over all its elements in key
+// order, which drops each run's chunks as it reads past them if release.
+func (w *batchWin) sorted(release bool) *mergeIter {
+	w.seal()
+	return newMergeIter(w.runs, release)
+}
+
+// drop forgets w's in-memory elements.
+func (w *batchWin) drop() {
+	w.elems, w.runs = nil, nil
 }
 
 // spillAll moves every pending window's values to the spill, in window
@@ -226,22 +243,15 @@ func (b *batch) eachPane(allowHot bool, f func(key, win []byte, vals []batchElem
 // eachWinPane hands out the panes of an in-memory window from where the
 // last call stopped; false if f stopped it before the end.
 func (b *batch) eachWinPane(w *batchWin, f func(key, win []byte, vals []batchElem, ts int64, hot []byte) bool) bool {
-	if !w.sorted {
-		w.flat()
-		sortElems(w.elems)
-		w.sorted = true
+	if w.iter == nil {
+		w.iter = w.sorted(true)
 	}
-	for w.emitted < len(w.elems) {
-		es := w.elems[w.emitted:]
-		n := 1
-		for n < len(es) && es[n].prefix == es[0].prefix && bytes.Equal(es[n].key, es[0].key) {
-			n++
-		}
-		w.emitted += n
-		if !f(es[0].key, w.win, es[:n], paneTime(w, es[:n]), nil) {
-			return w.emitted == len(w.elems)
+	for es := w.iter.nextGroup(); es != nil; es = w.iter.nextGroup() {
+		if !f(es[0].key, w.win, es, paneTime(w, es), nil) {
+			return w.iter.done()
 		}
 	}
+	w.drop()
 	return true
 }
 

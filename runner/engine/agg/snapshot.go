@@ -213,14 +213,13 @@ func (b *batch) snapshot(w *wire.Writer, back []Unmerged) error {
 		w.Blob(bw.win)
 		w.Int(bw.maxTS)
 		w.Int(hold)
-		bw.flat()
-		w.Len(len(bw.elems) + len(extra[k]))
-		for _, e := range bw.elems {
+		w.Len(bw.count() + len(extra[k]))
+		bw.sorted(false).each(func(e batchElem) {
 			w.Blob(e.key)
 			w.Blob(e.value)
 			w.Int(e.out)
 			w.Bool(e.held)
-		}
+		})
 		for _, u := range extra[k] {
 			w.Blob(u.Key)
 			w.Blob(u.Value)
@@ -360,13 +359,13 @@ func (b *batch) restore(r *wire.Reader) {
 		for i := 0; i < m && r.Err() == nil; i++ {
 			e := batchElem{key: r.Blob(), value: r.Blob(), out: r.Int(), held: r.Bool(), seq: uint32(i)}
 			e.prefix = keyPrefix(e.key)
-			bw.elems = append(bw.elems, e)
+			bw.push(e)
 		}
-		bw.next = uint32(len(bw.elems)) // arrival numbers go on after the restored ones
+		bw.next = uint32(bw.count()) // arrival numbers go on after the restored ones
 		if b.wins[string(bw.win)] != nil {
 			r.Failf("fast-path window %x twice", bw.win)
 		}
 		b.wins[string(bw.win)] = bw
-		b.pending += len(bw.elems)
+		b.pending += bw.count()
 	}
 }

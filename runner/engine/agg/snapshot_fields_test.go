@@ -22,9 +22,9 @@ var snapshotFields = map[reflect.Type]string{
 	// that starts afresh; wm: the GBK's.
 	reflect.TypeOf(batch{}): "s wins due pending spill tree wm",
 	// next: restored as the count; spilled: refused; inflight: zero
-	// without merges in flight; more: joined (flat) before saving;
-	// sorted, emitted: only due windows, which are never saved.
-	reflect.TypeOf(batchWin{}):  "win maxTS hold elems more next spilled sorted emitted inflight",
+	// without merges in flight; runs: saved with elems, as one list;
+	// iter: only due windows, which are never saved.
+	reflect.TypeOf(batchWin{}):  "win maxTS hold elems runs next spilled iter inflight",
 	reflect.TypeOf(batchElem{}): "prefix key value out seq held",
 }
 

@@ -63,16 +63,20 @@ func (s *spiller) note(key, value []byte) bool {
 // memory beyond what it frees; a run needs no atomicity, as spill is
 // dropped whole after a crash.
 func (s *spiller) spillWin(w *batchWin) {
-	w.flat()
-	if len(w.elems) == 0 || s.err != nil {
+	n := w.count()
+	if n == 0 || s.err != nil {
 		return
 	}
-	sortElems(w.elems)
+	// Every value in memory arrived after every value spilled before, so
+	// numbering them in key order from the oldest one's arrival number
+	// keeps each key's values in arrival order across runs.
+	seq := w.next - uint32(n)
 	prefix := spillPrefix(w.win)
-	for _, e := range w.elems {
+	w.sorted(true).each(func(e batchElem) {
 		start := len(s.buf)
 		s.buf = appendEscaped(append(s.buf, prefix...), e.key)
-		s.buf = binary.BigEndian.AppendUint32(s.buf, e.seq)
+		s.buf = binary.BigEndian.AppendUint32(s.buf, seq)
+		seq++
 		mid := len(s.buf)
 		if e.held {
 			s.buf = binary.AppendVarint(append(s.buf, 1), e.out)
@@ -84,12 +88,13 @@ func (s *spiller) spillWin(w *batchWin) {
 		if len(s.buf) >= spillPiece {
 			s.writePiece()
 		}
-	}
+	})
 	s.writePiece()
 	if s.err != nil {
 		return
 	}
-	w.elems, w.spilled = nil, true
+	w.drop()
+	w.spilled = true
 }
 
 // spillPiece bounds the bytes of one write to the Spill.

@@ -154,26 +154,14 @@ func (b *batch) sortedWins() []*batchWin {
 }
 
 // passWin sends a window's groups with enough accumulators to c and keeps
-// the rest, copied into fresh memory.
+// the rest, in a run of their own.
 func (b *batch) passWin(w *batchWin, c *mergeCutter) {
-	w.flat() // every block's accumulators take part, not only the newest block's
-	sortElems(w.elems)
-	groups := keyGroups(w.elems)
-	n, size := 0, 0
-	for _, g := range groups {
-		if !b.tree.policy.merges(len(g)) {
-			n += len(g)
-			for _, e := range g {
-				size += len(e.key) + len(e.value)
-			}
-		}
-	}
-	kept := make([]batchElem, 0, n)
-	a := arena{buf: make([]byte, 0, size)}
-	for _, g := range groups {
+	// every run's accumulators take part, not only the newest block's
+	var kept []batchElem
+	it := w.sorted(false)
+	for g := it.nextGroup(); g != nil; g = it.nextGroup() {
 		if !b.tree.policy.merges(len(g)) {
 			for _, e := range g {
-				e.key, e.value = a.copy(e.key, e.value)
 				kept = append(kept, e)
 				b.tree.load.kept += elemBytes(e.key, e.value)
 			}
@@ -184,7 +172,10 @@ func (b *batch) passWin(w *batchWin, c *mergeCutter) {
 			b.forget(e)
 		}
 	}
-	w.elems = kept
+	w.runs = nil
+	if len(kept) > 0 {
+		w.runs = []*run{sealRun(kept)}
+	}
 }
 
 // forget uncounts a buffered value that left for a merge.
@@ -193,20 +184,6 @@ func (b *batch) forget(e batchElem) {
 	if b.spill != nil {
 		b.spill.bytes = max(b.spill.bytes-elemBytes(e.key, e.value), 0)
 	}
-}
-
-// keyGroups splits sorted elements into runs of one key.
-func keyGroups(es []batchElem) [][]batchElem {
-	var out [][]batchElem
-	for len(es) > 0 {
-		n := 1
-		for n < len(es) && es[n].prefix == es[0].prefix && bytes.Equal(es[n].key, es[0].key) {
-			n++
-		}
-		out = append(out, es[:n])
-		es = es[n:]
-	}
-	return out
 }
 
 // addMerged buffers a merged accumulator as held at ts: it comes back at
@@ -218,7 +195,7 @@ func (b *batch) addMerged(key, window, value []byte, ts, maxTS int64) {
 		w = &batchWin{win: append([]byte(nil), window...), maxTS: maxTS, hold: coders.MaxTimestamp}
 		b.wins[string(w.win)] = w
 	}
-	w.elems = append(w.elems, batchElem{prefix: keyPrefix(key), key: key, value: value, seq: w.next, out: ts, held: true})
+	w.push(batchElem{prefix: keyPrefix(key), key: key, value: value, seq: w.next, out: ts, held: true})
 	w.next++
 	w.hold = min(w.hold, ts)
 	b.pending++
@@ -276,20 +253,4 @@ func (c *mergeCutter) flushChunk() {
 func (c *mergeCutter) finish() []Merge {
 	c.flushChunk()
 	return c.out
-}
-
-// arena copies kept values into one block sized for them, so keeping one
-// costs its bytes, not a reference to the chunk it arrived in.
-type arena struct{ buf []byte }
-
-// copy returns key and value copied into the arena; it never grows the
-// block (which would leave earlier copies in the old one).
-func (a *arena) copy(key, value []byte) ([]byte, []byte) {
-	if cap(a.buf)-len(a.buf) < len(key)+len(value) {
-		a.buf = make([]byte, 0, len(key)+len(value))
-	}
-	start := len(a.buf)
-	a.buf = append(append(a.buf, key...), value...)
-	kv := a.buf[start:len(a.buf):len(a.buf)]
-	return kv[:len(key):len(key)], kv[len(key):]
 }
