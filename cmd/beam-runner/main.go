@@ -103,6 +103,7 @@ func run(logger *slog.Logger, fnListen fnapi.Listen, pools placement.Pools) erro
 		return err
 	}
 	setHeapLimit(limit)
+	tuneHeap(limit)
 	st, err := openStore(logger)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/beam-runner/beam-runner/internal/gctune"
 	"github.com/dustin/go-humanize"
 )
 
@@ -42,7 +43,22 @@ func setHeapLimit(limit int64) {
 	if limit <= 0 || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(max(limit+limit/8, limit+256<<20))
+	debug.SetMemoryLimit(heapCeiling(limit))
+}
+
+func heapCeiling(limit int64) int64 {
+	if limit <= 0 {
+		return 0
+	}
+	return max(limit+limit/8, limit+256<<20)
+}
+
+// tuneHeap keeps a large heap near what is live (internal/gctune), under
+// the limit setHeapLimit set; GOMEMLIMIT, where set, is left alone.
+func tuneHeap(limit int64) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		gctune.Start(heapCeiling(limit))
+	}
 }
 
 // machineMemory is the machine's memory in bytes from /proc/meminfo, or 0

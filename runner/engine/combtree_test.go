@@ -12,7 +12,7 @@ import (
 // TestTreeSourceCheckpoints: a source bundle feeding a combiner tree is
 // checkpointed each time it has sent another treeCheckpointBytes of
 // output, with no memory limit, so the tree gets its accumulators in
-// pieces it can merge; a source feeding a plain GroupByKey is not.
+// pieces it can merge; a source feeding a plain GroupByKey is not yet.
 func TestTreeSourceCheckpoints(t *testing.T) {
 	for _, tree := range []bool{false, true} {
 		spec := splittableSpec(t, 1)

@@ -117,34 +117,25 @@ func (c chunk) bytes() int {
 	return len(c.data)
 }
 
-// checkpointBytes bounds how much output a bundle of a splittable stage
-// (a source) sends under a memory limit before it is checkpointed: the
-// driver holds a bundle's output until it commits, so a long-running
-// source bundle would hold any amount of it. A checkpoint commits what the
+// sourceCheckpointBytes bounds how much output a bundle of a splittable
+// stage (a source) sends before it is checkpointed: the driver holds a
+// bundle's output until it commits, so a long-running source bundle would
+// hold any amount of it (GroupByKey of 1M x 100 B, four source bundles:
+// 108 MB of data-plane frames at the peak). A checkpoint commits what the
 // bundle produced (to pending input or a GroupByKey, which spill) and its
-// residual runs as a new bundle. The bundles in flight share a third of
-// the pending budget's size, which the driver leaves free beside it.
-func (e *Engine) checkpointBytes() int64 {
-	return max(int64(e.pend.budget)/int64(3*max(e.spec.MaxBundles, 1)), minCheckpointBytes)
-}
-
-// minCheckpointBytes keeps a small limit from checkpointing every few
-// elements: each checkpoint is a round trip to the SDK and a new bundle.
-// (1M x 100 B at --memory_limit=64MiB: 12.1 s with a 1 MiB floor, 8.3 s
-// with 8 MiB, against 7.2 s without a limit.)
-const minCheckpointBytes = 8 << 20
+// residual runs as a new bundle. Each checkpoint is a round trip to the SDK
+// and a new bundle, so the bound is not small: 1M x 100 B at
+// --memory_limit=64MiB took 12.1 s with a 1 MiB bound, 8.3 s with 8 MiB,
+// against 7.2 s without a limit.
+const sourceCheckpointBytes = 8 << 20
 
 // outputBound is how much output a bundle of st may send before it is
-// checkpointed; 0 is no bound.
+// checkpointed.
 func (e *Engine) outputBound(st *stage) int64 {
-	var n int64
-	if e.pend != nil {
-		n = e.checkpointBytes()
+	if e.feedsTree(st) {
+		return treeCheckpointBytes
 	}
-	if e.feedsTree(st) && (n == 0 || treeCheckpointBytes < n) {
-		n = treeCheckpointBytes
-	}
-	return n
+	return sourceCheckpointBytes
 }
 
 // NoteOutput records how many bytes a running bundle has sent back so
@@ -157,14 +148,14 @@ func (e *Engine) NoteOutput(bundle int, bytes int64) {
 
 // memoryCheckpoints are the checkpoints (splits keeping nothing of the
 // remaining work) of splittable bundles that sent their stage's output
-// bound since they started or were last checkpointed: checkpointBytes
-// under a memory limit, treeCheckpointBytes for a stage feeding a
-// combiner tree (combtree.go), none otherwise.
+// bound since they started or were last checkpointed: treeCheckpointBytes
+// for a stage feeding a combiner tree (combtree.go), sourceCheckpointBytes
+// otherwise.
 func (e *Engine) memoryCheckpoints() []SplitRequest {
 	var out []SplitRequest
 	for _, st := range e.stages {
 		every := e.outputBound(st)
-		if !st.spec.Splittable || every <= 0 {
+		if !st.spec.Splittable {
 			continue
 		}
 		for _, b := range oldestFirst(st.flight) {

@@ -223,10 +223,10 @@ func TestPendingSpillIsInvisible(t *testing.T) {
 	}
 }
 
-// TestMemoryCheckpoints: under a memory limit, a source bundle is
-// checkpointed (Fraction 0) each time it has sent another checkpointBytes
-// of output, even with no idle capacity for a dynamic split; without a
-// limit it is not, and output alone, not time, decides.
+// TestMemoryCheckpoints: with or without a memory limit, a source bundle
+// is checkpointed (Fraction 0) each time it has sent another
+// sourceCheckpointBytes of output, even with no idle capacity for a
+// dynamic split; output alone, not time, decides.
 func TestMemoryCheckpoints(t *testing.T) {
 	st, err := store.Open(t.TempDir(), nil)
 	if err != nil {
@@ -239,7 +239,7 @@ func TestMemoryCheckpoints(t *testing.T) {
 			spec.PendingSpill, spec.PendingBudget = st.Space("m/"), 48<<20
 		}
 		e, bs := startOne(t, spec)
-		const every = 16 << 20 // a third of the 48 MiB budget, over one bundle
+		const every = sourceCheckpointBytes
 		e.AdvanceProcessingTime(1 << 40)
 		e.NoteOutput(bs[0].ID, every-1)
 		if got := e.splitRequests(); len(got) != 0 {
@@ -247,10 +247,7 @@ func TestMemoryCheckpoints(t *testing.T) {
 		}
 		e.NoteOutput(bs[0].ID, every)
 		got := e.splitRequests()
-		want := []SplitRequest(nil)
-		if limited {
-			want = []SplitRequest{{Bundle: bs[0].ID}}
-		}
+		want := []SplitRequest{{Bundle: bs[0].ID}}
 		if !slices.Equal(got, want) {
 			t.Fatalf("limited=%v: splitRequests = %v, want %v", limited, got, want)
 		}
@@ -262,14 +259,8 @@ func TestMemoryCheckpoints(t *testing.T) {
 			t.Fatalf("limited=%v: requested again before another %d bytes: %v", limited, every, got)
 		}
 		e.NoteOutput(bs[0].ID, 2*every)
-		if got := e.splitRequests(); limited && len(got) != 1 {
-			t.Fatalf("after another %d bytes: %v, want another checkpoint", every, got)
-		}
-		if limited {
-			e.pend.budget = 1 << 10
-			if got := e.checkpointBytes(); got != minCheckpointBytes {
-				t.Errorf("checkpoint bytes with a 1 KiB budget: %d, want the %d floor", got, minCheckpointBytes)
-			}
+		if got := e.splitRequests(); len(got) != 1 {
+			t.Fatalf("limited=%v: after another %d bytes: %v, want another checkpoint", limited, every, got)
 		}
 	}
 }

@@ -1,0 +1,63 @@
+// Package gctune keeps the server's heap close to what is live once it is
+// large. Go's collector lets the heap grow to twice what is live before it
+// runs; the runner's large heaps are mostly grouped data in byte chunks
+// with no pointers (runner/engine/agg/runs.go), which cost the collector
+// little to mark, so for them that doubling buys almost nothing and shows
+// as twice the memory. After every collection the soft memory limit is set
+// to what is live plus a quarter (at least Floor), under the ceiling; small
+// heaps keep Go's default pacing, which is the tighter of the two there.
+package gctune
+
+import (
+	"math"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+)
+
+// Floor is the least headroom above the live heap, so a small heap is
+// never collected more often than Go's own pacing would.
+const Floor = 32 << 20
+
+// Limit is the soft memory limit for a live heap of live bytes under
+// ceiling (<= 0: none).
+func Limit(live, ceiling int64) int64 {
+	l := live + max(live/4, Floor)
+	if ceiling > 0 {
+		l = min(l, ceiling)
+	}
+	return l
+}
+
+var once sync.Once
+
+// Start tunes the limit after every collection from now on, under ceiling
+// (<= 0: none). Later calls do nothing.
+func Start(ceiling int64) {
+	once.Do(func() {
+		t := &tuner{ceiling: ceiling, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+		t.arm()
+	})
+}
+
+type tuner struct {
+	ceiling int64
+	sample  []metrics.Sample
+}
+
+// arm leaves an object for the next collection to find unreachable: its
+// cleanup runs after that collection, retunes and arms again.
+func (t *tuner) arm() {
+	s := new([16]byte)
+	runtime.AddCleanup(s, func(t *tuner) { t.retune() }, t)
+}
+
+func (t *tuner) retune() {
+	metrics.Read(t.sample)
+	if v := t.sample[0].Value; v.Kind() == metrics.KindUint64 {
+		live := min(v.Uint64(), math.MaxInt64/2)
+		debug.SetMemoryLimit(Limit(int64(live), t.ceiling))
+	}
+	t.arm()
+}

@@ -1,0 +1,43 @@
+package gctune
+
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+func TestLimit(t *testing.T) {
+	for _, c := range []struct{ live, ceiling, want int64 }{
+		{0, 0, Floor},
+		{10 << 20, 0, 10<<20 + Floor},
+		{400 << 20, 0, 500 << 20},
+		{400 << 20, 450 << 20, 450 << 20},
+		{1 << 30, 2 << 30, 1<<30 + 256<<20},
+	} {
+		if got := Limit(c.live, c.ceiling); got != c.want {
+			t.Errorf("Limit(%d, %d) = %d, want %d", c.live, c.ceiling, got, c.want)
+		}
+	}
+}
+
+// TestStartRetunes: after a collection the runtime's limit follows the
+// live heap.
+func TestStartRetunes(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	keep := make([]byte, 256<<20) // live, and noscan
+	Start(0)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		l := debug.SetMemoryLimit(-1)
+		if l >= 256<<20 && l < 400<<20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("limit %d after collections with 256 MiB live, want live plus a quarter", l)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	runtime.KeepAlive(keep)
+}
