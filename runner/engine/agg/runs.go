@@ -33,23 +33,56 @@ func sealRun(es []batchElem) *run {
 	for _, e := range es {
 		total += entrySize(e)
 	}
-	r := &run{n: len(es)}
-	var cur []byte
+	w := runWriter{left: total}
 	for _, e := range es {
-		size := entrySize(e)
-		if len(cur)+size > cap(cur) {
-			if len(cur) > 0 {
-				r.chunks = append(r.chunks, cur)
-			}
-			cur = make([]byte, 0, max(min(total, runChunk), size))
+		w.add(e)
+	}
+	return w.finish()
+}
+
+// runWriter writes a run from elements given in order. left, if known, is
+// how many bytes are still to come (entrySize's bound), so chunks are
+// sized to them; otherwise chunks grow from runChunkStart.
+type runWriter struct {
+	r    run
+	cur  []byte
+	left int
+	grow int
+}
+
+const runChunkStart = 64 << 10
+
+func (w *runWriter) add(e batchElem) {
+	size := entrySize(e)
+	if len(w.cur)+size > cap(w.cur) {
+		w.flush()
+		c := w.left
+		if c <= 0 {
+			w.grow = min(max(2*w.grow, runChunkStart), runChunk)
+			c = w.grow
 		}
-		cur = appendEntry(cur, e)
-		total -= size
+		w.cur = make([]byte, 0, max(min(c, runChunk), size))
 	}
-	if len(cur) > 0 {
-		r.chunks = append(r.chunks, cur)
+	w.cur = appendEntry(w.cur, e)
+	w.left -= size
+	w.r.n++
+}
+
+func (w *runWriter) flush() {
+	if len(w.cur) > 0 {
+		w.r.chunks = append(w.r.chunks, w.cur)
+		w.cur = nil
 	}
-	return r
+}
+
+// finish returns the run written, or nil if it is empty.
+func (w *runWriter) finish() *run {
+	w.flush()
+	if w.r.n == 0 {
+		return nil
+	}
+	r := w.r
+	return &r
 }
 
 func entrySize(e batchElem) int {

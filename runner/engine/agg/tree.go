@@ -157,12 +157,12 @@ func (b *batch) sortedWins() []*batchWin {
 // the rest, in a run of their own.
 func (b *batch) passWin(w *batchWin, c *mergeCutter) {
 	// every run's accumulators take part, not only the newest block's
-	var kept []batchElem
+	var kept runWriter
 	it := w.sorted(false)
 	for g := it.nextGroup(); g != nil; g = it.nextGroup() {
 		if !b.tree.policy.merges(len(g)) {
 			for _, e := range g {
-				kept = append(kept, e)
+				kept.add(e)
 				b.tree.load.kept += elemBytes(e.key, e.value)
 			}
 			continue
@@ -173,8 +173,8 @@ func (b *batch) passWin(w *batchWin, c *mergeCutter) {
 		}
 	}
 	w.runs = nil
-	if len(kept) > 0 {
-		w.runs = []*run{sealRun(kept)}
+	if r := kept.finish(); r != nil {
+		w.runs = []*run{r}
 	}
 }
 
