@@ -17,8 +17,8 @@ import (
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 )
 
-// pageSize bounds one GetResponse so large state streams in pages.
-const pageSize = 4 << 20
+// PageSize bounds one GetResponse so large state streams in pages.
+const PageSize = 4 << 20
 
 // Handler answers the state requests of one bundle.
 type Handler interface {
@@ -136,7 +136,7 @@ type Writer interface {
 }
 
 // Page returns the pieces from the one the token names, up to about
-// pageSize bytes (at least one piece); the returned token is empty on the
+// PageSize bytes (at least one piece); the returned token is empty on the
 // last page.
 func Page(pieces [][]byte, token []byte) ([]byte, []byte, error) {
 	var start uint64
@@ -155,7 +155,7 @@ func Page(pieces [][]byte, token []byte) ([]byte, []byte, error) {
 	}
 	var page []byte
 	for ; i < len(pieces); i++ {
-		if len(page) > 0 && len(page)+len(pieces[i]) > pageSize {
+		if len(page) > 0 && len(page)+len(pieces[i]) > PageSize {
 			break
 		}
 		page = append(page, pieces[i]...)

@@ -20,10 +20,12 @@ import (
 // never collected more often than Go's own pacing would.
 const Floor = 32 << 20
 
-// Limit is the soft memory limit for a live heap of live bytes under
-// ceiling (<= 0: none).
-func Limit(live, ceiling int64) int64 {
-	l := live + max(live/4, Floor)
+// Limit is the soft memory limit for a live heap of live bytes, scan of
+// which the collector must scan (hold pointers), under ceiling (<= 0:
+// none). A collection costs about what it scans, so a heap of many
+// pointers keeps at least that much headroom, as Go's own pacing would.
+func Limit(live, scan, ceiling int64) int64 {
+	l := live + max(live/4, scan, Floor)
 	if ceiling > 0 {
 		l = min(l, ceiling)
 	}
@@ -36,7 +38,7 @@ var once sync.Once
 // (<= 0: none). Later calls do nothing.
 func Start(ceiling int64) {
 	once.Do(func() {
-		t := &tuner{ceiling: ceiling, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+		t := &tuner{ceiling: ceiling, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/heap:bytes"}}}
 		t.arm()
 	})
 }
@@ -55,9 +57,11 @@ func (t *tuner) arm() {
 
 func (t *tuner) retune() {
 	metrics.Read(t.sample)
-	if v := t.sample[0].Value; v.Kind() == metrics.KindUint64 {
-		live := min(v.Uint64(), math.MaxInt64/2)
-		debug.SetMemoryLimit(Limit(int64(live), t.ceiling))
+	live, scan := t.sample[0].Value, t.sample[1].Value
+	if live.Kind() == metrics.KindUint64 && scan.Kind() == metrics.KindUint64 {
+		l := min(live.Uint64(), math.MaxInt64/4)
+		s := min(scan.Uint64(), math.MaxInt64/4)
+		debug.SetMemoryLimit(Limit(int64(l), int64(s), t.ceiling))
 	}
 	t.arm()
 }

@@ -8,15 +8,16 @@ import (
 )
 
 func TestLimit(t *testing.T) {
-	for _, c := range []struct{ live, ceiling, want int64 }{
-		{0, 0, Floor},
-		{10 << 20, 0, 10<<20 + Floor},
-		{400 << 20, 0, 500 << 20},
-		{400 << 20, 450 << 20, 450 << 20},
-		{1 << 30, 2 << 30, 1<<30 + 256<<20},
+	for _, c := range []struct{ live, scan, ceiling, want int64 }{
+		{0, 0, 0, Floor},
+		{10 << 20, 1 << 20, 0, 10<<20 + Floor},
+		{400 << 20, 10 << 20, 0, 500 << 20},
+		{400 << 20, 300 << 20, 0, 700 << 20},
+		{400 << 20, 10 << 20, 450 << 20, 450 << 20},
+		{1 << 30, 0, 2 << 30, 1<<30 + 256<<20},
 	} {
-		if got := Limit(c.live, c.ceiling); got != c.want {
-			t.Errorf("Limit(%d, %d) = %d, want %d", c.live, c.ceiling, got, c.want)
+		if got := Limit(c.live, c.scan, c.ceiling); got != c.want {
+			t.Errorf("Limit(%d, %d, %d) = %d, want %d", c.live, c.scan, c.ceiling, got, c.want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package coders
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
@@ -145,5 +146,59 @@ func TestIndexSide(t *testing.T) {
 	}
 	if vs := mm.ByKey(global, keys[0]); len(vs) != 2 {
 		t.Errorf("key b: %d values, want 2", len(vs))
+	}
+}
+
+// ValuesPage pages an iterable side input at element boundaries, each
+// page as many whole elements as fit in max (at least one), across chunks,
+// and the pages join to the window's values.
+func TestSideValuesPage(t *testing.T) {
+	wv := chunkCodec(t)
+	var chunks [][]byte
+	var want [][]byte
+	for ci := 0; ci < 3; ci++ {
+		var c []byte
+		for i := 0; i < 20; i++ {
+			v := kv("k", strings.Repeat("x", (ci*20+i)%7*5))
+			c = AppendWindowedValue(c, 0, 1, nil, NoFiringPane, v)
+			want = append(want, v)
+		}
+		chunks = append(chunks, c)
+	}
+	x, err := IndexSide(chunks, wv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := x.Values(nil); len(got) != len(want) || !bytes.Equal(bytes.Join(got, nil), bytes.Join(want, nil)) {
+		t.Fatalf("Values: %d elements, want %d", len(got), len(want))
+	}
+	for _, max := range []int{1, 30, 100, 1 << 20} {
+		from, pages := 0, 0
+		for from >= 0 {
+			page, next, err := x.ValuesPage(nil, from, max)
+			if err != nil {
+				t.Fatal(err)
+			}
+			end := next
+			if end < 0 {
+				end = len(want)
+			}
+			if end <= from || !bytes.Equal(page, bytes.Join(want[from:end], nil)) {
+				t.Fatalf("max %d: page from %d to %d is not those whole elements", max, from, end)
+			}
+			if end-from > 1 && len(page) > max {
+				t.Fatalf("max %d: page of %d elements has %d bytes", max, end-from, len(page))
+			}
+			if next >= 0 && len(page)+len(want[next]) <= max {
+				t.Fatalf("max %d: page from %d stops before element %d, which fits", max, from, next)
+			}
+			from, pages = next, pages+1
+		}
+		if max == 1<<20 && pages != 1 {
+			t.Errorf("everything fits in one page, got %d", pages)
+		}
+	}
+	if _, _, err := x.ValuesPage(nil, len(want)+1, 10); err == nil {
+		t.Error("a page past the end gave no error")
 	}
 }

@@ -84,6 +84,9 @@ type hotState struct {
 func (h *hotState) GetPage(key *fnpb.StateKey, token []byte) ([]byte, []byte, bool, error) {
 	rk, ok := key.GetType().(*fnpb.StateKey_Runner_)
 	if !ok {
+		if pg, ok := h.next.(stateplane.Pager); ok {
+			return pg.GetPage(key, token)
+		}
 		return nil, nil, false, nil
 	}
 	page := 0

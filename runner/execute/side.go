@@ -1,11 +1,13 @@
 package execute
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sync"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
+	"github.com/beam-runner/beam-runner/stateplane"
 )
 
 // sideRef identifies a side input as the SDK names it in state keys.
@@ -41,6 +43,36 @@ func (h *sideHandler) index(ref sideRef) (*coders.SideIndex, error) {
 	}
 	h.indexes[ref] = x
 	return x, nil
+}
+
+// GetPage implements stateplane.Pager for iterable side inputs, paging
+// straight from the index; the continuation token is the next element's
+// number, as stateplane.Page's.
+func (h *sideHandler) GetPage(key *fnpb.StateKey, token []byte) ([]byte, []byte, bool, error) {
+	k, ok := key.GetType().(*fnpb.StateKey_IterableSideInput_)
+	if !ok {
+		return nil, nil, false, nil
+	}
+	it := k.IterableSideInput
+	x, err := h.index(sideRef{it.GetTransformId(), it.GetSideInputId()})
+	if err != nil {
+		return nil, nil, true, err
+	}
+	from := 0
+	if len(token) > 0 {
+		if len(token) != 8 {
+			return nil, nil, true, fmt.Errorf("malformed continuation token of %d bytes for side input %q", len(token), it.GetSideInputId())
+		}
+		from = int(min(binary.BigEndian.Uint64(token), 1<<40))
+	}
+	page, next, err := x.ValuesPage(it.GetWindow(), from, stateplane.PageSize)
+	if err != nil {
+		return nil, nil, true, fmt.Errorf("side input %q: %w", it.GetSideInputId(), err)
+	}
+	if next < 0 {
+		return page, nil, true, nil
+	}
+	return page, binary.BigEndian.AppendUint64(nil, uint64(next)), true, nil
 }
 
 // Get implements stateplane.Handler.

@@ -34,6 +34,14 @@ func (c *combinedState) Get(key *fnpb.StateKey) ([][]byte, error) {
 	return c.user.Get(key)
 }
 
+// GetPage implements stateplane.Pager for the side inputs that page.
+func (c *combinedState) GetPage(key *fnpb.StateKey, token []byte) ([]byte, []byte, bool, error) {
+	if isSideInput(key) && c.side != nil {
+		return c.side.GetPage(key, token)
+	}
+	return nil, nil, false, nil
+}
+
 func (c *combinedState) Write(req *fnpb.StateRequest) (*fnpb.StateResponse, error) {
 	return c.user.Write(req)
 }
