@@ -79,7 +79,6 @@ func (e *Engine) group(st *stage, p *pcoll, c []byte) {
 		}
 		key, value := v.Elem[:kn], v.Elem[kn:]
 		err = coders.EachWindow(p.spec.Codec, v, func(win []byte) error {
-			// Chunks are never modified, so the GBK may keep references.
 			return st.gbk.AddShared(key, win, value, v.Timestamp, e.now)
 		})
 		// A combiner tree may merge within a large chunk.

@@ -33,13 +33,12 @@ type batchWin struct {
 	win   []byte
 	maxTS int64
 	hold  int64 // least output time of the held elements (conservative)
-	// elems are the newest elements, by reference into the input they
-	// came in, in arrival order; every elemBlock of them are sealed into
-	// a run (runs.go), which copies them compactly and releases that
-	// input. runs are in arrival order.
-	elems []batchElem
-	runs  []*run
-	next  uint32 // arrival number of the next value, across spills
+	// blk holds the newest elements, copied as they come, in arrival
+	// order; every block is sealed into a run (runs.go). runs are in
+	// arrival order.
+	blk  block
+	runs []*run
+	next uint32 // arrival number of the next value, across spills
 	// spilled: some of the window's values are in the spill, so its panes
 	// are read back from there.
 	spilled bool
@@ -50,14 +49,13 @@ type batchWin struct {
 	inflight int
 }
 
-// batchElem references one value. Values are kept in arrival order within
-// a key by sorting on seq.
+// batchElem is one value as the batch path hands it around: being added,
+// read from a run or read back from the spill.
 type batchElem struct {
 	prefix uint64 // first 8 key bytes, big-endian: most comparisons stop here
 	key    []byte
 	value  []byte
 	out    int64 // output time, if held
-	seq    uint32
 	held   bool
 }
 
@@ -78,14 +76,14 @@ func newBatch(s *settings) *batch {
 	return &batch{s: s, wins: map[string]*batchWin{}, wm: coders.MinTimestamp}
 }
 
-// add buffers a value by reference. wm is the GBK's input watermark.
+// add buffers a copy of a value. wm is the GBK's input watermark.
 func (b *batch) add(key, window, value []byte, ts, wm, maxTS int64) {
 	w := b.wins[string(window)]
 	if w == nil {
 		w = &batchWin{win: append([]byte(nil), window...), maxTS: maxTS, hold: coders.MaxTimestamp}
 		b.wins[string(w.win)] = w
 	}
-	e := batchElem{prefix: keyPrefix(key), key: key, value: value, seq: w.next}
+	e := batchElem{prefix: keyPrefix(key), key: key, value: value}
 	w.next++
 	// As GBK.addHold: an output time behind the watermark is not held.
 	out := ts
@@ -106,35 +104,88 @@ func (b *batch) add(key, window, value []byte, ts, wm, maxTS int64) {
 	}
 }
 
-// elemBlock is how many elements a window keeps by reference before it
-// seals them into a run: enough that sorting them and merging the runs is
-// cheap, few enough that their records and the input they pin stay small
-// (64k records of 72 bytes).
-const elemBlock = 1 << 16
+// A block is a window's newest elements: their keys and values copied
+// into one arena, and a record of each with offsets into it, so nothing in
+// it points into the input they came in (which is released at once) and
+// the collector has nothing in it to scan. Sealing sorts the records and
+// writes the run.
+type block struct {
+	arena []byte
+	recs  []blockRec
+}
 
-// push appends e to the newest elements, sealing them once a block is full.
+type blockRec struct {
+	prefix          uint64 // first 8 key bytes, big-endian
+	out             int64  // output time, if held
+	off, klen, vlen uint32 // key at arena[off:], value after it
+	held            bool
+}
+
+// elemBlock and blockBytes bound a block: enough that sorting it and
+// merging the runs is cheap, small enough that it stays a few MiB (64k
+// records of 32 bytes, and their values).
+const (
+	elemBlock  = 1 << 16
+	blockBytes = 8 << 20
+)
+
+// push appends e to the newest elements, copying its key and value,
+// sealing them once a block is full.
 func (w *batchWin) push(e batchElem) {
-	w.elems = append(w.elems, e)
-	if len(w.elems) >= elemBlock {
+	b := &w.blk
+	off := len(b.arena)
+	b.arena = append(append(b.arena, e.key...), e.value...)
+	b.recs = append(b.recs, blockRec{prefix: e.prefix, out: e.out, held: e.held,
+		off: uint32(off), klen: uint32(len(e.key)), vlen: uint32(len(e.value))})
+	if len(b.recs) >= elemBlock || len(b.arena) >= blockBytes {
 		w.seal()
 	}
 }
 
-// seal moves the newest elements into a run of their own; their slice is
-// kept for the next block, cleared of its references.
+func (b *block) elem(r *blockRec) batchElem {
+	k := b.arena[r.off : r.off+r.klen : r.off+r.klen]
+	end := r.off + r.klen + r.vlen
+	return batchElem{prefix: r.prefix, key: k, value: b.arena[r.off+r.klen : end : end], out: r.out, held: r.held}
+}
+
+// seal moves the newest elements into a run of their own, sorted by key
+// and, within a key, by arrival (arena order); the block is kept for the
+// next elements, unless one huge value grew it.
 func (w *batchWin) seal() {
-	if len(w.elems) == 0 {
+	b := &w.blk
+	if len(b.recs) == 0 {
 		return
 	}
-	sortElems(w.elems)
-	w.runs = append(w.runs, sealRun(w.elems))
-	clear(w.elems)
-	w.elems = w.elems[:0]
+	slices.SortFunc(b.recs, func(x, y blockRec) int {
+		if x.prefix != y.prefix {
+			if x.prefix < y.prefix {
+				return -1
+			}
+			return 1
+		}
+		if c := bytes.Compare(b.arena[x.off:x.off+x.klen], b.arena[y.off:y.off+y.klen]); c != 0 {
+			return c
+		}
+		return int(x.off) - int(y.off)
+	})
+	total := 0
+	for i := range b.recs {
+		total += entrySize(b.elem(&b.recs[i]))
+	}
+	rw := runWriter{left: total}
+	for i := range b.recs {
+		rw.add(b.elem(&b.recs[i]))
+	}
+	w.runs = append(w.runs, rw.finish())
+	b.recs, b.arena = b.recs[:0], b.arena[:0]
+	if cap(b.arena) > 2*blockBytes {
+		b.arena = nil
+	}
 }
 
 // count is how many elements w holds in memory.
 func (w *batchWin) count() int {
-	n := len(w.elems)
+	n := len(w.blk.recs)
 	for _, r := range w.runs {
 		n += r.n
 	}
@@ -150,7 +201,7 @@ func (w *batchWin) sorted(release bool) *mergeIter {
 
 // drop forgets w's in-memory elements.
 func (w *batchWin) drop() {
-	w.elems, w.runs = nil, nil
+	w.blk, w.runs = block{}, nil
 }
 
 // spillAll moves every pending window's values to the spill, in window
@@ -274,21 +325,6 @@ func paneTime(w *batchWin, es []batchElem) int64 {
 		}
 	}
 	return ts
-}
-
-func sortElems(es []batchElem) {
-	slices.SortFunc(es, func(x, y batchElem) int {
-		if x.prefix != y.prefix {
-			if x.prefix < y.prefix {
-				return -1
-			}
-			return 1
-		}
-		if c := bytes.Compare(x.key, y.key); c != 0 {
-			return c
-		}
-		return int(x.seq) - int(y.seq)
-	})
 }
 
 // onTimePane is the only pane the fast path produces.

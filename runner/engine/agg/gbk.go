@@ -98,17 +98,11 @@ func New(cfg Config) (*GBK, error) {
 // trigger already finished (DroppedClosed). Key, window and value are
 // copied. The error reports a malformed window.
 func (g *GBK) Add(key, window, value []byte, ts, processingTime int64) error {
-	if g.fast != nil {
-		kv := append(append(make([]byte, 0, len(key)+len(value)), key...), value...)
-		key, value = kv[:len(key):len(key)], kv[len(key):]
-	}
 	return g.AddShared(key, window, value, ts, processingTime)
 }
 
-// AddShared is Add without the copies where the GBK can avoid them: the GBK
-// may keep key and value (not window) by reference until the pane holding
-// them has been taken by Fire or FireEncoded, so the caller must not modify
-// them until then. The engine's materialised chunks are never modified.
+// AddShared is Add: both paths copy what they keep (the batch path into
+// its blocks, batch.go), so nothing of the caller's input stays pinned.
 func (g *GBK) AddShared(key, window, value []byte, ts, processingTime int64) error {
 	start, maxTS, err := g.s.windowBounds(window)
 	if err != nil {

@@ -357,7 +357,7 @@ func (b *batch) restore(r *wire.Reader) {
 		bw := &batchWin{win: r.Blob(), maxTS: r.Int(), hold: r.Int()}
 		m := r.Len()
 		for i := 0; i < m && r.Err() == nil; i++ {
-			e := batchElem{key: r.Blob(), value: r.Blob(), out: r.Int(), held: r.Bool(), seq: uint32(i)}
+			e := batchElem{key: r.Blob(), value: r.Blob(), out: r.Int(), held: r.Bool()}
 			e.prefix = keyPrefix(e.key)
 			bw.push(e)
 		}

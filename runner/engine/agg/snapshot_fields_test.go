@@ -22,10 +22,10 @@ var snapshotFields = map[reflect.Type]string{
 	// that starts afresh; wm: the GBK's.
 	reflect.TypeOf(batch{}): "s wins due pending spill tree wm",
 	// next: restored as the count; spilled: refused; inflight: zero
-	// without merges in flight; runs: saved with elems, as one list;
+	// without merges in flight; blk, runs: saved as one list;
 	// iter: only due windows, which are never saved.
-	reflect.TypeOf(batchWin{}):  "win maxTS hold elems runs next spilled iter inflight",
-	reflect.TypeOf(batchElem{}): "prefix key value out seq held",
+	reflect.TypeOf(batchWin{}):  "win maxTS hold blk runs next spilled iter inflight",
+	reflect.TypeOf(batchElem{}): "prefix key value out held",
 }
 
 func TestSnapshotCoversEveryField(t *testing.T) {

@@ -27,7 +27,7 @@ type Spill interface {
 // spiller moves the batch path's buffered values to a Spill past budget
 // bytes. A spilled value's key is window, key (each in an order-keeping
 // escape) and arrival number, so a window's scan yields its keys in byte
-// order and each key's values in arrival order, as sortElems does.
+// order and each key's values in arrival order, as runs do.
 type spiller struct {
 	sp     Spill
 	budget int // bytes of buffered keys and values before a spill
@@ -147,7 +147,7 @@ func (s *spiller) readWin(w *batchWin, allowHot bool, f func(es []batchElem, hot
 		return nil
 	}
 	err := s.Scan(prefix, func(k, v []byte) error {
-		key, seq, err := parseSpillKey(k[len(prefix):])
+		key, _, err := parseSpillKey(k[len(prefix):])
 		if err != nil {
 			return err
 		}
@@ -161,7 +161,7 @@ func (s *spiller) readWin(w *batchWin, allowHot bool, f func(es []batchElem, hot
 		if err != nil {
 			return err
 		}
-		e.key, e.seq = key, seq
+		e.key, e.prefix = key, keyPrefix(key)
 		if len(cur) == 0 {
 			curKey = key
 		}

@@ -76,8 +76,8 @@ func (g *GBK) TakeMerges(chunkBytes int) []Merge {
 
 // AddMerged puts back one accumulator a merge produced: a value of the
 // window at output time ts (the merge's input element's timestamp). It is
-// not dropped as late, as its window waits for it. The GBK may keep key
-// and value as AddShared does.
+// not dropped as late, as its window waits for it. Key and value are
+// copied.
 func (g *GBK) AddMerged(key, window, value []byte, ts int64) error {
 	if g.fast == nil || g.fast.tree == nil {
 		return errNoTree
@@ -195,7 +195,7 @@ func (b *batch) addMerged(key, window, value []byte, ts, maxTS int64) {
 		w = &batchWin{win: append([]byte(nil), window...), maxTS: maxTS, hold: coders.MaxTimestamp}
 		b.wins[string(w.win)] = w
 	}
-	w.push(batchElem{prefix: keyPrefix(key), key: key, value: value, seq: w.next, out: ts, held: true})
+	w.push(batchElem{prefix: keyPrefix(key), key: key, value: value, out: ts, held: true})
 	w.next++
 	w.hold = min(w.hold, ts)
 	b.pending++
