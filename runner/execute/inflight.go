@@ -19,7 +19,6 @@ type inflight struct {
 	ss       *sdkStage
 	since    time.Time    // handed to a worker, for its latency
 	outBytes atomic.Int64 // output received so far, counted by the data plane
-	workSeen int64        // its element count reported so far (noteWork)
 	metrics  []*pipepb.MonitoringInfo
 
 	mu   sync.Mutex
