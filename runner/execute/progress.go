@@ -27,10 +27,11 @@ type progressDone struct {
 func (d *driver) requestProgress(ctx context.Context, all bool) {
 	for _, rec := range d.inflight {
 		inst := rec.instruction()
-		if inst == "" || !(all || d.eng.Probing(rec.b.Stage)) {
+		if inst == "" || !(all || d.eng.Probing(rec.b.Stage)) || !rec.asking.CompareAndSwap(false, true) {
 			continue
 		}
 		go func() {
+			defer rec.asking.Store(false)
 			infos, err := rec.ss.harness.Progress(ctx, inst)
 			if err != nil {
 				return // the bundle may just have finished
