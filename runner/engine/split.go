@@ -5,9 +5,7 @@ import "sort"
 // splitMinAge is how long a bundle runs before the engine considers
 // splitting it, and the least time between two splits of one bundle: a
 // split is a round trip to the SDK, worth it only for long-running work.
-// A source starts as one bundle, so until its first split every other
-// core idles: one driver tick (200ms) is long enough to tell.
-const splitMinAge = 200 // milliseconds
+const splitMinAge = 500 // milliseconds
 
 // splitCandidates returns the bundles worth splitting now, oldest first:
 // bundles that have run at least splitMinAge while their stage has idle
