@@ -67,9 +67,6 @@ type bundle struct {
 	// out is what the bundle has sent back so far (NoteOutput); outAtCkpt
 	// what it had sent at its last memory checkpoint.
 	out, outAtCkpt int64
-	// reported is the element count of its latest progress report, heard
-	// at processing time reportAt (0: none yet), for its stage's probe.
-	reported, reportAt int64
 	// merge marks a GroupByKey's merge bundle (combtree.go), of its
 	// combiner tree's merge mergeID, of mergeGroups partial groups.
 	merge                bool

@@ -10,22 +10,13 @@ package engine
 // stage gets done per second by probeGain, measured over probeWindow of
 // full concurrency; the first step that does not is taken back and the
 // probe settles.
-//
-// The rate is measured per bundle, between consecutive progress reports
-// of that bundle: the elements it did over the time between them. Summing
-// the stage's reports over a window instead counts each bundle's work
-// since its previous report, which may lie before the window: with
-// bundles reporting at different moments that sum is off by +-50%, enough
-// to step a CPU-bound stage up to two bundles at ~30% loss.
 type probe struct {
 	limit    int // bundles of the stage allowed in flight now
 	max      int // the most it may try
 	settled  bool
-	winStart int64 // processing time the current window began
-	// done and busy sum, over the report intervals inside the window,
-	// the elements done and the bundle-milliseconds they took.
-	done, busy int64
-	base       float64 // stage's elements per ms at limit-1; 0 before the first window
+	winStart int64   // processing time the current window began
+	work     int64   // work reported in the current window
+	base     float64 // work per ms at limit-1; 0 before the first window
 }
 
 // probeWindow is how long, in milliseconds, the stage runs at a
@@ -37,34 +28,28 @@ const probeGain = 1.15
 
 func newProbe(max int) *probe { return &probe{limit: 1, max: max, settled: max <= 1} }
 
-// observe adds one bundle's work between two of its reports: n elements
-// from processing time from to to. An interval begun before the window
-// may include time at another concurrency, so it does not count.
-func (p *probe) observe(n, from, to int64) {
-	if p.settled || from < p.winStart || to <= from || n < 0 {
-		return
+// observe adds work the stage's bundles reported (element counts).
+func (p *probe) observe(work int64) {
+	if !p.settled {
+		p.work += work
 	}
-	p.done += n
-	p.busy += to - from
 }
 
 // tick closes the window once it ran probeWindow with at least limit
-// bundles in flight throughout and measured some bundle's rate; a window
-// in which fewer ran starts over, as it would measure idleness, not
-// concurrency.
+// bundles in flight throughout; a window in which fewer ran starts over,
+// as it would measure idleness, not concurrency.
 func (p *probe) tick(now int64, inFlight int) {
 	if p.settled {
 		return
 	}
 	if inFlight < p.limit || p.winStart == 0 {
-		p.restart(now)
+		p.winStart, p.work = now, 0
 		return
 	}
-	if now-p.winStart < probeWindow || p.busy == 0 {
+	if now-p.winStart < probeWindow {
 		return
 	}
-	// limit bundles ran throughout, each at the mean per-bundle rate.
-	rate := float64(p.limit) * float64(p.done) / float64(p.busy)
+	rate := float64(p.work) / float64(now-p.winStart)
 	switch {
 	case p.base == 0 || rate >= probeGain*p.base:
 		p.base = rate
@@ -77,49 +62,15 @@ func (p *probe) tick(now int64, inFlight int) {
 		p.limit--
 		p.settled = true
 	}
-	p.restart(now)
+	p.winStart, p.work = now, 0
 }
 
-func (p *probe) restart(now int64) { p.winStart, p.done, p.busy = now, 0, 0 }
-
-// NoteProgress records a running bundle's element count so far, as the
-// runner heard it at processing time at (the SDK's counts are
-// cumulative). Stages whose probe is still trying concurrencies measure
-// their rate from consecutive reports of each bundle, from its first
-// report of work on.
-func (e *Engine) NoteProgress(id int, elements, at int64) {
-	b := e.flight[id]
-	if b == nil || at <= b.reportAt {
-		return
+// NoteWork records work a running bundle of the stage reported since its
+// last report: the driver sums the SDK's element counts.
+func (e *Engine) NoteWork(stage string, work int64) {
+	if st := e.stage(stage); st != nil && st.probe != nil && work > 0 {
+		st.probe.observe(work)
 	}
-	st := e.stage(b.Stage)
-	if st.probe == nil {
-		return
-	}
-	// Until a bundle reports its first element it is starting (its
-	// descriptor, its DoFns' setup, its input in transit): that time says
-	// nothing of the rate at this concurrency.
-	if b.reported > 0 {
-		st.probe.observe(elements-b.reported, b.reportAt, at)
-	}
-	b.reported, b.reportAt = elements, at
-}
-
-// Probing reports whether the stage's probe is still measuring, so its
-// bundles' progress is worth asking for often.
-func (e *Engine) Probing(stage string) bool {
-	st := e.stage(stage)
-	return st != nil && st.probe != nil && !st.probe.settled
-}
-
-// ProbeLimit is how many bundles the stage's probe allows now and whether
-// it has settled; ok is false for a stage without a probe.
-func (e *Engine) ProbeLimit(stage string) (limit int, settled, ok bool) {
-	st := e.stage(stage)
-	if st == nil || st.probe == nil {
-		return 0, false, false
-	}
-	return st.probe.limit, st.probe.settled, true
 }
 
 // tickProbes advances the probes of stages that have one.

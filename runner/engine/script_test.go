@@ -81,12 +81,10 @@ func (a *engineAPI) expired() []StateWindow {
 	a.expiredBuf = nil
 	return out
 }
-func (a *engineAPI) wakeup() (int64, bool) { return a.e.nextWakeup() }
-func (a *engineAPI) noteProgress(bundle int, elements int64) {
-	a.e.NoteProgress(bundle, elements, a.e.Now())
-}
-func (a *engineAPI) watermark(pc string) int64 { return a.e.Watermark(pc) }
-func (a *engineAPI) now() int64                { return a.e.Now() }
+func (a *engineAPI) wakeup() (int64, bool)             { return a.e.nextWakeup() }
+func (a *engineAPI) noteWork(stage string, work int64) { a.e.NoteWork(stage, work) }
+func (a *engineAPI) watermark(pc string) int64         { return a.e.Watermark(pc) }
+func (a *engineAPI) now() int64                        { return a.e.Now() }
 func (a *engineAPI) status() (inFlight int, done bool, err error) {
 	return a.e.InFlight(), a.e.done(), a.e.err
 }
@@ -119,7 +117,7 @@ var commands = map[string]command{
 	"advance-processing-time": (*script).advance, "split-requests": (*script).splitRequests,
 	"drain": (*script).drain, "expired": (*script).expired, "wakeup": (*script).wakeup,
 	"watermarks": (*script).watermarks, "status": (*script).status, "snapshot": (*script).snapshot,
-	"restore": (*script).restore, "note-progress": (*script).noteProgress,
+	"restore": (*script).restore, "note-work": (*script).noteWork,
 }
 
 func (s *script) run(t *testing.T, td *datadriven.TestData) string {
@@ -388,18 +386,16 @@ func (s *script) restore(td *datadriven.TestData) (string, error) {
 	return "ok", nil
 }
 
-// note-progress BUNDLE N reports that the running bundle has done N
-// elements so far, heard now.
-func (s *script) noteProgress(td *datadriven.TestData) (string, error) {
+// note-work STAGE N reports N elements of work done by the stage.
+func (s *script) noteWork(td *datadriven.TestData) (string, error) {
 	a := newLineArgs(td.Pos, td.CmdArgs)
-	id, err := strconv.Atoi(a.word("bundle"))
-	a.fail(err)
-	n, err := strconv.ParseInt(a.word("elements"), 10, 64)
+	stage, n := a.word("stage"), a.word("work")
+	work, err := strconv.ParseInt(n, 10, 64)
 	a.fail(err)
 	if err := a.finish(); err != nil {
 		return "", err
 	}
-	s.eng.noteProgress(id, n)
+	s.eng.noteWork(stage, work)
 	return "ok", nil
 }
 

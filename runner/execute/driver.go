@@ -26,7 +26,6 @@ type driver struct {
 	progress chan progressDone
 	drainCh  <-chan struct{} // nil once the drain began
 	ticks    int
-	probes   map[string]probeState // last logged, by stage
 }
 
 func (r *run) newDriver(eng *engine.Engine, ckpt checkpointPolicy, stages map[string]*sdkStage) *driver {
@@ -103,7 +102,7 @@ func (d *driver) onDone(ctx context.Context, bd bundleDone) error {
 	rec := d.inflight[bd.b.ID]
 	delete(d.inflight, bd.b.ID)
 	if bd.err == nil {
-		d.noteWork(rec, bd.res.Monitoring, d.eng.Now())
+		d.noteWork(rec, bd.res.Monitoring)
 	}
 	d.r.concurrency.end(bd.b.Stage)
 	d.r.liveFinished(rec, bd)
@@ -140,25 +139,24 @@ func (d *driver) onProgress(p progressDone) {
 	if d.inflight[p.rec.b.ID] != p.rec {
 		return
 	}
-	d.noteWork(p.rec, p.infos, d.heardAt(p.at))
+	d.noteWork(p.rec, p.infos)
 	p.rec.metrics = p.infos
 	d.publishMetrics()
 }
 
 // onTick feeds the engine the time and the bundles' output so far, asks
-// for progress (every progressEvery ticks, or every tick of bundles whose
-// stage is probed), and lets the engine decide splits, which its next
-// Ready hands out.
+// for progress every progressEvery ticks, and lets the engine decide
+// splits, which its next Ready hands out.
 func (d *driver) onTick(ctx context.Context) {
 	d.syncClock()
 	d.r.liveSample(d.eng)
 	for id, rec := range d.inflight {
 		d.eng.NoteOutput(id, rec.outBytes.Load())
 	}
-	d.ticks++
-	d.requestProgress(ctx, d.ticks%progressEvery == 0)
+	if d.ticks++; d.ticks%progressEvery == 0 {
+		d.requestProgress(ctx)
+	}
 	d.eng.Tick()
-	d.logProbes()
 }
 
 // onDrain starts the drain: the engine's next Ready checkpoints the

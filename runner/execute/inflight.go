@@ -19,11 +19,8 @@ type inflight struct {
 	ss       *sdkStage
 	since    time.Time    // handed to a worker, for its latency
 	outBytes atomic.Int64 // output received so far, counted by the data plane
-	// asking is set while a progress request is out: one at a time, so a
-	// harness slow to answer (its interpreter busy) gets no queue of them,
-	// and each answer is heard soon after the SDK counted it.
-	asking  atomic.Bool
-	metrics []*pipepb.MonitoringInfo
+	workSeen int64        // its element count reported so far (noteWork)
+	metrics  []*pipepb.MonitoringInfo
 
 	mu   sync.Mutex
 	inst string // harness instruction running it; "" until started and once finished
