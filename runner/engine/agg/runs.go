@@ -26,20 +26,6 @@ type run struct {
 // goes.
 const runChunk = 1 << 20
 
-// sealRun copies sorted elements into a new run, in chunks sized to what
-// they need (a small window's run is as small as its entries).
-func sealRun(es []batchElem) *run {
-	total := 0
-	for _, e := range es {
-		total += entrySize(e)
-	}
-	w := runWriter{left: total}
-	for _, e := range es {
-		w.add(e)
-	}
-	return w.finish()
-}
-
 // runWriter writes a run from elements given in order. left, if known, is
 // how many bytes are still to come (entrySize's bound), so chunks are
 // sized to them; otherwise chunks grow from runChunkStart.
