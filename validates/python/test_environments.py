@@ -9,6 +9,7 @@ this test module, can load them.
 """
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -22,9 +23,22 @@ timeout = pytest.mark.timeout(300, method="thread")
 
 
 def run_job(script, job_endpoint, *args, limit=240):
+    """Runs a job script; if it outlives the limit, fails with its threads' stacks."""
     cmd = [sys.executable, os.path.join(JOBS, script), "--runner=PortableRunner",
            f"--job_endpoint={job_endpoint}", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
+    # faulthandler dumps every thread's stack on SIGABRT: a hung client then
+    # says where it waits.
+    env = dict(os.environ, PYTHONFAULTHANDLER="1")
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, env=env) as proc:
+        try:
+            out, err = proc.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            out, err = proc.communicate(timeout=30)
+            pytest.fail(f"{script} still running after {limit}s; its stacks:\n"
+                        f"{err[-8000:]}\nstdout:\n{out[-2000:]}")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def docker_answers():
