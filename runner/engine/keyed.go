@@ -31,6 +31,11 @@ type keyed struct {
 	// set when keys were released since.
 	scannedAt int64
 	rescan    bool
+	// ranEarly are the processing-time timers fired before their time
+	// because the stage's input was complete (due): one set again by its
+	// own callback waits for its time, so a timer that re-arms itself
+	// cannot loop at once forever.
+	ranEarly map[string]bool
 }
 
 // StateWindow is one key's window of a stateful stage. Once it expires
@@ -56,7 +61,8 @@ type timer struct {
 }
 
 func newKeyed() *keyed {
-	return &keyed{pending: map[string]*keyWork{}, busy: map[string]bool{}, timers: map[string]*timer{}, windows: map[string]*StateWindow{}, scannedAt: coders.MinTimestamp}
+	return &keyed{pending: map[string]*keyWork{}, busy: map[string]bool{}, timers: map[string]*timer{}, windows: map[string]*StateWindow{},
+		scannedAt: coders.MinTimestamp, ranEarly: map[string]bool{}}
 }
 
 // enqueueKeyed files elements under their encoded keys.
@@ -128,9 +134,17 @@ func (e *Engine) parseTimers(st *stage, ts TimerSpec, c []byte) error {
 // key's pending input at or before their time: the stage's input watermark
 // is held by input it has not processed, which may still reset or clear
 // the timer (Java's watermark manager holds it the same way).
+//
+// Processing-time timers fire when processing time reaches them, or at
+// once when the stage's input is complete (a batch pipeline's, a finished
+// TestStream's, a drained job's): nothing they wait for can arrive, and
+// waiting would hold the job for wall-clock time (Deduplicate's
+// ten-minute expiry) or, in TestStream's virtual time, forever. They
+// fire rather than being dropped, as Flink and Dataflow do at the end of
+// bounded input, since a callback may emit what it buffered.
 func (e *Engine) due(st *stage, t *timer) bool {
 	if t.processing {
-		return t.fire <= e.now
+		return t.fire <= e.now || (st.inWM >= coders.MaxTimestamp && !st.keyed.ranEarly[t.id])
 	}
 	if w := st.keyed.pending[t.key]; w != nil && w.minTS <= t.fire {
 		return false
@@ -202,6 +216,9 @@ func (e *Engine) addKey(st *stage, b *bundle, k string, withInput bool, timers [
 		}
 		b.Timers[t.stream] = append(b.Timers[t.stream], t.enc...)
 		b.minTS = min(b.minTS, t.hold, t.fire)
+		if t.processing && t.fire > e.now {
+			st.keyed.ranEarly[t.id] = true
+		}
 		delete(st.keyed.timers, t.id)
 	}
 }

@@ -17,7 +17,10 @@ import (
 // and keep Restore able to read the versions still found in stores.
 const (
 	snapshotMagic   = "BRENGINE"
-	SnapshotVersion = 1
+	SnapshotVersion = 2
+	// Version 1 lacks a keyed stage's timers fired early (keyed.ranEarly);
+	// it restores with none.
+	oldestSnapshotVersion = 1
 )
 
 // Snapshot returns the engine's whole state as bytes: processing time,
@@ -194,6 +197,11 @@ func (k *keyed) snapshot(w *wire.Writer) {
 	}
 	w.Int(k.scannedAt)
 	w.Bool(k.rescan)
+	early := slices.Sorted(maps.Keys(k.ranEarly))
+	w.Len(len(early))
+	for _, id := range early {
+		w.String(id)
+	}
 }
 
 // Restore builds an engine for spec in the state a Snapshot recorded. The
@@ -207,11 +215,14 @@ func Restore(spec Spec, snap []byte) (*Engine, error) {
 	if m := r.String(); r.Err() != nil || m != snapshotMagic {
 		return nil, fmt.Errorf("restore: not an engine snapshot")
 	}
-	if v := r.Uint(); r.Err() == nil && v != SnapshotVersion {
+	if v := r.Uint(); r.Err() == nil {
 		if v > SnapshotVersion {
 			return nil, fmt.Errorf("restore: snapshot format version %d is newer than this runner's (%d); use a newer runner", v, SnapshotVersion)
 		}
-		return nil, fmt.Errorf("restore: snapshot format version %d is not supported (this runner reads %d)", v, SnapshotVersion)
+		if v < oldestSnapshotVersion {
+			return nil, fmt.Errorf("restore: snapshot format version %d is not supported (this runner reads %d to %d)", v, oldestSnapshotVersion, SnapshotVersion)
+		}
+		r.Version = v
 	}
 	e, err := build(spec)
 	if err != nil {
@@ -355,6 +366,11 @@ func (st *stage) restoreKeyed(r *wire.Reader) error {
 		k.windows[string(sw.Key)+"\x00"+string(sw.Window)] = sw
 	}
 	k.scannedAt, k.rescan = r.Int(), r.Bool()
+	if r.Version >= 2 {
+		for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+			k.ranEarly[r.String()] = true
+		}
+	}
 	return r.Err()
 }
 

@@ -24,7 +24,7 @@ var snapshotFields = map[reflect.Type]string{
 	reflect.TypeOf(Engine{}):      "spec stages pcolls now nextID draining flight retries err expired pend splits",
 	reflect.TypeOf(stage{}):       "spec probe outWM inWM pending flight gbk events emitted keyed delayed merges",
 	reflect.TypeOf(pcoll{}):       "id spec wm consumers sides data mergeFor fromGBK", // mergeFor, fromGBK: from the spec
-	reflect.TypeOf(keyed{}):       "pending busy timers windows scannedAt rescan",
+	reflect.TypeOf(keyed{}):       "pending busy timers windows scannedAt rescan ranEarly",
 	reflect.TypeOf(timer{}):       "id stream key fire hold processing enc",
 	reflect.TypeOf(keyWork{}):     "data minTS",
 	reflect.TypeOf(chunk{}):       "data minTS mem spillKey size",

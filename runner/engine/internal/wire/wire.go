@@ -57,6 +57,9 @@ type Reader struct {
 	buf []byte
 	off int
 	err error
+	// Version is the format version of what is read, for fields that
+	// only some versions have; its user sets it from the header.
+	Version uint64
 }
 
 // NewReader reads b; the byte strings it returns are copies.
