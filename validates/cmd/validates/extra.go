@@ -25,6 +25,7 @@ func checkNames() []string {
 	names = append(names, pyHotKeyCheck)
 	names = append(names, xlangChecks()...)
 	names = append(names, windowingChecks()...)
+	names = append(names, pyVRCheck)
 	for _, c := range lifecycle.Checks() {
 		names = append(names, "lifecycle/"+c.Name)
 	}

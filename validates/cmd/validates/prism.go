@@ -58,6 +58,7 @@ type pytestRun struct {
 	nodes   []string // pytest node ids: files, classes or methods
 	report  string   // JUnit XML path
 	opts    string   // --test-pipeline-options
+	marker  string   // pytest -m: only the tests marked so; "": all
 	env     []string
 	parse   func(io.Reader) ([]validates.Result, error) // reads the report
 }
@@ -99,6 +100,9 @@ func beamPytestArgs(cfg config, r pytestRun) []string {
 		// Thread method: a test stuck in gRPC never sees SIGALRM.
 		fmt.Sprintf("--timeout=%d", int(cfg.prismTestTimeout.Seconds())), "--timeout_method=thread",
 		"--junitxml=" + r.report,
+	}
+	if r.marker != "" {
+		args = append(args, "-m", r.marker)
 	}
 	args = append(args, r.nodes...)
 	return append(args, "--test-pipeline-options="+r.opts)
