@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"google.golang.org/protobuf/proto"
 
@@ -67,4 +68,46 @@ func portCoder(t *testing.T, d *fnpb.ProcessBundleDescriptor, id string) string 
 		t.Fatalf("port %s: %v", id, err)
 	}
 	return port.GetCoderId()
+}
+
+// TestEarliestUnboundedNotLifted: a combine of unbounded input whose
+// windowing outputs at the earliest timestamp keeps its GroupByKey plain
+// (a precombined accumulator would carry only the earliest timestamp of
+// its elements, some of which may be behind the watermark); bounded input
+// is lifted whatever its output time.
+func TestEarliestUnboundedNotLifted(t *testing.T) {
+	for _, tc := range []struct {
+		bounded pipepb.IsBounded_Enum
+		out     pipepb.OutputTime_Enum
+		lifted  bool
+	}{
+		{pipepb.IsBounded_UNBOUNDED, pipepb.OutputTime_EARLIEST_IN_PANE, false},
+		{pipepb.IsBounded_UNBOUNDED, pipepb.OutputTime_LATEST_IN_PANE, true},
+		{pipepb.IsBounded_UNBOUNDED, pipepb.OutputTime_END_OF_WINDOW, true},
+		{pipepb.IsBounded_BOUNDED, pipepb.OutputTime_EARLIEST_IN_PANE, true},
+	} {
+		p, s := beam.NewPipelineWithRoot()
+		words := beam.ParDo(s, splitWords, beam.Create(s, "a b a"))
+		stats.Count(s, words)
+		pp := marshal(t, p)
+		for _, pc := range pp.GetComponents().GetPcollections() {
+			pc.IsBounded = tc.bounded
+		}
+		for _, ws := range pp.GetComponents().GetWindowingStrategies() {
+			ws.OutputTime = tc.out
+		}
+		pl, err := Build(pp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lifted := false
+		for _, st := range pl.Stages {
+			if st.Kind == stagekind.GBK && st.Merge != "" {
+				lifted = true
+			}
+		}
+		if lifted != tc.lifted {
+			t.Errorf("%v input, output time %v: lifted %v, want %v", tc.bounded, tc.out, lifted, tc.lifted)
+		}
+	}
 }

@@ -15,8 +15,17 @@ const (
 )
 
 // liftable reports whether a combine_per_key composite may be replaced by
-// precombine → GBK → merge → extract: the payload must parse and the
-// input's windows must not merge (accumulators are merged per window).
+// precombine → GBK → merge → extract: the payload must parse, the
+// input's windows must not merge (accumulators are merged per window) and
+// its trigger must be the default.
+//
+// Nor is an unbounded input with an earliest-in-pane output time lifted:
+// the pane's timestamp leaves out elements behind the watermark (Java's
+// WatermarkHold), but an accumulator carries only the earliest timestamp
+// of what it combined, which may be behind while the others are not
+// (Beam's trigger_transcripts.yaml, known_late_data_watermark). Bounded
+// input is never behind: a batch GroupByKey's watermark stays at the
+// start of time until its input is complete.
 func (g *graph) liftable(t *pipepb.PTransform) bool {
 	var pl pipepb.CombinePayload
 	if proto.Unmarshal(t.GetSpec().GetPayload(), &pl) != nil || pl.GetAccumulatorCoderId() == "" {
@@ -32,6 +41,9 @@ func (g *graph) liftable(t *pipepb.PTransform) bool {
 	pc := g.comps.GetPcollections()[in]
 	ws := g.comps.GetWindowingStrategies()[pc.GetWindowingStrategyId()]
 	if ws == nil || ws.GetMergeStatus() == pipepb.MergeStatus_NEEDS_MERGE || !isDefaultTrigger(ws.GetTrigger()) {
+		return false
+	}
+	if ws.GetOutputTime() == pipepb.OutputTime_EARLIEST_IN_PANE && pc.GetIsBounded() != pipepb.IsBounded_BOUNDED {
 		return false
 	}
 	kv := g.comps.GetCoders()[pc.GetCoderId()]
