@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"strings"
 
 	"github.com/beam-runner/beam-runner/validates"
 )
@@ -36,38 +37,87 @@ var pyVRModules = []string{
 	"apache_beam.runners.portability.fn_api_runner.translations_test",
 }
 
-// runPyVR runs the marked tests of pyVRModules and records them.
-func runPyVR(ctx context.Context, cfg config, work, endpoint string, rep *report) {
-	if cfg.disabled[pyVRCheck] {
-		return
-	}
-	expected, err := readPythonClassList(pyVRExpected)
-	if err != nil {
-		rep.problems = append(rep.problems, err.Error())
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.prismTimeout)
-	defer cancel()
-	timed("Python ValidatesRunner tests", func() error {
-		res, err := runPyVRTests(ctx, cfg, work, endpoint)
-		rep.addChecks(pyVRCheck, res, expected, err)
-		return err
-	})
+// A beamTests is one run of Beam's own Python test files from the wheel,
+// unmodified, on the harness's server, checked against its list.
+type beamTests struct {
+	check, label, expected string
+	modules                []string // module, or module::Class
+	marker                 string   // pytest -m; "": every test collected
 }
 
-func runPyVRTests(ctx context.Context, cfg config, work, endpoint string) ([]validates.Result, error) {
-	files := make([]string, len(pyVRModules))
-	for i, m := range pyVRModules {
-		f, err := pythonModuleFile(ctx, cfg.pythonBin, m)
+// Beam's trigger tests: trigger_test.py's transcript tests through
+// TestStream (trigger_transcripts.yaml: every trigger, accumulation mode,
+// timestamp combiner and lateness case, checked by a stateful DoFn in the
+// pipeline, strictly and out of order) and its pipeline tests.
+const (
+	pyTriggersCheck    = "python/trigger_test"
+	pyTriggersExpected = "validates/expected_python_triggers.txt"
+	triggerTestModule  = "apache_beam.transforms.trigger_test"
+)
+
+func beamTestRuns() []beamTests {
+	return []beamTests{{
+		check: pyVRCheck, label: "Python ValidatesRunner tests", expected: pyVRExpected,
+		modules: pyVRModules, marker: "it_validatesrunner",
+	}, {
+		check: pyTriggersCheck, label: "Python trigger_test.py", expected: pyTriggersExpected,
+		modules: []string{
+			triggerTestModule + "::TestStreamTranscriptTest",
+			triggerTestModule + "::WeakTestStreamTranscriptTest",
+			triggerTestModule + "::TriggerPipelineTest",
+		},
+	}}
+}
+
+func beamTestChecks() []string {
+	var names []string
+	for _, b := range beamTestRuns() {
+		names = append(names, b.check)
+	}
+	return names
+}
+
+// runBeamTests runs the enabled runs of beamTestRuns and records them.
+func runBeamTests(ctx context.Context, cfg config, work, endpoint string, rep *report) {
+	for _, b := range beamTestRuns() {
+		if cfg.disabled[b.check] {
+			continue
+		}
+		expected, err := readPythonClassList(b.expected)
+		if err != nil {
+			rep.problems = append(rep.problems, err.Error())
+			continue
+		}
+		timed(b.label, func() error {
+			rctx, cancel := context.WithTimeout(ctx, cfg.prismTimeout)
+			defer cancel()
+			res, err := b.run(rctx, cfg, work, endpoint)
+			rep.addChecks(b.check, res, expected, err)
+			return err
+		})
+	}
+}
+
+func (b beamTests) run(ctx context.Context, cfg config, work, endpoint string) ([]validates.Result, error) {
+	nodes := make([]string, len(b.modules))
+	root := ""
+	for i, m := range b.modules {
+		mod, class, _ := strings.Cut(m, "::")
+		f, err := pythonModuleFile(ctx, cfg.pythonBin, mod)
 		if err != nil {
 			return nil, err
 		}
-		files[i] = f
+		if root == "" {
+			root = wheelRoot(f)
+		}
+		nodes[i] = f
+		if class != "" {
+			nodes[i] += "::" + class
+		}
 	}
 	return runPytest(ctx, cfg, pytestRun{
-		label: "it_validatesrunner tests", rootdir: wheelRoot(files[0]), nodes: files,
-		marker: "it_validatesrunner",
-		report: filepath.Join(work, "python_vr.xml"),
+		label: b.label, rootdir: root, nodes: nodes, marker: b.marker,
+		report: filepath.Join(work, strings.ReplaceAll(b.check, "/", "_")+".xml"),
 		opts:   "--runner=PortableRunner --job_endpoint=" + endpoint + " --environment_type=LOOPBACK",
 		parse:  byClass,
 	})

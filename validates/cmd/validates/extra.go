@@ -25,7 +25,7 @@ func checkNames() []string {
 	names = append(names, pyHotKeyCheck)
 	names = append(names, xlangChecks()...)
 	names = append(names, windowingChecks()...)
-	names = append(names, pyVRCheck)
+	names = append(names, beamTestChecks()...)
 	for _, c := range lifecycle.Checks() {
 		names = append(names, "lifecycle/"+c.Name)
 	}

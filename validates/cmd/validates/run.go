@@ -165,8 +165,8 @@ func runSuites(ctx context.Context, cfg config, work string, bins binaries, srv 
 	runWindowing(ctx, cfg, work, srv.endpoint, bins.runner, rep)
 	rep.summarize("Python windowing (window_test.py, custom windows)", from, expFrom)
 	from, expFrom = len(rep.results), len(rep.expected)
-	runPyVR(ctx, cfg, work, srv.endpoint, rep)
-	rep.summarize("Python ValidatesRunner (it_validatesrunner tests)", from, expFrom)
+	runBeamTests(ctx, cfg, work, srv.endpoint, rep)
+	rep.summarize("Python ValidatesRunner and trigger tests (it_validatesrunner, trigger_test.py)", from, expFrom)
 	if err := srv.exitedEarly(); err != nil {
 		rep.problems = append([]string{err.Error()}, rep.problems...)
 	}
