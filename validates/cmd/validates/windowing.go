@@ -67,16 +67,8 @@ func runWindowing(ctx context.Context, cfg config, work, endpoint, runnerBin str
 }
 
 func runWindowTest(ctx context.Context, cfg config, work, endpoint string) ([]validates.Result, error) {
-	file, err := pythonModuleFile(ctx, cfg.pythonBin, windowTestModule)
-	if err != nil {
-		return nil, err
-	}
-	return runPytest(ctx, cfg, pytestRun{
-		label: "window_test.py", rootdir: wheelRoot(file), nodes: []string{file},
-		report: filepath.Join(work, "window_test.xml"),
-		opts:   "--runner=PortableRunner --job_endpoint=" + endpoint + " --environment_type=LOOPBACK",
-		parse:  byClass,
-	})
+	b := beamTests{check: windowTestCheck, label: "window_test.py", modules: []string{windowTestModule}}
+	return b.run(ctx, cfg, work, endpoint)
 }
 
 func runCustomWindows(ctx context.Context, cfg config, work, runnerBin string) ([]validates.Result, error) {
