@@ -188,3 +188,13 @@ func TestHarnessFetchFailsOnce(t *testing.T) {
 		t.Errorf("mvn ran %d times, want once", strings.Count(string(b), "run"))
 	}
 }
+
+func TestMavenError(t *testing.T) {
+	out := "\x1b[0m\x1b[0m[ERROR] Failed to execute goal: Unable to find artifact. x:y:pom:2.77.0 was not found\n[ERROR] \n[ERROR]   x:y:pom:2.77.0\n"
+	if got := mavenError(out); got != "Failed to execute goal: Unable to find artifact. x:y:pom:2.77.0 was not found" {
+		t.Errorf("mavenError = %q", got)
+	}
+	if got := mavenError("downloading\nkilled\n"); got != "killed" {
+		t.Errorf("mavenError without [ERROR] = %q", got)
+	}
+}

@@ -164,10 +164,10 @@ func TestJVMArgs(t *testing.T) {
 	}
 	base := jvmSpec{physMem: 10 << 30, jamm: "/j/jamm.jar", classpath: []string{"/a.jar", "/b.jar"}, dir: "/env", opts: opts(nil)}
 	for _, tc := range []struct {
-		name      string
-		major     int
-		optsJSON  string
-		opts      *structpb.Struct
+		name       string
+		major      int
+		optsJSON   string
+		opts       *structpb.Struct
 		has, lacks []string
 	}{
 		{"java 11", 11, "{}", nil,

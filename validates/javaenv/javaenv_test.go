@@ -10,6 +10,7 @@ package javaenv
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,22 @@ import (
 
 const jobLimit = 4 * time.Minute
 
+// buildDir holds the compiled pipeline and its jar, which every job
+// stages: it lives as long as the test binary.
+var buildDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "javaenv-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "javaenv:", err)
+		os.Exit(1)
+	}
+	buildDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // pipeline is the translated Java pipeline, built once per test binary.
 var pipeline struct {
 	once sync.Once
@@ -44,7 +61,7 @@ var pipeline struct {
 func javaPipeline(t *testing.T) (*pipepb.Pipeline, *structpb.Struct) {
 	t.Helper()
 	pipeline.once.Do(func() {
-		pipeline.p, pipeline.opts, pipeline.err = buildPipeline(t.TempDir())
+		pipeline.p, pipeline.opts, pipeline.err = buildPipeline(buildDir)
 	})
 	if pipeline.err != nil {
 		t.Fatalf("building the Java pipeline (scripts/setup.sh resolves what it needs): %v", pipeline.err)
