@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 )
 
 // fakeJavaHome makes a Java home whose release file says version; its
@@ -196,5 +198,34 @@ func TestMavenError(t *testing.T) {
 	}
 	if got := mavenError("downloading\nkilled\n"); got != "killed" {
 		t.Errorf("mavenError without [ERROR] = %q", got)
+	}
+}
+
+func TestLocalSDKProcess(t *testing.T) {
+	java := []string{"beam:coder:bytes:v1", "beam:version:sdk_base:apache/beam_java17_sdk:2.73.0"}
+	python := []string{"beam:version:sdk_base:apache/beam_python3.11_sdk:2.77.0"}
+	goSDK := []string{"beam:version:sdk_base:go:apache/beam_go_sdk:2.77.0"}
+	boot := filepath.Join(t.TempDir(), "boot") // a copy of the container's layout
+	if err := os.WriteFile(boot, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		cmd  string
+		caps []string
+		want string // the SDK that runs here, "" for none
+	}{
+		{"python without command", "", python, "python"},
+		{"java without command", "", java, "java"},
+		{"java boot not here", "/no/such/opt/apache/beam/boot", java, "java"},
+		{"java boot here", boot, java, ""},
+		{"java with its own command", "/no/such/run-java.sh", java, ""},
+		{"go", "", goSDK, ""},
+		{"no sdk", "", nil, ""},
+	} {
+		img, ok := localSDKProcess(&pipepb.ProcessPayload{Command: tc.cmd}, tc.caps)
+		if got := map[bool]string{true: img.Language}[ok]; got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

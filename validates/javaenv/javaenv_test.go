@@ -271,9 +271,15 @@ func checkPassed(t *testing.T, client jobpb.JobServiceClient, o outcome) {
 func TestJavaDefaultEnvironment(t *testing.T) {
 	p, opts := javaPipeline(t)
 	javaEnv(t, p)
+	before := listDir(t, ".")
 	client := serve(t, worker.Config{})
 	o := run(t, client, p, opts)
 	checkPassed(t, client, o)
+	// The workers run in the server's working directory (here), and keep
+	// what is theirs elsewhere.
+	if after := listDir(t, "."); after != before {
+		t.Errorf("the workers left files in the working directory: before %s, after %s", before, after)
+	}
 	for _, want := range []string{"runs as local SDK worker processes (--sdk_containers=local)",
 		"org.apache.beam.fn.harness.FnHarness of Beam's Java harness 2.73.0 from the local Maven repository"} {
 		if !o.said(want) {
@@ -309,5 +315,37 @@ func TestJavaHarnessNotServed(t *testing.T) {
 	}
 	if !o.said("no Beam Java harness 2.77.0") || !o.said("--sdk_java_classpath") || !o.said("beam-sdks-java-harness:pom:2.77.0") {
 		t.Errorf("no job message names the version, the artifact and the flag:\n%s", strings.Join(o.messages, "\n"))
+	}
+}
+
+func listDir(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return strings.Join(names, " ")
+}
+
+// A Java PROCESS environment whose command is the image's boot, which
+// this machine does not have, runs the same local JVMs.
+func TestJavaProcessEnvironment(t *testing.T) {
+	p, opts := javaPipeline(t)
+	id, env := javaEnv(t, p)
+	if _, err := os.Stat("/opt/apache/beam/boot"); err == nil {
+		t.Fatal("/opt/apache/beam/boot exists here: the environment would run it")
+	}
+	pl, _ := proto.Marshal(&pipepb.ProcessPayload{Command: "/opt/apache/beam/boot"})
+	env.Urn, env.Payload = worker.URNProcess, pl
+	p.GetComponents().GetEnvironments()[id] = env
+	client := serve(t, worker.Config{})
+	o := run(t, client, p, opts)
+	checkPassed(t, client, o)
+	if !o.said("a PROCESS environment whose boot command /opt/apache/beam/boot is not here runs as local SDK worker processes") {
+		t.Errorf("no job message says what runs:\n%s", strings.Join(o.messages, "\n"))
 	}
 }
