@@ -229,3 +229,39 @@ func TestLocalSDKProcess(t *testing.T) {
 		}
 	}
 }
+
+// A Java worker is java with the boot's environment and command line,
+// in the server's working directory; how it ends is reported.
+func TestJavaWorkerCommand(t *testing.T) {
+	home := t.TempDir()
+	java := fakeJavaHome(t, home, "17.0.15")
+	script := "#!/bin/sh\necho \"PWD=$(pwd)\"\necho \"HARNESS_ID=$HARNESS_ID\"\necho \"CONTROL=$CONTROL_API_SERVICE_DESCRIPTOR\"\n" +
+		"echo \"OPTS=$(cat $PIPELINE_OPTIONS_FILE)\"\necho \"RUNNER_CAPABILITIES=${RUNNER_CAPABILITIES-unset}\"\necho \"ARGS=$*\"\nexit 3\n"
+	if err := os.WriteFile(java, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	jars := t.TempDir()
+	touch(t, filepath.Join(jars, "beam-sdks-java-harness-2.73.0.jar"))
+	touch(t, filepath.Join(jars, "jamm-0.4.0.jar"))
+	env := dockerEnv("apache/beam_java17_sdk:2.73.0")
+	env.Dependencies = append(env.Dependencies, fileDep("/s/app", "app.jar", ""))
+	l := NewLauncher(Config{Docker: noDocker, Java: home, JavaClasspath: jars},
+		Job{WorkDir: t.TempDir(), Artifacts: mapOpener{"/s/app": "jar"}})
+	h, err := l.Start(context.Background(), "e", env, "w1", Endpoints{Control: "localhost:1", Logging: "localhost:2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-h.Exited()
+	out := strings.Join(h.(Reporter).Output(), "\n")
+	wd, _ := os.Getwd()
+	for _, want := range []string{"PWD=" + wd, "HARNESS_ID=w1", `localhost:1`, "OPTS={}", "RUNNER_CAPABILITIES=\n",
+		"-javaagent:" + filepath.Join(jars, "jamm-0.4.0.jar"), "--add-opens=java.base/java.nio=ALL-UNNAMED",
+		"-cp " + filepath.Join(jars, "beam-sdks-java-harness-2.73.0.jar") + ":", "/staged/app.jar " + javaHarnessMain} {
+		if !strings.Contains(out+"\n", want) {
+			t.Errorf("the worker's output lacks %q:\n%s", want, out)
+		}
+	}
+	if exit := h.(Reporter).Exit(); exit != "exited with status 3" {
+		t.Errorf("exit = %q", exit)
+	}
+}
