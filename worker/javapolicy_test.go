@@ -222,3 +222,18 @@ func TestJavaWorkerEnv(t *testing.T) {
 		}
 	}
 }
+
+func TestPathingManifest(t *testing.T) {
+	cp := []string{"/a/b c.jar", "/" + strings.Repeat("x", 100) + ".jar"}
+	m := string(pathingManifest(cp))
+	for _, line := range strings.Split(m, "\r\n") {
+		if len(line) > 72 {
+			t.Errorf("line of %d bytes: %q", len(line), line)
+		}
+	}
+	// Continuation lines start with one space, which is not part of the value.
+	value := strings.ReplaceAll(m, "\r\n ", "")
+	if !strings.Contains(value, "Class-Path: file:///a/b%20c.jar file:///"+strings.Repeat("x", 100)+".jar\r\n") {
+		t.Errorf("manifest:\n%s", m)
+	}
+}
