@@ -269,6 +269,7 @@ func checkPassed(t *testing.T, client jobpb.JobServiceClient, o outcome) {
 // Java's default environment runs as local JVMs on the harness in the
 // local Maven repository, and the job's messages say so.
 func TestJavaDefaultEnvironment(t *testing.T) {
+	t.Parallel() // each on a server of its own; mostly waiting on JVMs
 	p, opts := javaPipeline(t)
 	javaEnv(t, p)
 	before := listDir(t, ".")
@@ -291,6 +292,7 @@ func TestJavaDefaultEnvironment(t *testing.T) {
 // Without the harness in the Maven repository it names, the server
 // fetches it with mvn into its cache and runs the job on it.
 func TestJavaHarnessFetched(t *testing.T) {
+	t.Parallel() // each on a server of its own; mostly waiting on JVMs
 	p, opts := javaPipeline(t)
 	client := serve(t, worker.Config{MavenRepo: t.TempDir()})
 	o := run(t, client, p, opts)
@@ -303,6 +305,7 @@ func TestJavaHarnessFetched(t *testing.T) {
 // An image of a Beam version the registry does not serve (2.77.0 here)
 // fails the job at start, naming the version and the flag that helps.
 func TestJavaHarnessNotServed(t *testing.T) {
+	t.Parallel() // each on a server of its own; mostly waiting on JVMs
 	p, opts := javaPipeline(t)
 	id, env := javaEnv(t, p)
 	pl, _ := proto.Marshal(&pipepb.DockerPayload{ContainerImage: "apache/beam_java17_sdk:2.77.0"})
@@ -334,6 +337,7 @@ func listDir(t *testing.T, dir string) string {
 // A Java PROCESS environment whose command is the image's boot, which
 // this machine does not have, runs the same local JVMs.
 func TestJavaProcessEnvironment(t *testing.T) {
+	t.Parallel() // each on a server of its own; mostly waiting on JVMs
 	p, opts := javaPipeline(t)
 	id, env := javaEnv(t, p)
 	if _, err := os.Stat("/opt/apache/beam/boot"); err == nil {
