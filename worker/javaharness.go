@@ -172,8 +172,13 @@ func (f *harnessFetch) stale() bool {
 	if f.err != nil {
 		return time.Since(f.at) > fetchFailedTTL
 	}
-	for _, j := range append(f.jars.jars, f.jars.jamm) {
-		if _, err := os.Stat(j); j != "" && err != nil {
+	for _, j := range f.jars.jars {
+		if _, err := os.Stat(j); err != nil {
+			return true
+		}
+	}
+	if f.jars.jamm != "" {
+		if _, err := os.Stat(f.jars.jamm); err != nil {
 			return true
 		}
 	}
