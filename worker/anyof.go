@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,27 +13,51 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// localProcess reports whether a PROCESS environment is a Python one
-// without a command (Python's --environment_type=PROCESS with no config),
-// which runs the SDK installed here, and prepares it if so.
+// localProcess reports whether a PROCESS environment runs the SDK here
+// as local workers (localSDKProcess), and prepares it if so.
 func (l *Launcher) localProcess(ctx context.Context, envID string, env *pipepb.Environment) (*localEnv, bool, error) {
 	var pl pipepb.ProcessPayload
 	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
 		return nil, true, fmt.Errorf("process environment: bad payload: %w", err)
 	}
-	if pl.GetCommand() != "" {
-		return nil, false, nil
-	}
-	img, ok := pythonFromSDKBase(env.GetCapabilities())
+	img, ok := localSDKProcess(&pl, env.GetCapabilities())
 	if !ok {
-		return nil, true, fmt.Errorf("process environment has no command (and no Python SDK capability to run here instead)")
+		if pl.GetCommand() == "" {
+			return nil, true, fmt.Errorf("process environment has no command (and no Python or Java SDK capability to run here instead)")
+		}
+		return nil, false, nil
 	}
 	var vars []string
 	for k, v := range pl.GetEnv() {
 		vars = append(vars, k+"="+v)
 	}
-	le, err := l.local(ctx, envID, env, img, "a PROCESS environment without a command", "Python SDK "+img.Version, vars...)
+	what := "a PROCESS environment without a command"
+	if pl.GetCommand() != "" {
+		what = fmt.Sprintf("a PROCESS environment whose boot command %s is not here", pl.GetCommand())
+	}
+	le, err := l.local(ctx, envID, env, img, what, fmt.Sprintf("%s SDK %s", img.Language, img.Version), vars...)
 	return le, true, err
+}
+
+// localSDKProcess reports whether a PROCESS environment of a Python or
+// Java SDK (its sdk_base capability) runs that SDK here: when it has no
+// command (Python's --environment_type=PROCESS with no config), or when
+// its command is an SDK container's boot (/opt/apache/beam/boot, as
+// Java's PROCESS environments name it) that this machine does not have.
+func localSDKProcess(pl *pipepb.ProcessPayload, caps []string) (SDKImage, bool) {
+	img, ok := sdkFromBase(caps)
+	if !ok || img.Language == "go" {
+		return SDKImage{}, false
+	}
+	cmd := pl.GetCommand()
+	if cmd == "" {
+		return img, true
+	}
+	if filepath.Base(cmd) != "boot" {
+		return SDKImage{}, false
+	}
+	_, err := exec.LookPath(cmd)
+	return img, err != nil
 }
 
 // Alternative ranks: lower is better. A worker that is already serving
@@ -124,10 +149,10 @@ func (l *Launcher) assess(ctx context.Context, env *pipepb.Environment) choice {
 		var pl pipepb.ProcessPayload
 		if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
 			c.why = "bad payload"
+		} else if _, ok := localSDKProcess(&pl, env.GetCapabilities()); ok {
+			// runs the SDK here
 		} else if pl.GetCommand() == "" {
-			if _, ok := pythonFromSDKBase(env.GetCapabilities()); !ok {
-				c.why = "no command"
-			}
+			c.why = "no command"
 		} else if _, err := exec.LookPath(pl.GetCommand()); err != nil {
 			c.why = fmt.Sprintf("command %q not found", pl.GetCommand())
 		}
@@ -178,8 +203,8 @@ func describeEnv(env *pipepb.Environment) string {
 	case URNProcess:
 		var pl pipepb.ProcessPayload
 		proto.Unmarshal(env.GetPayload(), &pl)
-		if pl.GetCommand() == "" {
-			return "PROCESS (local Python SDK)"
+		if img, ok := localSDKProcess(&pl, env.GetCapabilities()); ok {
+			return fmt.Sprintf("PROCESS (local %s SDK %s)", img.Language, img.Version)
 		}
 		return "PROCESS " + pl.GetCommand()
 	case URNDocker:

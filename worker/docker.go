@@ -120,7 +120,7 @@ func (l *Launcher) dockerOrLocal(ctx context.Context, envID string, env *pipepb.
 			return nil, nil
 		}
 		if !isSDK {
-			return nil, fmt.Errorf("image %q needs Docker, and %v; without Docker beam-runner runs only Beam's own Python and Go SDK images (apache/beam_python3.X_sdk, apache/beam_go_sdk), as local processes", image, derr)
+			return nil, fmt.Errorf("image %q needs Docker, and %v; without Docker beam-runner runs only Beam's own Python, Go and Java SDK images (apache/beam_python3.X_sdk, apache/beam_go_sdk, apache/beam_javaNN_sdk), as local processes", image, derr)
 		}
 		why = derr.Error()
 	} else {

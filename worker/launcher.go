@@ -44,6 +44,21 @@ type Config struct {
 	// CacheDir keeps the virtualenvs built for jobs' requirements; "" is
 	// $XDG_CACHE_HOME/beam-runner/venvs.
 	CacheDir string
+	// Java is the java of local Java SDK workers (a binary or a Java
+	// home); "" looks in JAVA_HOME, PATH and JVMDir for the image's Java.
+	Java string
+	// JavaClasspath is a directory of jars that take the place of Beam's
+	// Java harness and the jars beside it; "" finds them (javaHarness).
+	JavaClasspath string
+	// JavaCacheDir keeps Java harnesses fetched with Maven; "" is
+	// $XDG_CACHE_HOME/beam-runner/java.
+	JavaCacheDir string
+	// MavenRepo is the local Maven repository; "" is ~/.m2/repository.
+	MavenRepo string
+	// Maven is the mvn that fetches harnesses; "" is mvn on PATH.
+	Maven string
+	// JVMDir holds Java homes to look in; "" is /usr/lib/jvm.
+	JVMDir string
 	// Docker reports whether a Docker daemon answers; nil asks the docker
 	// client (cached for a while).
 	Docker func(context.Context) error

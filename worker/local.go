@@ -27,9 +27,10 @@ const (
 // the environment's workers and their restarts.
 type localEnv struct {
 	envID string
-	lang  string // "python" or "go"
-	dir   string // the semi-persistent directory; staged files in dir/staged
-	prog  string // the interpreter or the Go worker binary
+	lang  string   // "python", "go" or "java"
+	dir   string   // the semi-persistent directory; staged files in dir/staged
+	prog  string   // the interpreter, the Go worker binary or java
+	args  []string // java's command line
 	env   []string
 	about string // for the job's message: what runs
 }
@@ -70,8 +71,11 @@ func (l *Launcher) prepare(ctx context.Context, envID string, env *pipepb.Enviro
 	}
 	le := &localEnv{envID: envID, lang: img.Language, dir: dir,
 		env: []string{"SEMI_PERSISTENT_DIRECTORY=" + dir, "PIPELINE_OPTIONS_FILE=" + opts, "JOB_ID=" + l.job.ID, "JOB_NAME=" + l.job.Name}}
-	if img.Language == "go" {
+	switch img.Language {
+	case "go":
 		return le, l.prepareGo(le, files)
+	case "java":
+		return le, l.prepareJava(ctx, le, img, files)
 	}
 	return le, l.preparePython(ctx, le, img, files)
 }
@@ -170,21 +174,26 @@ func stagedName(dep *pipepb.ArtifactInformation, i int) (string, error) {
 	return name, nil
 }
 
-// start runs one worker of the environment.
+// start runs one worker of the environment. It runs in the server's
+// working directory, so that the job's relative paths mean what they
+// mean to the user who started the server; what the worker keeps for
+// itself goes to its semi-persistent directory.
 func (le *localEnv) start(workerID string, ep Endpoints) (Handle, error) {
 	var cmd *exec.Cmd
+	env := []string{"WORKER_ID=" + workerID,
+		"LOGGING_API_SERVICE_DESCRIPTOR=" + descriptor(ep.Logging),
+		"CONTROL_API_SERVICE_DESCRIPTOR=" + descriptor(ep.Control)}
 	switch le.lang {
 	case "go":
 		cmd = exec.Command(le.prog, "--worker=true", "--id="+workerID,
 			"--logging_endpoint="+ep.Logging, "--control_endpoint="+ep.Control, "--semi_persist_dir="+le.dir)
+	case "java":
+		cmd = exec.Command(le.prog, le.args...)
+		env = javaWorkerEnv(workerID, ep)
 	default:
 		cmd = exec.Command(le.prog, "-m", "apache_beam.runners.worker.sdk_worker_main")
 	}
-	cmd.Dir = le.dir
-	cmd.Env = append(append(os.Environ(), le.env...),
-		"WORKER_ID="+workerID,
-		"LOGGING_API_SERVICE_DESCRIPTOR="+descriptor(ep.Logging),
-		"CONTROL_API_SERVICE_DESCRIPTOR="+descriptor(ep.Control))
+	cmd.Env = append(append(os.Environ(), le.env...), env...)
 	p, err := runCmd(cmd, fmt.Sprintf("environment %q (local %s SDK worker)", le.envID, le.lang))
 	if err != nil {
 		return nil, err

@@ -21,10 +21,16 @@ func TestParseSDKImage(t *testing.T) {
 		want  SDKImage
 		ok    bool
 	}{
-		{"apache/beam_python3.11_sdk:2.77.0", SDKImage{"python", "3.11", "2.77.0"}, true},
-		{"docker.io/apache/beam_python3.12_sdk:2.78.0rc1", SDKImage{"python", "3.12", "2.78.0rc1"}, true},
+		{"apache/beam_python3.11_sdk:2.77.0", SDKImage{Language: "python", Python: "3.11", Version: "2.77.0"}, true},
+		{"docker.io/apache/beam_python3.12_sdk:2.78.0rc1", SDKImage{Language: "python", Python: "3.12", Version: "2.78.0rc1"}, true},
 		{"apache/beam_go_sdk:2.77.0", SDKImage{Language: "go", Version: "2.77.0"}, true},
-		{"apache/beam_java11_sdk:2.77.0", SDKImage{}, false},
+		{"apache/beam_java11_sdk:2.77.0", SDKImage{Language: "java", Java: 11, Version: "2.77.0"}, true},
+		{"apache/beam_java17_sdk:2.73.0", SDKImage{Language: "java", Java: 17, Version: "2.73.0"}, true},
+		{"docker.io/apache/beam_java21_sdk:2.73.0", SDKImage{Language: "java", Java: 21, Version: "2.73.0"}, true},
+		{"index.docker.io/apache/beam_java25_sdk:2.78.0.dev", SDKImage{Language: "java", Java: 25, Version: "2.78.0.dev"}, true},
+		{"apache/beam_java_sdk:2.73.0", SDKImage{}, false},
+		{"apache/beam_java17_sdk:latest", SDKImage{}, false},
+		{"gcr.io/apache/beam_java17_sdk:2.73.0", SDKImage{}, false},
 		{"apache/beam_python3.11_sdk", SDKImage{}, false},
 		{"apache/beam_python3.11_sdk:latest", SDKImage{}, false},
 		{"example.com/apache/beam_go_sdk:2.77.0", SDKImage{}, false},
@@ -80,8 +86,9 @@ func TestResolveAnyOfRanksAlternatives(t *testing.T) {
 		{"serving pool first", anyOf(dockerEnv("apache/beam_python3.11_sdk:2.77.0"), processEnv("/bin/sh"), externalEnv(lis.Addr().String())), "EXTERNAL worker pool " + lis.Addr().String()},
 		{"dead pool skipped", anyOf(externalEnv(deadAddr), dockerEnv("apache/beam_python3.11_sdk:2.77.0"), processEnv("/bin/sh")), "PROCESS /bin/sh"},
 		{"missing command skipped", anyOf(processEnv("/no/such/boot"), dockerEnv("apache/beam_go_sdk:2.77.0")), "DOCKER apache/beam_go_sdk:2.77.0"},
-		{"nested anyof", anyOf(anyOf(dockerEnv("apache/beam_java11_sdk:2.77.0"), processEnv("/bin/sh"))), "PROCESS /bin/sh"},
-		{"nothing startable", anyOf(externalEnv(deadAddr), dockerEnv("apache/beam_java11_sdk:2.77.0")), ""},
+		{"nested anyof", anyOf(anyOf(dockerEnv("example.com/my/sdk:1"), processEnv("/bin/sh"))), "PROCESS /bin/sh"},
+		{"java image runs here", anyOf(externalEnv(deadAddr), dockerEnv("apache/beam_java17_sdk:2.73.0")), "DOCKER apache/beam_java17_sdk:2.73.0"},
+		{"nothing startable", anyOf(externalEnv(deadAddr), dockerEnv("example.com/my/sdk:1")), ""},
 		{"empty", anyOf(), ""},
 	} {
 		got, note, err := l.Resolve(ctx, "e1", tc.env)
@@ -106,12 +113,12 @@ func TestResolveAnyOfRanksAlternatives(t *testing.T) {
 	}
 }
 
-// Without Docker, an image other than Beam's Python and Go SDK images
-// fails at once, naming the image.
+// Without Docker, an image other than Beam's SDK images fails at once,
+// naming the image.
 func TestForeignImageWithoutDockerFails(t *testing.T) {
 	l := NewLauncher(Config{Docker: noDocker}, Job{WorkDir: t.TempDir()})
-	_, err := l.Start(context.Background(), "java", dockerEnv("apache/beam_java11_sdk:2.77.0"), "w", Endpoints{})
-	if err == nil || !strings.Contains(err.Error(), `"apache/beam_java11_sdk:2.77.0" needs Docker`) || !strings.Contains(err.Error(), "no Docker daemon answers") {
+	_, err := l.Start(context.Background(), "custom", dockerEnv("example.com/my/sdk:1"), "w", Endpoints{})
+	if err == nil || !strings.Contains(err.Error(), `"example.com/my/sdk:1" needs Docker`) || !strings.Contains(err.Error(), "no Docker daemon answers") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -133,18 +140,19 @@ func TestPythonVersionMismatch(t *testing.T) {
 	t.Setenv("PATH", dir)
 	fakePython(t, dir, "python3", "3.11", "2.76.0")
 	l := NewLauncher(Config{Docker: noDocker}, Job{})
-	_, err := l.python(context.Background(), SDKImage{"python", "3.11", "2.77.0"})
+	py311 := SDKImage{Language: "python", Python: "3.11", Version: "2.77.0"}
+	_, err := l.python(context.Background(), py311)
 	if err == nil || !strings.Contains(err.Error(), "2.77.0") || !strings.Contains(err.Error(), "apache-beam 2.76.0") || !strings.Contains(err.Error(), filepath.Join(dir, "python3")) {
 		t.Fatalf("err = %v", err)
 	}
 	fakePython(t, dir, "python3.11", "3.11", "2.77.0")
-	info, err := l.python(context.Background(), SDKImage{"python", "3.11", "2.77.0"})
+	info, err := l.python(context.Background(), py311)
 	if err != nil || info.path != filepath.Join(dir, "python3.11") || info.exe != info.path {
 		t.Fatalf("python3.11 with the right Beam: %+v, %v", info, err)
 	}
 	named := fakePython(t, t.TempDir(), "py", "3.12", "2.70.0")
 	l = NewLauncher(Config{Docker: noDocker, Python: named}, Job{})
-	if _, err := l.python(context.Background(), SDKImage{"python", "3.11", "2.77.0"}); err == nil || !strings.Contains(err.Error(), "--sdk_python") || !strings.Contains(err.Error(), "2.70.0") {
+	if _, err := l.python(context.Background(), py311); err == nil || !strings.Contains(err.Error(), "--sdk_python") || !strings.Contains(err.Error(), "2.70.0") {
 		t.Fatalf("--sdk_python with the wrong Beam: %v", err)
 	}
 }

@@ -38,6 +38,8 @@ type Flags struct {
 	CombineMergeBytes  int
 	SDKContainers      string
 	SDKPython          string
+	SDKJava            string
+	SDKJavaClasspath   string
 	VenvDir            string
 	StateDir           string
 	// WorkerPools are the --worker_pools specs, in order (the flag may be
@@ -82,8 +84,10 @@ func Register(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.MemoryLimit, "memory_limit", "", "bytes a job's GroupByKeys and pending bundle input may buffer before spilling to the store, e.g. 512MiB; default a quarter of the machine's memory; \"none\": no limit")
 	fs.IntVar(&f.CombineMergeBytes, "combine_merge_bytes", 0, "bytes of accumulators a lifted combine's GroupByKey takes in before the SDK merges them, and merges the merged ones again (a combiner tree), so it holds about one per key and window; 0: the default (8 MiB); negative: never, every accumulator waits for its window to close")
 	fs.DurationVar(&f.CheckpointInterval, "checkpoint_interval", 10*time.Second, "least time between two checkpoints of a streaming job in the --state_dir store, from which it resumes after a crash (a batch job runs again from the beginning); 0 takes none")
-	fs.StringVar(&f.SDKContainers, "sdk_containers", "auto", "how environments of Beam's own SDK images (apache/beam_python3.X_sdk, apache/beam_go_sdk) run: auto (in Docker when a Docker daemon answers, else as local SDK worker processes), local (always local processes) or docker")
+	fs.StringVar(&f.SDKContainers, "sdk_containers", "auto", "how environments of Beam's own SDK images (apache/beam_python3.X_sdk, apache/beam_go_sdk, apache/beam_javaNN_sdk) run: auto (in Docker when a Docker daemon answers, else as local SDK worker processes), local (always local processes) or docker")
 	fs.StringVar(&f.SDKPython, "sdk_python", "", "Python interpreter of local Python SDK workers (default: python3.X of the image, then python3, on PATH; it must have the image's apache-beam version)")
+	fs.StringVar(&f.SDKJava, "sdk_java", "", "java of local Java SDK workers, a java binary or a Java home (default: the image's Java from JAVA_HOME, PATH or /usr/lib/jvm, else the oldest newer one there)")
+	fs.StringVar(&f.SDKJavaClasspath, "sdk_java_classpath", "", "directory of jars that local Java SDK workers run Beam's Java harness from, before the job's staged jars (default: the staged jars if they carry the harness, else the local Maven repository, else fetched once with mvn into beam-runner/java in the user's cache dir)")
 	fs.StringVar(&f.VenvDir, "venv_dir", "", "where virtualenvs for jobs' Python requirements are kept and reused (default: beam-runner/venvs in the user's cache dir)")
 	fs.StringVar(&f.StateDir, "state_dir", "", "directory of the durable store (job records survive restarts); default: one per --job_port in the user's cache dir; \"none\": keep nothing")
 	fs.Var(&f.WorkerPools, "worker_pools", "worker pools to run SDK workers on, by SDK: SDK=HOST:PORT[/WORKERS],... (WORKERS: how many the pool's host runs, default 1), e.g. python=host1:50000/2,host2:50000/2; repeat it or join SDKs with ; for several. Python environments (PROCESS, Beam's SDK image, EXTERNAL worker_pools) then run there; a host name with several addresses (a headless Service) is one pool each. See docs/scaling.md")
