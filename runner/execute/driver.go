@@ -53,6 +53,7 @@ func (d *driver) handle(ctx context.Context) (engine.Ready, error) {
 		return rd, rd.Err
 	}
 	d.dropExpiredState(rd.Expired)
+	d.checkpointStableInput(rd.Bundles)
 	for _, b := range rd.Bundles {
 		if err := d.start(ctx, b); err != nil {
 			return rd, err

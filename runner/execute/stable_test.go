@@ -13,6 +13,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/extworker"
+	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -145,4 +146,27 @@ func runEdited(ctx context.Context, e *Executor, p *beam.Pipeline, j *jobs.Job, 
 		return fmt.Errorf("test setup: %w", err)
 	}
 	return e.Execute(ctx, j)
+}
+
+// Before a stable-input stage's bundles first start in a job that
+// checkpoints, the driver checkpoints; not for retries, other stages, or
+// jobs that never checkpoint.
+func TestNeedsStableCheckpoint(t *testing.T) {
+	stable := func(id string) bool { return id == "s2" }
+	first, retry, other := engine.Bundle{Stage: "s2", Attempt: 1}, engine.Bundle{Stage: "s2", Attempt: 2}, engine.Bundle{Stage: "s1", Attempt: 1}
+	for _, tc := range []struct {
+		bs            []engine.Bundle
+		checkpointing bool
+		want          bool
+	}{
+		{[]engine.Bundle{other, first}, true, true},
+		{[]engine.Bundle{first}, false, false},
+		{[]engine.Bundle{retry}, true, false},
+		{[]engine.Bundle{other}, true, false},
+		{nil, true, false},
+	} {
+		if got := needsStableCheckpoint(tc.bs, stable, tc.checkpointing); got != tc.want {
+			t.Errorf("bundles %+v, checkpointing %v: %v, want %v", tc.bs, tc.checkpointing, got, tc.want)
+		}
+	}
 }

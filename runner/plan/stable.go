@@ -2,6 +2,7 @@ package plan
 
 import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -37,4 +38,12 @@ func requiresStableInput(t *pipepb.PTransform) bool {
 		return false
 	}
 	return pl.GetRequiresStableInput()
+}
+
+// StableInput reports whether stage s starts with a DoFn that requires
+// stable input, so its input is materialised and must be checkpointed
+// before it reads it.
+func (p *Plan) StableInput(s *Stage) bool {
+	return s.Kind == stagekind.SDK && len(s.Transforms) > 0 &&
+		requiresStableInput(p.Components.GetTransforms()[s.Transforms[0]])
 }

@@ -98,6 +98,9 @@ func TestStableInputBreaksFusion(t *testing.T) {
 		}
 		random, stable := leafUnder(t, pb, "RandomKey"), leafUnder(t, pb, "WriteOnce")
 		rs, ss := stageHolding(pl, random), stageHolding(pl, stable)
+		if pl.StableInput(ss) == tc.wantFuse || pl.StableInput(rs) {
+			t.Errorf("stable=%v: StableInput of RandomKey's stage %v, of WriteOnce's %v", tc.stable, pl.StableInput(rs), pl.StableInput(ss))
+		}
 		if (rs == ss) != tc.wantFuse {
 			t.Fatalf("stable=%v: RandomKey in %s %v, WriteOnce in %s %v; want fused=%v", tc.stable, rs.ID, rs.Transforms, ss.ID, ss.Transforms, tc.wantFuse)
 		}
