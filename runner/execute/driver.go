@@ -26,6 +26,7 @@ type driver struct {
 	progress chan progressDone
 	drainCh  <-chan struct{} // nil once the drain began
 	ticks    int
+	stable   map[string]bool // stable-input stages, filled on first use (stable.go)
 }
 
 func (r *run) newDriver(eng *engine.Engine, ckpt checkpointPolicy, stages map[string]*sdkStage) *driver {

@@ -34,11 +34,16 @@ func needsStableCheckpoint(bs []engine.Bundle, stable func(stage string) bool, c
 
 // checkpointStableInput checkpoints before bundles start, if they need it.
 func (d *driver) checkpointStableInput(bs []engine.Bundle) {
-	stable := func(id string) bool {
-		ss := d.stages[id]
-		return ss != nil && d.r.plan.StableInput(ss.stage)
+	if d.ckpt.interval <= 0 {
+		return
 	}
-	if !needsStableCheckpoint(bs, stable, d.ckpt.interval > 0) {
+	if d.stable == nil {
+		d.stable = map[string]bool{}
+		for id, ss := range d.stages {
+			d.stable[id] = d.r.plan.StableInput(ss.stage)
+		}
+	}
+	if !needsStableCheckpoint(bs, func(id string) bool { return d.stable[id] }, true) {
 		return
 	}
 	d.ckpt.taken(time.Now())
