@@ -26,6 +26,7 @@ type driver struct {
 	progress chan progressDone
 	drainCh  <-chan struct{} // nil once the drain began
 	ticks    int
+	stable   map[string]bool // stable-input stages, filled on first use (stable.go)
 }
 
 func (r *run) newDriver(eng *engine.Engine, ckpt checkpointPolicy, stages map[string]*sdkStage) *driver {
@@ -53,6 +54,7 @@ func (d *driver) handle(ctx context.Context) (engine.Ready, error) {
 		return rd, rd.Err
 	}
 	d.dropExpiredState(rd.Expired)
+	d.checkpointStableInput(rd.Bundles)
 	for _, b := range rd.Bundles {
 		if err := d.start(ctx, b); err != nil {
 			return rd, err

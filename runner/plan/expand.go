@@ -15,7 +15,8 @@ type graph struct {
 	comps  *pipepb.Components
 	leaves []string // topological order
 	// breakBefore marks leaves that must start a new stage because their
-	// input must be materialised (the sized restrictions of an SDF).
+	// input must be materialised (the sized restrictions of an SDF, the
+	// input of a DoFn that requires stable input).
 	breakBefore map[string]bool
 	// truncates maps an SDF's processing transform to its truncation.
 	truncates map[string]truncateInfo
@@ -49,6 +50,7 @@ func newGraph(p *pipepb.Pipeline) (*graph, error) {
 		return nil, err
 	}
 	g.leaves = sorted
+	g.markStableInputs()
 	g.transcodeFlattenInputs()
 	return g, nil
 }
