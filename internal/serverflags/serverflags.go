@@ -85,7 +85,7 @@ func Register(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.SDKContainers, "sdk_containers", "auto", "how environments of Beam's own SDK images (apache/beam_python3.X_sdk, apache/beam_go_sdk) run: auto (in Docker when a Docker daemon answers, else as local SDK worker processes), local (always local processes) or docker")
 	fs.StringVar(&f.SDKPython, "sdk_python", "", "Python interpreter of local Python SDK workers (default: python3.X of the image, then python3, on PATH; it must have the image's apache-beam version)")
 	fs.StringVar(&f.VenvDir, "venv_dir", "", "where virtualenvs for jobs' Python requirements are kept and reused (default: beam-runner/venvs in the user's cache dir)")
-	fs.StringVar(&f.StateDir, "state_dir", "", "directory of the durable store (job records survive restarts); default: one per --job_port in the user's cache dir; \"none\": keep nothing")
+	fs.StringVar(&f.StateDir, "state_dir", "", "directory of the durable store: job records and streaming jobs' checkpoints survive restarts (default: none; job records are kept in memory and jobs spill to a temporary store in $TMPDIR, removed at exit); \"none\": keep nothing and spill nothing")
 	fs.Var(&f.WorkerPools, "worker_pools", "worker pools to run SDK workers on, by SDK: SDK=HOST:PORT[/WORKERS],... (WORKERS: how many the pool's host runs, default 1), e.g. python=host1:50000/2,host2:50000/2; repeat it or join SDKs with ; for several. Python environments (PROCESS, Beam's SDK image, EXTERNAL worker_pools) then run there; a host name with several addresses (a headless Service) is one pool each. See docs/scaling.md")
 	return f
 }
