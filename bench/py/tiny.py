@@ -178,6 +178,9 @@ def phases(events, t0, t1):
   last_bundle = last(events, 'process_bundle_end')
   return {
       'total': span(t0, t1),
+      # The job as the job server and the worker see it: from asking the
+      # server for its options (the first call) to DONE.
+      'options_to_done': span(first(events, 'options_start'), done),
       'client_before_prepare': span(t0, first(events, 'prepare_start')),
       'loopback_pool': span(first(events, 'loopback_start'), first(events, 'loopback_end')),
       'optimize': span(first(events, 'optimize_start'), last(events, 'optimize_end')),
@@ -189,8 +192,10 @@ def phases(events, t0, t1):
       'run_to_start_worker': span(first(events, 'run_rpc_start'), first(events, 'start_worker_start')),
       'start_worker_to_register': span(first(events, 'start_worker_start'), first(events, 'register_start')),
       'register_to_first_bundle': span(first(events, 'register_end'), first_bundle),
+      'start_worker_to_first_bundle': span(first(events, 'start_worker_start'), first_bundle),
       'first_to_last_bundle': span(first_bundle, last_bundle),
       'bundles_busy': round(busy, 4),
+      'between_bundles': span(busy, span(first_bundle, last_bundle)),
       'bundles': sum(1 for _, n in bundles if n == 'process_bundle_start'),
       'in_bundle_processor_get': spans(events, 'processor_start', 'processor_end'),
       'in_bundle_input_wait': spans(events, 'inputs_wait', 'inputs_first'),

@@ -41,9 +41,9 @@ var (
 )
 
 // clientPhases are tiny.py's phases, in the order a job goes through them.
-var clientPhases = []string{"total", "client_before_prepare", "options_rpc", "prepare", "stage", "run_rpc",
-	"run_to_start_worker", "start_worker_to_register", "register_to_first_bundle", "bundles",
-	"first_to_last_bundle", "bundles_busy", "in_bundle_processor_get", "in_bundle_input_wait",
+var clientPhases = []string{"total", "client_before_prepare", "options_to_done", "options_rpc", "prepare", "stage", "run_rpc",
+	"run_to_start_worker", "start_worker_to_register", "register_to_first_bundle", "start_worker_to_first_bundle", "bundles",
+	"first_to_last_bundle", "bundles_busy", "between_bundles", "in_bundle_processor_get", "in_bundle_input_wait",
 	"in_bundle_inputs", "in_bundle_after_inputs", "last_bundle_to_done", "done_to_return"}
 
 func init() {
