@@ -180,7 +180,7 @@ func openStores(logger *slog.Logger) (records, spill *store.Store, err error) {
 			logger.Warn("jobs will not spill: no temporary store", "error", err)
 			return nil, nil, nil
 		}
-		logger.Debug("job records are kept in memory only (no --state_dir); spills go to a temporary store", "dir", tmp.Dir())
+		logger.Info("job records are kept in memory only; --state_dir keeps them (and streaming checkpoints) across restarts", "spill_dir", tmp.Dir())
 		return nil, tmp, nil
 	default:
 		st, err := store.Open(dir, logger)
