@@ -103,20 +103,33 @@ func (s *Server) Endpoint() string {
 	return net.JoinHostPort(s.cfg.Listen.advertise(), strconv.Itoa(port))
 }
 
-// Stop closes every stream and the listener.
+// Stop tells every worker to stop and closes the listener at once; the
+// streams harnesses still hold end in the background. Harnesses told to
+// stop close their streams themselves, so they log no broken-stream
+// errors, and Stop forces the rest closed after a moment (streamGrace).
+// It does not wait for that: Java's thread-based LOOPBACK workers end
+// their control stream only and keep data, state and logging open, and
+// waiting for them held every Java job's end back by the whole grace.
 func (s *Server) Stop() {
 	s.mu.Lock()
 	for _, w := range s.mu.workers {
 		w.fail(fmt.Errorf("fn api server stopped"))
 	}
 	s.mu.Unlock()
-	// Let harnesses that were told to stop close their streams themselves,
-	// so they do not log broken-stream errors; force it after a moment.
+	s.lis.Close() // the port is free for the next job now (--fn_api_ports)
+	go s.closeStreams()
+}
+
+// streamGrace is how long harnesses that were told to stop have to close
+// their streams before the server ends them.
+const streamGrace = 2 * time.Second
+
+func (s *Server) closeStreams() {
 	done := make(chan struct{})
 	go func() { s.gs.GracefulStop(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(2 * time.Second):
+	case <-time.After(streamGrace):
 		s.gs.Stop()
 	}
 }

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -104,12 +103,12 @@ func run(logger *slog.Logger, fnListen fnapi.Listen, pools placement.Pools) erro
 	}
 	setHeapLimit(limit)
 	tuneHeap(limit)
-	st, err := openStore(logger)
+	records, spill, err := openStores(logger)
 	if err != nil {
 		return err
 	}
-	if st != nil {
-		defer st.Close() // after the server stopped and its jobs ended
+	if spill != nil {
+		defer spill.Close() // after the server stopped and its jobs ended (records too)
 	}
 
 	srv, err := server.New(server.Config{
@@ -120,7 +119,7 @@ func run(logger *slog.Logger, fnListen fnapi.Listen, pools placement.Pools) erro
 		MaxFinishedJobs:  fl.MaxFinishedJobs,
 		Logger:           logger,
 		Executor: execute.New(execute.Options{WorkerStartTimeout: fl.WorkerStartTimeout, MaxBundleAttempts: fl.MaxBundleAttempts,
-			Store: st, MemoryLimit: limit, BoundPending: fl.MemoryLimit != "" && fl.MemoryLimit != "none", CheckpointInterval: fl.CheckpointInterval,
+			Store: spill, MemoryLimit: limit, BoundPending: fl.MemoryLimit != "" && fl.MemoryLimit != "none", CheckpointInterval: fl.CheckpointInterval,
 			FnAPI: fnListen, WorkerPools: pools, CombineMergeBytes: fl.CombineMergeBytes,
 			Environments: worker.Config{Containers: containers, Python: fl.SDKPython, CacheDir: fl.VenvDir,
 				Java: fl.SDKJava, JavaClasspath: fl.SDKJavaClasspath, Logger: logger}}),
@@ -128,7 +127,7 @@ func run(logger *slog.Logger, fnListen fnapi.Listen, pools placement.Pools) erro
 		WebAddr:         webAddr(),
 		WebAllowedHosts: webAllowedHosts(),
 		Pprof:           fl.Pprof || fl.PprofAddr != "",
-		Store:           st,
+		Store:           records,
 	})
 	if err != nil {
 		return err
@@ -158,45 +157,40 @@ func run(logger *slog.Logger, fnListen fnapi.Listen, pools placement.Pools) erro
 	return srv.ListenAndServe()
 }
 
-// openStore opens the durable store --state_dir names. With no
-// --state_dir the store is per job port, so a server restarted on its port
-// finds its jobs and servers on other ports never share a directory; a
-// random port (--job_port=0) has no identity to restart as, so it keeps
-// nothing, as --state_dir=none does. Default stores of other ports that no
-// server has used for store.DefaultRetention are removed.
-func openStore(logger *slog.Logger) (*store.Store, error) {
-	dir := fl.StateDir
-	switch {
-	case dir == "none":
-		return nil, nil
-	case dir == "" && fl.JobPort == 0:
-		logger.Info("job records are kept in memory only: --job_port=0 and no --state_dir")
-		return nil, nil
-	case dir == "":
-		// The default must not stop a server from starting where there is
-		// no usable cache dir (no $HOME, read-only): it then keeps nothing.
-		// A default dir in use by another server is still an error: two
-		// servers on one port are a mistake worth reporting.
-		def, err := store.DefaultDir(fl.JobPort)
-		if err == nil {
-			var st *store.Store
-			if st, err = store.Open(def, logger); err == nil || errors.Is(err, store.ErrInUse) {
-				if err == nil {
-					logger.Info("durable store open", "state_dir", def)
-					store.PruneDefaultDirs(def, store.DefaultRetention, time.Now(), logger)
-				}
-				return st, err
-			}
+// openStores opens the stores the flags ask for: records keeps job
+// records and checkpoints across restarts, spill takes what running jobs
+// spill (it may be records). Only an explicit --state_dir is durable: a
+// server started the way SDKs start Prism (a fresh --job_port each run)
+// leaves nothing on disk once it exits, and one a user runs for its
+// history, or for its streaming jobs to resume after a crash, names where
+// to keep them. Without --state_dir jobs spill to a temporary store,
+// removed at exit (and, if the server is killed, by the next server);
+// --state_dir=none keeps and spills nothing.
+func openStores(logger *slog.Logger) (records, spill *store.Store, err error) {
+	switch dir := fl.StateDir; dir {
+	case "none":
+		logger.Info("job records are kept in memory only and jobs do not spill: --state_dir=none")
+		return nil, nil, nil
+	case "":
+		// Stores of older servers, which kept one per port by default.
+		go store.PruneOldDefaultDirs(store.DefaultRetention, time.Now(), logger)
+		tmp, err := store.OpenTemp(logger)
+		if err != nil {
+			// A server must start where the temp dir is unusable: its
+			// jobs then hold everything in memory.
+			logger.Warn("jobs will not spill: no temporary store", "error", err)
+			return nil, nil, nil
 		}
-		logger.Warn("job records are kept in memory only: the default --state_dir cannot be used", "error", err)
-		return nil, nil
+		logger.Info("job records are kept in memory only; --state_dir keeps them (and streaming checkpoints) across restarts", "spill_dir", tmp.Dir())
+		return nil, tmp, nil
+	default:
+		st, err := store.Open(dir, logger)
+		if err != nil {
+			return nil, nil, err
+		}
+		logger.Info("durable store open", "state_dir", dir)
+		return st, st, nil
 	}
-	st, err := store.Open(dir, logger)
-	if err != nil {
-		return nil, err
-	}
-	logger.Info("durable store open", "state_dir", dir)
-	return st, nil
 }
 
 func usage() {

@@ -89,7 +89,7 @@ func Register(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.SDKJava, "sdk_java", "", "java of local Java SDK workers, a java binary or a Java home (default: the image's Java from JAVA_HOME, PATH or /usr/lib/jvm, else the oldest newer one there)")
 	fs.StringVar(&f.SDKJavaClasspath, "sdk_java_classpath", "", "directory of jars that local Java SDK workers run Beam's Java harness from, before the job's staged jars (default: the staged jars if they carry the harness, else the local Maven repository, else fetched once with mvn into beam-runner/java in the user's cache dir)")
 	fs.StringVar(&f.VenvDir, "venv_dir", "", "where virtualenvs for jobs' Python requirements are kept and reused (default: beam-runner/venvs in the user's cache dir)")
-	fs.StringVar(&f.StateDir, "state_dir", "", "directory of the durable store (job records survive restarts); default: one per --job_port in the user's cache dir; \"none\": keep nothing")
+	fs.StringVar(&f.StateDir, "state_dir", "", "directory of the durable store: job records and streaming jobs' checkpoints survive restarts (default: none; job records are kept in memory and jobs spill to a temporary store in $TMPDIR, removed at exit); \"none\": keep nothing and spill nothing")
 	fs.Var(&f.WorkerPools, "worker_pools", "worker pools to run SDK workers on, by SDK: SDK=HOST:PORT[/WORKERS],... (WORKERS: how many the pool's host runs, default 1), e.g. python=host1:50000/2,host2:50000/2; repeat it or join SDKs with ; for several. Python environments (PROCESS, Beam's SDK image, EXTERNAL worker_pools) then run there; a host name with several addresses (a headless Service) is one pool each. See docs/scaling.md")
 	return f
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
@@ -64,6 +66,7 @@ func (r *run) runStages(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.tl.mark("register")
 	d := r.newDriver(eng, ckpt, stages)
 	ctx, cancel := context.WithCancel(ctx)
 	defer d.abandon(cancel)
@@ -108,9 +111,25 @@ func (r *run) hasTestStream() bool {
 	return false
 }
 
-// prepareSDKStages builds and registers every SDK stage's descriptor, and
-// the merge stages of lifted combines' combiner trees.
+// prepareSDKStages builds every SDK stage's descriptor, and the merge
+// stages of lifted combines' combiner trees, then registers them all with
+// each harness in one request.
 func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error) {
+	out, err := r.buildSDKStages()
+	if err != nil {
+		return nil, err
+	}
+	for _, env := range slices.Sorted(maps.Keys(r.pool.harnesses)) {
+		if err := r.pool.harnesses[env].RegisterAdded(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// buildSDKStages builds the descriptors of prepareSDKStages and adds each
+// to its environment's harnesses, unregistered.
+func (r *run) buildSDKStages() (map[string]*sdkStage, error) {
 	out := map[string]*sdkStage{}
 	for _, s := range r.plan.Stages {
 		if s.Kind == stagekind.GBK && s.Merge != "" && r.opts.CombineMergeBytes >= 0 {
@@ -118,7 +137,7 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 			if err != nil {
 				return nil, err
 			}
-			if out[ms.ID], err = r.prepareSDKStage(ctx, ms); err != nil {
+			if out[ms.ID], err = r.buildSDKStage(ms); err != nil {
 				return nil, err
 			}
 			out[ms.ID].merge = s.ID
@@ -126,7 +145,7 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 		if s.Kind != stagekind.SDK {
 			continue
 		}
-		ss, err := r.prepareSDKStage(ctx, s)
+		ss, err := r.buildSDKStage(s)
 		if err != nil {
 			return nil, err
 		}
@@ -135,9 +154,9 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 	return out, nil
 }
 
-// prepareSDKStage builds and registers one SDK stage's descriptor (and
-// its truncation's, for a splittable stage).
-func (r *run) prepareSDKStage(ctx context.Context, s *plan.Stage) (*sdkStage, error) {
+// buildSDKStage builds one SDK stage's descriptor (and its truncation's,
+// for a splittable stage) and adds them to its harnesses, unregistered.
+func (r *run) buildSDKStage(s *plan.Stage) (*sdkStage, error) {
 	h := r.pool.harnesses[s.Env]
 	if h == nil {
 		return nil, fmt.Errorf("stage %s: no harness for environment %q", s.ID, s.Env)
@@ -147,9 +166,7 @@ func (r *run) prepareSDKStage(ctx context.Context, s *plan.Stage) (*sdkStage, er
 		return nil, err
 	}
 	r.srv.AddDescriptor(desc)
-	if err := h.Register(ctx, desc); err != nil {
-		return nil, err
-	}
+	h.Add(desc)
 	in, err := wireCodec(r.plan, s.Inputs[0])
 	if err != nil {
 		return nil, err
@@ -161,9 +178,7 @@ func (r *run) prepareSDKStage(ctx context.Context, s *plan.Stage) (*sdkStage, er
 			return nil, err
 		}
 		r.srv.AddDescriptor(td)
-		if err := h.Register(ctx, td); err != nil {
-			return nil, err
-		}
+		h.Add(td)
 		ss.truncDesc, ss.truncIO = td.GetId(), tio
 		for sink := range tio.Sinks {
 			ss.truncSink = sink

@@ -44,6 +44,7 @@ type run struct {
 	// scratch takes the job's spill (nil without a store); it is removed
 	// whole when the run closes.
 	scratch *store.Scratch
+	tl      *timeline // nil in tests that make runs by hand
 }
 
 func newRun(ctx context.Context, opts Options, j *jobs.Job, pl *plan.Plan) (*run, error) {
@@ -74,7 +75,9 @@ func (r *run) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	r.pool.stop(ctx)
+	r.tl.mark("stop_workers")
 	r.srv.Stop()
+	r.tl.mark("stop_fn_api")
 	r.dropSpill()
 }
 

@@ -119,8 +119,24 @@ func (ws *workerSet) update(f func(b *placement.Board)) {
 // Register sends the descriptors to every harness; harnesses that connect
 // later get them before their first bundle.
 func (ws *workerSet) Register(ctx context.Context, descs ...*fnpb.ProcessBundleDescriptor) error {
+	ws.Add(descs...)
+	return ws.RegisterAdded(ctx)
+}
+
+// Add records descriptors for RegisterAdded (or a harness's next bundle)
+// to send, without sending them.
+func (ws *workerSet) Add(descs ...*fnpb.ProcessBundleDescriptor) {
 	ws.mu.Lock()
+	defer ws.mu.Unlock()
 	ws.descs = append(ws.descs, descs...)
+}
+
+// RegisterAdded sends every harness that is up the descriptors it lacks,
+// in one request each, to all harnesses at once: a job's stages cost one
+// round trip to register, not one per stage and harness.
+func (ws *workerSet) RegisterAdded(ctx context.Context) error {
+	ws.mu.Lock()
+	descs := ws.descs
 	var hs []*harness.Harness
 	for i, h := range ws.hs {
 		if h != nil && ws.board.State(i) == placement.Up {
@@ -128,8 +144,18 @@ func (ws *workerSet) Register(ctx context.Context, descs ...*fnpb.ProcessBundleD
 		}
 	}
 	ws.mu.Unlock()
-	for _, h := range hs {
-		if err := h.Register(ctx, descs...); err != nil {
+	errs := make([]error, len(hs))
+	var wg sync.WaitGroup
+	for i, h := range hs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = h.Register(ctx, descs...)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return err
 		}
 	}

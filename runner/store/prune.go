@@ -12,20 +12,47 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// DefaultRetention is how long a default store no server has used is
-// kept. Servers started on throwaway ports (Python's PrismRunner picks a
-// free port for each run) would otherwise leave a store behind each.
+// DefaultRetention is how long an old default store that no server has
+// used is kept. Until servers without --state_dir kept nothing, each kept
+// a store per job port in the user's cache dir, and servers started on
+// throwaway ports (by Python's PrismRunner, Java's TestPrismRunner) left
+// one behind each: those are removed once unused for this long, as their
+// servers promised.
 const DefaultRetention = 7 * 24 * time.Hour
 
-// PruneDefaultDirs removes the default stores (port-N beside keep) that no
-// server holds and that nothing has written to for olderThan: a server
-// restarted on such a port after that long starts empty. It returns the
+// oldDefaultParent is where those per-port stores are:
+// <user cache dir>/beam-runner/state/port-PORT.
+func oldDefaultParent() (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(cache, "beam-runner", "state"), nil
+}
+
+// PruneOldDefaultDirs removes the old default stores (see
+// DefaultRetention) that no server holds and nothing wrote to for
+// olderThan, then their parent directories if that empties them, and
+// returns the stores it removed.
+func PruneOldDefaultDirs(olderThan time.Duration, now time.Time, log *slog.Logger) []string {
+	parent, err := oldDefaultParent()
+	if err != nil {
+		return nil
+	}
+	removed := PruneDefaultDirs(parent, olderThan, now, log)
+	if len(removed) > 0 && os.Remove(parent) == nil { // fails unless empty
+		os.Remove(filepath.Dir(parent)) // beam-runner/, unless venvs are there
+	}
+	return removed
+}
+
+// PruneDefaultDirs removes the stores port-N in parent that no server
+// holds and that nothing has written to for olderThan. It returns the
 // directories it removed; one it cannot inspect or remove is left alone.
-func PruneDefaultDirs(keep string, olderThan time.Duration, now time.Time, log *slog.Logger) []string {
+func PruneDefaultDirs(parent string, olderThan time.Duration, now time.Time, log *slog.Logger) []string {
 	if log == nil {
 		log = slog.Default()
 	}
-	parent := filepath.Dir(keep)
 	entries, err := os.ReadDir(parent)
 	if err != nil {
 		return nil
@@ -33,7 +60,7 @@ func PruneDefaultDirs(keep string, olderThan time.Duration, now time.Time, log *
 	var removed []string
 	for _, e := range entries {
 		dir := filepath.Join(parent, e.Name())
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), "port-") || dir == keep {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "port-") {
 			continue
 		}
 		if pruneIfStale(dir, now.Add(-olderThan), log) {
@@ -56,10 +83,10 @@ func pruneIfStale(dir string, cutoff time.Time, log *slog.Logger) bool {
 	}
 	defer lock.Close()
 	if err := os.RemoveAll(dir); err != nil {
-		log.Warn("removing an unused default state dir", "state_dir", dir, "err", err)
+		log.Warn("removing an old, unused default state dir", "state_dir", dir, "err", err)
 		return false
 	}
-	log.Info("removed a default state dir unused since "+newest.Format(time.DateOnly), "state_dir", dir)
+	log.Info("removed an old default state dir unused since "+newest.Format(time.DateOnly), "state_dir", dir)
 	return true
 }
 

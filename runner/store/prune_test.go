@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// Only default stores that no server holds and nothing touched for the
-// retention go: not the server's own, not a fresh one, not one in use,
-// not a directory that is not a port's store.
+// Only old default stores that no server holds and nothing touched for
+// the retention go: not a fresh one, not one in use, not a directory that
+// is not a port's store.
 func TestPruneDefaultDirs(t *testing.T) {
 	parent := t.TempDir()
 	now := time.Now()
@@ -31,7 +31,6 @@ func TestPruneDefaultDirs(t *testing.T) {
 		}
 		return dir
 	}
-	keep := mk("port-1", old)
 	stale := mk("port-2", old)
 	fresh := mk("port-3", now)
 	inUse := filepath.Join(parent, "port-4")
@@ -45,11 +44,11 @@ func TestPruneDefaultDirs(t *testing.T) {
 	}
 	other := mk("notes", old)
 
-	got := PruneDefaultDirs(keep, DefaultRetention, now, nil)
+	got := PruneDefaultDirs(parent, DefaultRetention, now, nil)
 	if !slices.Equal(got, []string{stale}) {
 		t.Fatalf("removed %v, want only %s", got, stale)
 	}
-	for _, dir := range []string{keep, fresh, inUse, other} {
+	for _, dir := range []string{fresh, inUse, other} {
 		if _, err := os.Stat(dir); err != nil {
 			t.Errorf("%s was removed: %v", dir, err)
 		}

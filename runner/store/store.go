@@ -20,8 +20,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -35,6 +33,7 @@ type Store struct {
 	db   *pebble.DB
 	lock *pebble.Lock // held until Close, after the database closes
 	log  *slog.Logger
+	temp bool // OpenTemp's: Close removes dir
 
 	corrupt atomic.Pointer[string] // the file Pebble last found damaged
 
@@ -66,18 +65,6 @@ var ErrInUse = errors.New("is in use by another beam-runner server")
 // ErrClosed is returned by every operation after Close.
 var ErrClosed = errors.New("store: closed")
 
-// DefaultDir is where a server keeps its store when --state_dir is not
-// given: one directory per job port in the user's cache directory, so a
-// server restarted on its port finds its jobs, and servers on different
-// ports never contend for one directory's lock.
-func DefaultDir(jobPort int) (string, error) {
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no default --state_dir: %w; pass --state_dir", err)
-	}
-	return filepath.Join(cache, "beam-runner", "state", "port-"+strconv.Itoa(jobPort)), nil
-}
-
 // Dir returns the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
@@ -94,6 +81,11 @@ func (s *Store) Close() error {
 	err = errors.Join(err, s.removeScratches())
 	if lerr := s.lock.Close(); err == nil {
 		err = lerr
+	}
+	if s.temp {
+		if rerr := os.RemoveAll(s.dir); err == nil && rerr != nil {
+			err = fmt.Errorf("removing the temporary store %s: %w", s.dir, rerr)
+		}
 	}
 	return err
 }
