@@ -58,7 +58,7 @@ func TestWorkersPerEnv(t *testing.T) {
 func TestWorkerSetSpreadsBundles(t *testing.T) {
 	ws := newWorkerSet(make([]*harness.Harness, 3))
 	acquire := func() int {
-		i, _, err := ws.acquire(t.Context())
+		i, _, err := ws.acquire(t.Context(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestWorkerSetWaitsForPools(t *testing.T) {
 	acquire := func() chan got {
 		ch := make(chan got, 1)
 		go func() {
-			i, _, err := ws.acquire(t.Context())
+			i, _, err := ws.acquire(t.Context(), nil)
 			ch <- got{i, err}
 		}()
 		return ch
