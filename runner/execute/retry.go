@@ -46,11 +46,11 @@ func (r *run) bundleFailed(ctx context.Context, eng *engine.Engine, ss *sdkStage
 	if isLost && r.loopback() {
 		// The worker lived in the client, which is gone: no one to retry for.
 		eng.Fail(d.b.ID)
-		r.reportWorkerTail(f.Worker, what)
+		r.reportWorkerTail(f, what)
 		return fmt.Errorf("%s; the LOOPBACK worker is gone with its client%s", what, detail)
 	}
 	if again, why := eng.Retry(d.b.ID, f); !again {
-		r.reportWorkerTail(f.Worker, what)
+		r.reportWorkerTail(f, what)
 		return fmt.Errorf("%s; %s%s", what, why, detail)
 	}
 	r.log.Warn("retrying bundle", "cause", what+detail)
@@ -74,14 +74,16 @@ func (r *run) distinctWorkers(ss *sdkStage) int {
 	return ss.harness.Workers()
 }
 
-// reportWorkerTail puts the last output and log lines of the worker that
-// ran a failed bundle into the job's messages, before the job's error: the
-// error a client receives stays the SDK's, which clients and Beam's own
-// tests read (passert's examples compare its end).
-func (r *run) reportWorkerTail(workerID, what string) {
-	if tail := r.pool.workerOutput(workerID); tail != "" {
+// reportWorkerTail puts the last lines of the worker that ran a failed
+// bundle into the job's messages, before the job's error: the error a
+// client receives stays the SDK's, which clients and Beam's own tests
+// read (passert's examples compare its end). A lost worker's process
+// output says how it ended; after a user failure it mostly repeats the
+// SDK's message, which the error holds.
+func (r *run) reportWorkerTail(f engine.Failure, what string) {
+	if tail := r.pool.workerOutput(f.Worker, !f.User); tail != "" {
 		r.job.Message(jobpb.JobMessage_JOB_MESSAGE_WARNING,
-			fmt.Sprintf("last output and log lines of worker %s, which ran %s:\n  %s", workerID, what, tail))
+			fmt.Sprintf("last lines of worker %s, which ran %s:\n  %s", f.Worker, what, tail))
 	}
 }
 

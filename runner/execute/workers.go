@@ -153,13 +153,14 @@ func (r *pool) describeLoss(ctx context.Context, lost *harness.WorkerLost) strin
 	return lost.Cause.Error()
 }
 
-// workerOutput is the last output and log lines of a worker, one line
-// each, indented, for a job message. A log entry keeps its first line
-// only: the SDK's message, which the job's error carries whole, would
-// otherwise be printed again with its traceback.
-func (r *pool) workerOutput(workerID string) string {
+// workerOutput is the last log lines of a worker, and with output its
+// process's last output lines, one line each, indented, for a job
+// message. A log entry keeps its first line only: the SDK's message,
+// which the job's error carries whole, would otherwise be printed again
+// with its traceback.
+func (r *pool) workerOutput(workerID string, output bool) string {
 	var lines []string
-	if rep, ok := r.byWorker[workerID].(worker.Reporter); ok {
+	if rep, ok := r.byWorker[workerID].(worker.Reporter); ok && output {
 		lines = append(lines, rep.Output()...)
 	}
 	for _, l := range r.logTail.lines(workerID) {
