@@ -53,6 +53,9 @@ type Bundle struct {
 	Timers map[TimerStream][]byte
 	// Attempt counts the runs of this bundle, from 1 (see Retry).
 	Attempt int
+	// Avoid names the workers where the bundle's user code failed: the
+	// driver runs it on another worker when one is up (see Retry).
+	Avoid []string
 }
 
 // bundle is the engine's record of a bundle in flight: what it handed out
@@ -71,6 +74,8 @@ type bundle struct {
 	// combiner tree's merge mergeID, of mergeGroups partial groups.
 	merge                bool
 	mergeID, mergeGroups int
+	// userCauses are the causes of its user failures so far (Retry).
+	userCauses []string
 }
 
 type pcoll struct {

@@ -49,6 +49,9 @@ func (s *script) formatBundle(b *Bundle) ([]string, error) {
 	if b.Attempt > 1 {
 		head += fmt.Sprintf(" attempt=%d", b.Attempt)
 	}
+	if len(b.Avoid) > 0 {
+		head += " avoid=(" + strings.Join(b.Avoid, ",") + ")"
+	}
 	decl, err := s.p.mainInput(b.Stage)
 	if err != nil {
 		return nil, err

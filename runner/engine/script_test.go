@@ -61,7 +61,7 @@ func (a *engineAPI) ready() []*Bundle {
 }
 func (a *engineAPI) commit(id int, r Result) error            { return a.e.Commit(id, r) }
 func (a *engineAPI) fail(id int)                              { a.e.Fail(id) }
-func (a *engineAPI) retry(id int) bool                        { return a.e.Retry(id) }
+func (a *engineAPI) retry(id int, f Failure) (bool, string)   { return a.e.Retry(id, f) }
 func (a *engineAPI) split(id int, r SplitResult) (int, error) { return a.e.ApplySplit(id, r) }
 func (a *engineAPI) owned(id int) ([][]byte, error)           { return a.e.OwnedInput(id) }
 func (a *engineAPI) advanceProcessingTime(now int64)          { a.e.AdvanceProcessingTime(now) }
@@ -226,15 +226,24 @@ func (s *script) fail(td *datadriven.TestData) (string, error) {
 	return "ok", nil
 }
 
+// retry ID [user=CAUSE] [worker=W] [workers=N]: the attempt failed in
+// user code raising CAUSE on worker W (of N, default 2), or else its
+// worker was lost.
 func (s *script) retry(td *datadriven.TestData) (string, error) {
-	b, err := s.bundleArg(td)
+	b, a, err := s.bundleArgs(td)
 	if err != nil {
 		return "", err
 	}
-	if s.eng.retry(b.ID) {
+	f := Failure{User: a.has("user"), Workers: int(a.int("workers", 2))}
+	f.Cause, f.Worker = a.str("user", ""), a.str("worker", "w1")
+	if err := a.finish(); err != nil {
+		return "", err
+	}
+	again, why := s.eng.retry(b.ID, f)
+	if again {
 		return "runs again", nil
 	}
-	return "given up", nil
+	return why, nil
 }
 
 // owned ID prints the input the bundle still owns after its splits.

@@ -216,7 +216,7 @@ func (r *run) runBundle(ctx context.Context, rec *inflight, txn *userstate.Txn, 
 			hb.Timers[ts] = data
 		}
 	}
-	res, err := ss.harness.Process(ctx, hb)
+	res, err := ss.harness.ProcessAvoiding(ctx, hb, b.Avoid)
 	// Split results for this bundle reach the driver before its completion.
 	rec.finished()
 	if err != nil {

@@ -33,6 +33,8 @@ type Options struct {
 	Parallelism int
 	// MaxBundleAttempts is how many times a bundle that failed (its worker
 	// died, or user code failed) may run; 0 means 4, like Dataflow batch.
+	// User code failures run again within it only by the engine's retry
+	// policy (engine.Retry).
 	MaxBundleAttempts int
 	// Store, if set, takes what GroupByKeys buffer past MemoryLimit bytes
 	// (per job, split evenly over its GroupByKeys); 0 means no limit.

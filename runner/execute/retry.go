@@ -14,10 +14,10 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// bundleFailed handles a failed bundle: when the engine grants another
-// attempt it is queued to run again (after restarting its worker if that
-// died); otherwise the returned error, naming the cause and the attempts,
-// fails the job.
+// bundleFailed handles a failed bundle: when the engine's retry policy
+// grants another attempt it is queued to run again (after restarting its
+// worker if that died); otherwise the returned error, naming the cause
+// and why it was not retried, fails the job.
 func (r *run) bundleFailed(ctx context.Context, eng *engine.Engine, ss *sdkStage, d bundleDone) error {
 	var lost *harness.WorkerLost
 	var user *harness.BundleError
@@ -26,14 +26,15 @@ func (r *run) bundleFailed(ctx context.Context, eng *engine.Engine, ss *sdkStage
 		eng.Fail(d.b.ID) // the runner's own failure, or the job is ending
 		return d.err
 	}
-	var workerID, head, detail, transform string
+	f := engine.Failure{User: isUser, Workers: r.distinctWorkers(ss)}
+	var head, detail, transform string
 	if isLost {
-		workerID = lost.Worker
+		f.Worker = lost.Worker
 		head, detail, _ = strings.Cut(r.pool.describeLoss(ctx, lost), "\n")
 	} else {
-		workerID = user.Worker
+		f.Worker = user.Worker
 		c := parseSDKError(user.Msg)
-		head, transform = cmp.Or(c.Headline, "user code failed"), c.Transform
+		head, transform, f.Cause = cmp.Or(c.Headline, "user code failed"), c.Transform, c.Headline
 		detail = fmt.Sprintf("user code failed in worker %s:\n%s", user.Worker, strings.TrimRight(user.Msg, "\n"))
 	}
 	if detail != "" {
@@ -45,20 +46,45 @@ func (r *run) bundleFailed(ctx context.Context, eng *engine.Engine, ss *sdkStage
 	if isLost && r.loopback() {
 		// The worker lived in the client, which is gone: no one to retry for.
 		eng.Fail(d.b.ID)
-		return fmt.Errorf("%s; the LOOPBACK worker is gone with its client%s%s", what, detail, r.pool.workerOutput(workerID))
+		r.reportWorkerTail(f, what)
+		return fmt.Errorf("%s; the LOOPBACK worker is gone with its client%s", what, detail)
 	}
-	if !eng.Retry(d.b.ID) {
-		return fmt.Errorf("%s; giving up after %d attempt(s)%s%s", what, d.b.Attempt, detail, r.pool.workerOutput(workerID))
+	if again, why := eng.Retry(d.b.ID, f); !again {
+		r.reportWorkerTail(f, what)
+		return fmt.Errorf("%s; %s%s", what, why, detail)
 	}
 	r.log.Warn("retrying bundle", "cause", what+detail)
 	r.job.Message(jobpb.JobMessage_JOB_MESSAGE_WARNING, "retrying: "+what+detail)
 	if isLost {
-		if err := r.pool.restartLost(ctx, ss.stage.Env, workerID); err != nil {
+		if err := r.pool.restartLost(ctx, ss.stage.Env, f.Worker); err != nil {
 			eng.Fail(d.b.ID)
 			return fmt.Errorf("%s; %w%s", what, err, detail)
 		}
 	}
 	return nil
+}
+
+// distinctWorkers is how many workers could run a stage's bundles, for
+// the retry policy: the workers of a LOOPBACK job all live in its
+// client's process, so they count as one.
+func (r *run) distinctWorkers(ss *sdkStage) int {
+	if r.loopback() {
+		return 1
+	}
+	return ss.harness.Workers()
+}
+
+// reportWorkerTail puts the last lines of the worker that ran a failed
+// bundle into the job's messages, before the job's error: the error a
+// client receives stays the SDK's, which clients and Beam's own tests
+// read (passert's examples compare its end). A lost worker's process
+// output says how it ended; after a user failure it mostly repeats the
+// SDK's message, which the error holds.
+func (r *run) reportWorkerTail(f engine.Failure, what string) {
+	if tail := r.pool.workerOutput(f.Worker, !f.User); tail != "" {
+		r.job.Message(jobpb.JobMessage_JOB_MESSAGE_WARNING,
+			fmt.Sprintf("last lines of worker %s, which ran %s:\n  %s", f.Worker, what, tail))
+	}
 }
 
 // bundlePlace names where a bundle failed: its stage, and the transform

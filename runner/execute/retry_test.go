@@ -3,7 +3,6 @@ package execute
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -54,14 +53,25 @@ func TestLoopbackOptions(t *testing.T) {
 func init() { beam.RegisterFunction(flaky) }
 
 // flakyFailures is how many more times flaky fails on "x"; the harness runs
-// in this process (LOOPBACK), so a global reaches it.
-var flakyFailures atomic.Int32
+// in this process, so a global reaches it. flakyVaries makes each
+// failure's message differ, as a flaky fault's might.
+var (
+	flakyFailures atomic.Int32
+	flakyVaries   atomic.Bool
+)
 
 // flaky passes elements through but fails on "x" while flakyFailures
 // lasts, after having emitted what came before it in the bundle: a failed
 // attempt's partial output must not be committed.
 func flaky(s string, emit func(string)) error {
-	if s == "x" && flakyFailures.Add(-1) >= 0 {
+	if s != "x" {
+		emit(s)
+		return nil
+	}
+	if n := flakyFailures.Add(-1); n >= 0 {
+		if flakyVaries.Load() {
+			return fmt.Errorf("flaky failure on %q (%d to go)", s, n)
+		}
 		return fmt.Errorf("flaky failure on %q", s)
 	}
 	emit(s)
@@ -75,28 +85,60 @@ func flakyPipeline() *beam.Pipeline {
 	return p
 }
 
-// A bundle whose user code fails runs again, and only the attempt that
-// succeeds is committed: the output has no duplicates from failed ones.
+// runFlaky runs flakyPipeline with failures failures to come, on the
+// workers given, and returns the job's error and how many times the
+// DoFn failed.
+func runFlaky(t *testing.T, failures int32, varies bool, attempts int, opts map[string]any) (error, int32) {
+	t.Helper()
+	flakyFailures.Store(failures)
+	flakyVaries.Store(varies)
+	err := runPipelineWith(t, flakyPipeline(), Options{MaxBundleAttempts: attempts}, opts)
+	return err, failures - max(0, flakyFailures.Load())
+}
+
+func workers(n string) map[string]any {
+	return map[string]any{"beam:option:workers_per_environment:v1": n}
+}
+
+// A bundle whose user code fails runs again on another worker, and only
+// the attempt that succeeds is committed: the output has no duplicates
+// from failed ones. Failures that differ may each run again.
 func TestUserFailureRetried(t *testing.T) {
-	flakyFailures.Store(2)
-	if err := runPipelineWith(t, flakyPipeline(), Options{MaxBundleAttempts: 3}, map[string]any{}); err != nil {
-		t.Fatalf("job failed with 2 failures and 3 attempts: %v", err)
-	}
-	if n := flakyFailures.Load(); n >= 0 {
-		t.Fatalf("the DoFn failed %d times, want 2", 2-n)
+	if err, ran := runFlaky(t, 2, true, 3, workers("2")); err != nil || ran != 2 {
+		t.Fatalf("2 different failures, 3 attempts, 2 workers: job error %v, %d failures; want success after 2", err, ran)
 	}
 }
 
-// When attempts run out the job fails with the last cause and the count.
-func TestUserFailureAttemptsRunOut(t *testing.T) {
-	flakyFailures.Store(5)
-	err := runPipelineWith(t, flakyPipeline(), Options{MaxBundleAttempts: 2}, map[string]any{})
-	if err == nil {
-		t.Fatal("job succeeded with 5 failures and 2 attempts")
-	}
-	for _, want := range []string{`flaky failure on "x"`, "attempt 2 of 2", "giving up after 2 attempt(s)"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error lacks %q: %v", want, err)
+// The retry policy: user code that fails the same way twice, or with no
+// other worker to run on (one worker, or a LOOPBACK job), fails the job;
+// different failures run again until the attempts run out.
+func TestUserFailureNotRetried(t *testing.T) {
+	loopback := workers("2")
+	loopback["beam:option:environment_type:v1"] = "LOOPBACK"
+	for _, tc := range []struct {
+		name     string
+		varies   bool
+		attempts int
+		opts     map[string]any
+		runs     int32
+		want     []string
+	}{
+		{"same failure twice", false, 4, workers("2"), 2, []string{"attempt 2 of 4", "not retried: user code failed the same way twice"}},
+		{"one worker", false, 4, workers("1"), 1, []string{"attempt 1 of 4", "not retried: user code failed and the job has no other worker"}},
+		{"LOOPBACK", false, 4, loopback, 1, []string{"attempt 1 of 4", "no other worker"}},
+		{"attempts run out", true, 3, workers("2"), 3, []string{"attempt 3 of 3", "giving up after 3 attempt(s)"}},
+	} {
+		err, ran := runFlaky(t, 5, tc.varies, tc.attempts, tc.opts)
+		if err == nil {
+			t.Fatalf("%s: the job succeeded", tc.name)
+		}
+		if ran != tc.runs {
+			t.Errorf("%s: the DoFn failed %d times, want %d", tc.name, ran, tc.runs)
+		}
+		for _, want := range append(tc.want, `flaky failure on "x"`) {
+			if !strings.Contains(strings.SplitN(err.Error(), "\n", 2)[0], want) {
+				t.Errorf("%s: error's first line lacks %q: %v", tc.name, want, err)
+			}
 		}
 	}
 }
@@ -133,8 +175,9 @@ func TestJobErrorHeadline(t *testing.T) {
 		if len(lines) < 2 || !strings.HasPrefix(lines[1], "user code failed in worker ") {
 			t.Errorf("%s: second line %q, want the SDK's message to follow", tc.name, lines[1:2])
 		}
-		if !slices.Contains(lines, tc.lastLine) {
-			t.Errorf("%s: no line is the SDK message's last, %q, whole:\n%v", tc.name, tc.lastLine, err)
+		// Clients and Beam's tests read the SDK's message at the end.
+		if last := lines[len(lines)-1]; last != tc.lastLine {
+			t.Errorf("%s: last line %q, want the SDK message's last, %q; whole:\n%v", tc.name, last, tc.lastLine, err)
 		}
 	}
 }

@@ -153,17 +153,24 @@ func (r *pool) describeLoss(ctx context.Context, lost *harness.WorkerLost) strin
 	return lost.Cause.Error()
 }
 
-// workerOutput is the last output and log lines of a worker, for errors.
-func (r *pool) workerOutput(workerID string) string {
+// workerOutput is the last log lines of a worker, and with output its
+// process's last output lines, one line each, indented, for a job
+// message. A log entry keeps its first line only: the SDK's message,
+// which the job's error carries whole, would otherwise be printed again
+// with its traceback.
+func (r *pool) workerOutput(workerID string, output bool) string {
 	var lines []string
-	if rep, ok := r.byWorker[workerID].(worker.Reporter); ok {
+	if rep, ok := r.byWorker[workerID].(worker.Reporter); ok && output {
 		lines = append(lines, rep.Output()...)
 	}
-	lines = append(lines, r.logTail.lines(workerID)...)
-	if len(lines) == 0 {
-		return ""
+	for _, l := range r.logTail.lines(workerID) {
+		first, _, cut := strings.Cut(l, "\n")
+		if cut {
+			first += " …"
+		}
+		lines = append(lines, first)
 	}
-	return "\nlast output and log lines of worker " + workerID + ":\n  " + strings.Join(lines, "\n  ")
+	return strings.Join(lines, "\n  ")
 }
 
 // logTails keeps each worker's last log lines, for errors.

@@ -11,6 +11,7 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/placement"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -58,7 +59,7 @@ func TestWorkersPerEnv(t *testing.T) {
 func TestWorkerSetSpreadsBundles(t *testing.T) {
 	ws := newWorkerSet(make([]*harness.Harness, 3))
 	acquire := func() int {
-		i, _, err := ws.acquire(t.Context())
+		i, _, err := ws.acquire(t.Context(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,6 +78,27 @@ func TestWorkerSetSpreadsBundles(t *testing.T) {
 	}
 }
 
+// A retried bundle avoids the workers named where its user code failed,
+// by their ids, while another is up.
+func TestWorkerSetAvoidsWorkers(t *testing.T) {
+	var hs []*harness.Harness
+	for _, id := range []string{"w0", "w1", "w2"} {
+		hs = append(hs, harness.New(&fnapi.Worker{ID: id}))
+	}
+	ws := newWorkerSet(hs)
+	for _, tc := range []struct {
+		avoid []string
+		want  int
+	}{
+		{nil, 0}, {[]string{"w1"}, 2}, {[]string{"w0", "w2"}, 1}, {[]string{"w0", "w1", "w2"}, 0},
+	} {
+		i, _, err := ws.acquire(t.Context(), tc.avoid)
+		if err != nil || i != tc.want {
+			t.Errorf("avoiding %v: harness %d (%v), want %d", tc.avoid, i, err, tc.want)
+		}
+	}
+}
+
 // A bundle of a remote environment waits while its workers start, runs
 // once one connects, and fails, naming every pool, once all are down.
 func TestWorkerSetWaitsForPools(t *testing.T) {
@@ -88,7 +110,7 @@ func TestWorkerSetWaitsForPools(t *testing.T) {
 	acquire := func() chan got {
 		ch := make(chan got, 1)
 		go func() {
-			i, _, err := ws.acquire(t.Context())
+			i, _, err := ws.acquire(t.Context(), nil)
 			ch <- got{i, err}
 		}()
 		return ch

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,7 +172,13 @@ func (ws *workerSet) descriptors() []*fnpb.ProcessBundleDescriptor {
 // Process runs b on the least-loaded harness. b.Started and the result's
 // Instruction carry instruction keys for Split, Progress and Finalize.
 func (ws *workerSet) Process(ctx context.Context, b harness.Bundle) (harness.Result, error) {
-	i, h, err := ws.acquire(ctx)
+	return ws.ProcessAvoiding(ctx, b, nil)
+}
+
+// ProcessAvoiding is Process on a harness whose worker is not one of
+// avoid (where the bundle's user code failed) when another is up.
+func (ws *workerSet) ProcessAvoiding(ctx context.Context, b harness.Bundle, avoid []string) (harness.Result, error) {
+	i, h, err := ws.acquire(ctx, avoid)
 	if err != nil {
 		return harness.Result{}, err
 	}
@@ -189,10 +196,10 @@ func (ws *workerSet) Process(ctx context.Context, b harness.Bundle) (harness.Res
 
 // acquire waits for the board to give the bundle a harness, or fails once
 // every pool is down.
-func (ws *workerSet) acquire(ctx context.Context) (int, *harness.Harness, error) {
+func (ws *workerSet) acquire(ctx context.Context, avoid []string) (int, *harness.Harness, error) {
 	for {
 		ws.mu.Lock()
-		i, v := ws.board.Acquire()
+		i, v := ws.board.AcquireAvoiding(ws.slotsOf(avoid))
 		changed := ws.changed
 		switch v {
 		case placement.Run:
@@ -211,6 +218,25 @@ func (ws *workerSet) acquire(ctx context.Context) (int, *harness.Harness, error)
 			return -1, nil, ctx.Err()
 		}
 	}
+}
+
+// slotsOf finds the slots whose harnesses run the workers named; the
+// caller holds ws.mu.
+func (ws *workerSet) slotsOf(workers []string) []int {
+	var out []int
+	for i, h := range ws.hs {
+		if h != nil && len(workers) > 0 && slices.Contains(workers, h.ID()) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Workers is how many workers the set may run bundles on.
+func (ws *workerSet) Workers() int {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.board.Slots()
 }
 
 // Split asks the harness running key's bundle to split it.

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -85,21 +86,33 @@ func (b *Board) PoolDown(p int) bool { return b.pools[p].down }
 // take longer, gets fewer; ties go to the pool running the fewest in all,
 // spreading bundles over hosts before doubling up on one, then to the
 // lowest slot. The bundle counts as running until Release.
-func (b *Board) Acquire() (int, Verdict) {
+func (b *Board) Acquire() (int, Verdict) { return b.AcquireAvoiding(nil) }
+
+// AcquireAvoiding is Acquire for a bundle that should not run on the
+// slots avoid names (its user code failed there), unless no other slot
+// is up: it then runs where Acquire would put it rather than wait for
+// one, as the other slots may never come up.
+func (b *Board) AcquireAvoiding(avoid []int) (int, Verdict) {
 	perPool := make([]int, len(b.pools))
 	for _, s := range b.slots {
 		perPool[s.pool] += s.running
 	}
-	best, starting := -1, false
+	best, fallback, starting := -1, -1, false
 	for i, s := range b.slots {
 		switch s.state {
 		case Starting:
 			starting = true
 		case Up:
-			if best < 0 || less(s, b.slots[best], perPool) {
+			if fallback < 0 || less(s, b.slots[fallback], perPool) {
+				fallback = i
+			}
+			if !slices.Contains(avoid, i) && (best < 0 || less(s, b.slots[best], perPool)) {
 				best = i
 			}
 		}
+	}
+	if best < 0 {
+		best = fallback
 	}
 	switch {
 	case best >= 0:

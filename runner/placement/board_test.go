@@ -15,7 +15,8 @@ import (
 //
 //	board            input lines "POOL WORKERS": a new board, every slot starting
 //	connect w1 w2    those slots' workers connected
-//	acquire [n=N]    N bundles asked for: the slot each got, "wait" or the error
+//	acquire [n=N] [avoid=(w1,w2)]  N bundles asked for, not on the slots
+//	                 avoided if another is up: the slot each got, "wait" or the error
 //	release w1 w2    those slots' bundles ended (one each)
 //	lost w1          the slot's worker died: whether to restart it now
 //	down POOL WHY... the pool stopped answering: whether to revive it
@@ -109,9 +110,21 @@ func (s *boardScript) acquire(t *testing.T, d *datadriven.TestData) string {
 	if d.HasArg("n") {
 		d.ScanArgs(t, "n", &n)
 	}
+	var avoid []int
+	if d.HasArg("avoid") {
+		var names []string
+		d.ScanArgs(t, "avoid", &names)
+		for _, a := range names {
+			w, err := strconv.Atoi(strings.TrimPrefix(a, "w"))
+			if err != nil {
+				t.Fatalf("%s: no slot %q", d.Pos, a)
+			}
+			avoid = append(avoid, w)
+		}
+	}
 	var out strings.Builder
 	for i := 0; i < n; i++ {
-		w, v := s.b.Acquire()
+		w, v := s.b.AcquireAvoiding(avoid)
 		switch v {
 		case Run:
 			fmt.Fprintf(&out, "w%d on %s\n", w, s.names[s.b.Pool(w)])

@@ -17,6 +17,13 @@ import (
 // work with TakeMergeRequests, runs it through the SDK, and hands the answer
 // to ApplyMerges; only one request is out at a time, so an answer always
 // describes the windows the GBK still holds.
+//
+// A request's answer may come back in parts: one key's answer is one
+// element of the merge stage's output, and the runner may split the merge
+// bundle (its residual, the keys after the split, runs as a bundle of its
+// own) and cuts a large output into chunks. Each key is answered exactly
+// once; a key's elements join their windows when its answer comes, and the
+// request ends, letting the watermark move, once every key is answered.
 
 // MergeRequest asks which of one key's windows merge: its open windows and
 // the windows its waiting elements were assigned.
@@ -48,7 +55,8 @@ type waiting struct {
 type sdkMerges struct {
 	waiting []waiting
 	dirty   map[string]bool // keys with waiting elements not yet requested
-	asked   map[string]bool // keys of the request out (nil: none out)
+	asked   map[string]bool // keys of the request out, true until answered (nil: none out)
+	left    int             // keys of the request out not yet answered
 	askedN  int             // waiting[:askedN] arrived before the request
 	askedWM int64           // the input watermark when the request went out
 	wantWM  int64           // the latest input watermark the GBK was given
@@ -105,33 +113,48 @@ func (g *GBK) TakeMergeRequests() []MergeRequest {
 		reqs = append(reqs, req)
 	}
 	m.asked, m.dirty, m.askedWM, m.askedN = m.dirty, map[string]bool{}, m.wantWM, len(m.waiting)
+	m.left = len(m.asked)
 	return reqs
 }
 
-// ApplyMerges applies the SDK's answer to the request out, then adds the
-// elements of the asked keys to their windows as one batch of input, and
-// moves the watermark as far as the answer allows.
+// ApplyMerges applies answers to the request out, for some or all of its
+// keys, and adds the elements of those keys that were waiting when the
+// request went out to their windows, as one batch of input. Once every
+// key is answered it moves the watermark as far as the answers allow.
 func (g *GBK) ApplyMerges(results []MergeResult) error {
 	m := g.merges
 	if m == nil || m.asked == nil {
 		return fmt.Errorf("agg: merge results arrived with no merge request out")
 	}
-	into := map[string][]byte{} // key + window -> merged window
-	held := g.heldWindows()
+	keys := map[string]bool{}
 	for _, r := range results {
-		if !m.asked[string(r.Key)] {
+		open, ok := m.asked[string(r.Key)]
+		switch {
+		case !ok:
 			return fmt.Errorf("agg: merge results for key %x, which was not asked", r.Key)
+		case !open || keys[string(r.Key)]:
+			return fmt.Errorf("agg: merge results for key %x arrived twice", r.Key)
 		}
+		keys[string(r.Key)] = true
+	}
+	into := map[string][]byte{} // key + window -> merged window
+	held := g.heldWindows(keys)
+	for _, r := range results {
 		for _, mg := range r.Merges {
 			mg.Originals = asHeld(held, r.Key, mg.Originals)
 			if err := g.mergeInto(r.Key, mg, into); err != nil {
 				return err
 			}
 		}
+		m.asked[string(r.Key)] = false
+		m.left--
 	}
-	g.addAsked(into)
-	m.asked = nil
+	g.addAnswered(keys, into)
 	g.holdValid = false
+	if m.left > 0 {
+		return nil
+	}
+	m.asked = nil
 	g.advance(m.askedWM)
 	if !m.busy() {
 		g.advance(m.wantWM)
@@ -139,7 +162,7 @@ func (g *GBK) ApplyMerges(results []MergeResult) error {
 	return nil
 }
 
-// heldWindows indexes the asked keys' custom windows by the bytes that
+// heldWindows indexes the answered keys' custom windows by the bytes that
 // name them to the SDK (nil for other windows). A custom window travels
 // behind its max timestamp, which the SDK computes from the window in
 // memory: with a window coder keeping less precision than the window
@@ -147,7 +170,7 @@ func (g *GBK) ApplyMerges(results []MergeResult) error {
 // windows the SDK decoded and names in its answer carry another prefix than
 // the elements did. The window coder's bytes behind the prefix are what the
 // SDK decodes, so they name the window; several held windows may share them.
-func (g *GBK) heldWindows() map[string][][]byte {
+func (g *GBK) heldWindows(keys map[string]bool) map[string][][]byte {
 	if g.s.window != coders.CustomWindows {
 		return nil
 	}
@@ -159,12 +182,12 @@ func (g *GBK) heldWindows() map[string][][]byte {
 			held[id] = append(held[id], win)
 		}
 	}
-	for _, e := range m.waiting {
-		if m.asked[string(e.key)] {
+	for _, e := range m.waiting[:m.askedN] {
+		if keys[string(e.key)] {
 			note(e.key, e.win)
 		}
 	}
-	for k := range m.asked {
+	for k := range keys {
 		for _, w := range g.sessions[k] {
 			note(w.key, w.win)
 		}
@@ -228,21 +251,23 @@ func (g *GBK) mergeInto(key []byte, mg WindowMerge, into map[string][]byte) erro
 	return nil
 }
 
-// addAsked adds the elements of the asked keys that were waiting when the
-// request went out to their merged (or own) windows, in arrival order, as
-// one batch of input. Later ones wait for the next request.
-func (g *GBK) addAsked(into map[string][]byte) {
+// addAnswered adds the elements of the answered keys that were waiting
+// when the request went out to their merged (or own) windows, in arrival
+// order, as one batch of input. Later ones wait for the next request.
+func (g *GBK) addAnswered(keys map[string]bool, into map[string][]byte) {
 	m := g.merges
 	deferring := g.deferring
 	g.deferring = true
 	rest := m.waiting[:0]
+	askedN := m.askedN
 	m.minTS = coders.MaxTimestamp
 	for i, e := range m.waiting {
-		if i >= m.askedN || !m.asked[string(e.key)] {
+		if i >= m.askedN || !keys[string(e.key)] {
 			rest = append(rest, e)
 			m.minTS = min(m.minTS, e.ts)
 			continue
 		}
+		askedN--
 		win := e.win
 		if r, ok := into[string(appendID(nil, e.win, e.key))]; ok {
 			win = r
@@ -250,7 +275,7 @@ func (g *GBK) addAsked(into map[string][]byte) {
 		g.addMerged(e, win)
 	}
 	clear(m.waiting[len(rest):])
-	m.waiting = rest
+	m.waiting, m.askedN = rest, askedN
 	if !deferring {
 		g.EndInput()
 	}

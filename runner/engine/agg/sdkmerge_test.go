@@ -308,3 +308,63 @@ func TestSDKMergeNamesWindowsByTheirSDKBytes(t *testing.T) {
 		t.Errorf("panes:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestSDKMergePartialAnswers: a request's answer may come in parts (the
+// merge bundle split, its output cut into chunks). Each key's elements
+// join their windows when its answer comes; the watermark moves once
+// every key is answered; a key answered twice is an error.
+func TestSDKMergePartialAnswers(t *testing.T) {
+	g, err := New(sdkMerging(Config{Window: coders.IntervalWindows}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "b"} {
+		for _, s := range []int64{0, 5} {
+			if err := g.Add([]byte(k), iw(s, s+10), []byte(k+fmt.Sprint(s)), s, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	g.AdvanceWatermark(coders.MaxTimestamp)
+	reqs := g.TakeMergeRequests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want one per key", len(reqs))
+	}
+	answer := func(r MergeRequest) MergeResult {
+		return MergeResult{Key: r.Key, Merges: sessionMerger(t, r.Windows)}
+	}
+	if err := g.ApplyMerges([]MergeResult{answer(reqs[1])}); err != nil {
+		t.Fatal(err)
+	}
+	if g.Watermark() != coders.MinTimestamp || len(g.Fire()) != 0 {
+		t.Fatalf("watermark %d and panes after half the answer, want neither", g.Watermark())
+	}
+	if err := g.ApplyMerges([]MergeResult{answer(reqs[1])}); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Fatalf("a key answered twice: %v", err)
+	}
+	if err := g.ApplyMerges([]MergeResult{answer(reqs[0])}); err != nil {
+		t.Fatal(err)
+	}
+	if g.Watermark() != coders.MaxTimestamp {
+		t.Fatalf("watermark %d after the whole answer, want the end of time", g.Watermark())
+	}
+	got := strings.Join(intervalPanes(g), "\n")
+	if want := "a [0,15) [a0 a5]\nb [0,15) [b0 b5]"; got != want {
+		t.Errorf("panes:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func intervalPanes(g *GBK) []string {
+	var out []string
+	for _, p := range g.Fire() {
+		w, _, _ := coders.DecodeIntervalWindow(p.Window)
+		vals := make([]string, len(p.Values))
+		for i, v := range p.Values {
+			vals[i] = string(v)
+		}
+		slices.Sort(vals)
+		out = append(out, fmt.Sprintf("%s [%d,%d) [%s]", p.Key, w.Start, w.End, strings.Join(vals, " ")))
+	}
+	slices.Sort(out)
+	return out
+}

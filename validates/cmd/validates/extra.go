@@ -24,6 +24,7 @@ func checkNames() []string {
 	names := append([]string{wordcountCheck, wordcountEnvCheck}, differentialChecks()...)
 	names = append(names, pyHotKeyCheck)
 	names = append(names, xlangChecks()...)
+	names = append(names, goPackageChecks()...)
 	names = append(names, windowingChecks()...)
 	names = append(names, beamTestChecks()...)
 	for _, c := range lifecycle.Checks() {

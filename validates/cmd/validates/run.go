@@ -174,8 +174,9 @@ func runSuites(ctx context.Context, cfg config, work string, bins binaries, srv 
 	return rep
 }
 
-// runExtraChecks runs the lifecycle checks, the differential checks, the
-// hot-key check on a server of its own, then wordcount (the longest).
+// runExtraChecks runs the lifecycle checks, Beam's Go package tests, the
+// differential checks, the hot-key check on a server of its own, then
+// wordcount (the longest).
 func runExtraChecks(ctx context.Context, cfg config, work, runnerBin string, srv *server, rep *report) {
 	from, expFrom := len(rep.results), len(rep.expected)
 	defer func() { rep.summarize("lifecycle, differential and wordcount checks", from, expFrom) }()
@@ -184,6 +185,7 @@ func runExtraChecks(ctx context.Context, cfg config, work, runnerBin string, srv
 		rep.addChecks("lifecycle", res, names, err)
 		return err
 	})
+	runGoPackages(ctx, cfg, work, srv.endpoint, rep)
 	runDifferential(ctx, cfg, work, srv.endpoint, rep)
 	runPyHotKey(ctx, cfg, work, runnerBin, rep)
 	runXlang(ctx, cfg, work, srv.endpoint, rep)
