@@ -79,3 +79,39 @@ else
   echo "setup: no /usr/bin/chromium and no apt-get: install Chromium and set \$CHROMIUM for the web UI test" >&2
   exit 1
 fi
+
+# Java for the cross-language checks (validates/xlang): a JDK and Maven
+# (Debian's), then the Java expansion service's and the Kafka broker's jars,
+# resolved by Maven from scripts/java/*/pom.xml into .work/java/*/lib.
+# A stamp holds the POM's checksum: an unchanged POM is not resolved again.
+if command -v java >/dev/null && command -v javac >/dev/null && command -v mvn >/dev/null; then
+  echo "setup: java and mvn already installed"
+elif command -v apt-get >/dev/null; then
+  echo "setup: apt-get install default-jdk-headless maven"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq default-jdk-headless maven >/dev/null
+else
+  echo "setup: no java/javac/mvn and no apt-get: install a JDK (17 or newer) and Maven" >&2
+  exit 1
+fi
+
+# java_libs POM DIR: copies the POM's runtime dependencies into DIR/lib.
+java_libs() {
+  local pom=$1 dir=$2 sum
+  sum=$(sha256sum "$pom" | cut -d' ' -f1)
+  if [ -f "$dir/lib.sha256" ] && [ "$(cat "$dir/lib.sha256")" = "$sum" ]; then
+    echo "setup: $dir/lib already resolved"
+    return
+  fi
+  echo "setup: mvn dependency:copy-dependencies -f $pom"
+  rm -rf "$dir/lib" "$dir/lib.tmp"
+  mkdir -p "$dir"
+  mvn -q -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
+    -DoutputDirectory="$PWD/$dir/lib.tmp"
+  mv "$dir/lib.tmp" "$dir/lib"
+  echo "$sum" >"$dir/lib.sha256"
+}
+java_libs scripts/java/expansion-service/pom.xml .work/java/expansion
+java_libs scripts/java/kafka-broker/pom.xml .work/java/kafka
