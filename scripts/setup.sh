@@ -80,22 +80,41 @@ else
   exit 1
 fi
 
-# Java for the cross-language checks (validates/xlang): a JDK and Maven
-# (Debian's), then the Java expansion service's and the Kafka broker's jars,
-# resolved by Maven from scripts/java/*/pom.xml into .work/java/*/lib.
-# A stamp holds the POM's checksum: an unchanged POM is not resolved again.
-if command -v java >/dev/null && command -v javac >/dev/null && command -v mvn >/dev/null; then
-  echo "setup: java and mvn already installed"
-elif command -v apt-get >/dev/null; then
-  echo "setup: apt-get install default-jdk-headless maven"
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq default-jdk-headless maven >/dev/null
-else
-  echo "setup: no java/javac/mvn and no apt-get: install a JDK (17 or newer) and Maven" >&2
-  exit 1
-fi
+# --- Java SDK workers (worker/, validates/javaenv) ---------------------------
+# A JDK and Maven, then into the local Maven repository: Beam's Java SDK
+# 2.73.0 with what the javaenv test pipeline needs, and the Java harness
+# with the jars Beam's Java SDK image carries beside it, where the job
+# server finds them for local Java workers. A pom resolves offline when
+# all of it is there already.
+java_setup() {
+  if ! command -v javac >/dev/null || ! command -v mvn >/dev/null; then
+    if ! command -v apt-get >/dev/null; then
+      echo "setup: no javac or mvn, and no apt-get: install a JDK (17+) and Maven" >&2
+      exit 1
+    fi
+    echo "setup: apt-get install openjdk-17-jdk-headless maven"
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq openjdk-17-jdk-headless maven >/dev/null
+  fi
+  local pom
+  for pom in validates/javaenv/testdata/pom.xml validates/javaenv/testdata/harness.xml; do
+    if mvn -o -B -q -f "$pom" dependency:resolve >/dev/null 2>&1; then
+      echo "setup: $pom already resolved"
+      continue
+    fi
+    echo "setup: mvn dependency:resolve -f $pom"
+    mvn -B -q -f "$pom" dependency:resolve || { echo "setup: could not resolve $pom" >&2; exit 1; }
+  done
+}
+java_setup
+
+# --- The cross-language checks (validates/xlang) ----------------------------
+# The Java expansion service's and the Kafka broker's jars, resolved by
+# Maven from scripts/java/*/pom.xml into .work/java/*/lib (the JDK and
+# Maven come from java_setup above). A stamp holds the POM's checksum: an
+# unchanged POM is not resolved again.
 
 # java_libs POM DIR: copies the POM's runtime dependencies into DIR/lib.
 java_libs() {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -171,8 +172,13 @@ func (f *harnessFetch) stale() bool {
 	if f.err != nil {
 		return time.Since(f.at) > fetchFailedTTL
 	}
-	for _, j := range append(f.jars.jars, f.jars.jamm) {
-		if _, err := os.Stat(j); j != "" && err != nil {
+	for _, j := range f.jars.jars {
+		if _, err := os.Stat(j); err != nil {
+			return true
+		}
+	}
+	if f.jars.jamm != "" {
+		if _, err := os.Stat(f.jars.jamm); err != nil {
 			return true
 		}
 	}
@@ -321,10 +327,13 @@ func (l *Launcher) mvn(ctx context.Context, dir string, args ...string) error {
 	return nil
 }
 
+// ansiEscape matches the colour codes Maven prints even in batch mode.
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
 // mavenError is the first of Maven's [ERROR] lines, or its last output.
 func mavenError(out string) string {
 	var last string
-	for _, line := range strings.Split(out, "\n") {
+	for _, line := range strings.Split(ansiEscape.ReplaceAllString(out, ""), "\n") {
 		line = strings.TrimSpace(line)
 		if msg, ok := strings.CutPrefix(line, "[ERROR]"); ok && strings.TrimSpace(msg) != "" {
 			return clip(strings.TrimSpace(msg), 500)

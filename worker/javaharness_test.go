@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 )
 
 // fakeJavaHome makes a Java home whose release file says version; its
@@ -186,5 +188,80 @@ func TestHarnessFetchFailsOnce(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(runs); strings.Count(string(b), "run") != 1 {
 		t.Errorf("mvn ran %d times, want once", strings.Count(string(b), "run"))
+	}
+}
+
+func TestMavenError(t *testing.T) {
+	out := "\x1b[0m\x1b[0m[ERROR] Failed to execute goal: Unable to find artifact. x:y:pom:2.77.0 was not found\n[ERROR] \n[ERROR]   x:y:pom:2.77.0\n"
+	if got := mavenError(out); got != "Failed to execute goal: Unable to find artifact. x:y:pom:2.77.0 was not found" {
+		t.Errorf("mavenError = %q", got)
+	}
+	if got := mavenError("downloading\nkilled\n"); got != "killed" {
+		t.Errorf("mavenError without [ERROR] = %q", got)
+	}
+}
+
+func TestLocalSDKProcess(t *testing.T) {
+	java := []string{"beam:coder:bytes:v1", "beam:version:sdk_base:apache/beam_java17_sdk:2.73.0"}
+	python := []string{"beam:version:sdk_base:apache/beam_python3.11_sdk:2.77.0"}
+	goSDK := []string{"beam:version:sdk_base:go:apache/beam_go_sdk:2.77.0"}
+	boot := filepath.Join(t.TempDir(), "boot") // a copy of the container's layout
+	if err := os.WriteFile(boot, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		cmd  string
+		caps []string
+		want string // the SDK that runs here, "" for none
+	}{
+		{"python without command", "", python, "python"},
+		{"java without command", "", java, "java"},
+		{"java boot not here", "/no/such/opt/apache/beam/boot", java, "java"},
+		{"java boot here", boot, java, ""},
+		{"java with its own command", "/no/such/run-java.sh", java, ""},
+		{"go", "", goSDK, ""},
+		{"no sdk", "", nil, ""},
+	} {
+		img, ok := localSDKProcess(&pipepb.ProcessPayload{Command: tc.cmd}, tc.caps)
+		if got := map[bool]string{true: img.Language}[ok]; got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A Java worker is java with the boot's environment and command line,
+// in the server's working directory; how it ends is reported.
+func TestJavaWorkerCommand(t *testing.T) {
+	home := t.TempDir()
+	java := fakeJavaHome(t, home, "17.0.15")
+	script := "#!/bin/sh\necho \"PWD=$(pwd)\"\necho \"HARNESS_ID=$HARNESS_ID\"\necho \"CONTROL=$CONTROL_API_SERVICE_DESCRIPTOR\"\n" +
+		"echo \"OPTS=$(cat $PIPELINE_OPTIONS_FILE)\"\necho \"RUNNER_CAPABILITIES=${RUNNER_CAPABILITIES-unset}\"\necho \"ARGS=$*\"\nexit 3\n"
+	if err := os.WriteFile(java, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	jars := t.TempDir()
+	touch(t, filepath.Join(jars, "beam-sdks-java-harness-2.73.0.jar"))
+	touch(t, filepath.Join(jars, "jamm-0.4.0.jar"))
+	env := dockerEnv("apache/beam_java17_sdk:2.73.0")
+	env.Dependencies = append(env.Dependencies, fileDep("/s/app", "app.jar", ""))
+	l := NewLauncher(Config{Docker: noDocker, Java: home, JavaClasspath: jars},
+		Job{WorkDir: t.TempDir(), Artifacts: mapOpener{"/s/app": "jar"}})
+	h, err := l.Start(context.Background(), "e", env, "w1", Endpoints{Control: "localhost:1", Logging: "localhost:2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-h.Exited()
+	out := strings.Join(h.(Reporter).Output(), "\n")
+	wd, _ := os.Getwd()
+	for _, want := range []string{"PWD=" + wd, "HARNESS_ID=w1", `localhost:1`, "OPTS={}", "RUNNER_CAPABILITIES=\n",
+		"-javaagent:" + filepath.Join(jars, "jamm-0.4.0.jar"), "--add-opens=java.base/java.nio=ALL-UNNAMED",
+		"-cp " + filepath.Join(jars, "beam-sdks-java-harness-2.73.0.jar") + ":", "/staged/app.jar " + javaHarnessMain} {
+		if !strings.Contains(out+"\n", want) {
+			t.Errorf("the worker's output lacks %q:\n%s", want, out)
+		}
+	}
+	if exit := h.(Reporter).Exit(); exit != "exited with status 3" {
+		t.Errorf("exit = %q", exit)
 	}
 }

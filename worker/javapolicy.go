@@ -3,6 +3,7 @@ package worker
 import (
 	"encoding/xml"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -343,4 +344,33 @@ func sortedJars(names []string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// maxClasspathArg is the longest -cp argument passed as is: Linux refuses
+// a single argument over 128 KiB, so a longer classpath goes into a
+// pathing jar, as the boot always does.
+const maxClasspathArg = 64 << 10
+
+// pathingManifest is the manifest of a jar whose Class-Path is cp (as
+// file: URLs), in the manifest format's 72-byte lines.
+func pathingManifest(cp []string) []byte {
+	var urls []string
+	for _, p := range cp {
+		urls = append(urls, (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String())
+	}
+	var b strings.Builder
+	b.WriteString("Manifest-Version: 1.0\r\nCreated-By: beam-runner\r\n")
+	line := "Class-Path: " + strings.Join(urls, " ")
+	for first := true; line != ""; first = false {
+		n := 72
+		if !first {
+			b.WriteString(" ")
+			n = 71
+		}
+		n = min(n, len(line))
+		b.WriteString(line[:n] + "\r\n")
+		line = line[n:]
+	}
+	b.WriteString("\r\n")
+	return []byte(b.String())
 }

@@ -164,10 +164,10 @@ func TestJVMArgs(t *testing.T) {
 	}
 	base := jvmSpec{physMem: 10 << 30, jamm: "/j/jamm.jar", classpath: []string{"/a.jar", "/b.jar"}, dir: "/env", opts: opts(nil)}
 	for _, tc := range []struct {
-		name      string
-		major     int
-		optsJSON  string
-		opts      *structpb.Struct
+		name       string
+		major      int
+		optsJSON   string
+		opts       *structpb.Struct
 		has, lacks []string
 	}{
 		{"java 11", 11, "{}", nil,
@@ -220,5 +220,20 @@ func TestJavaWorkerEnv(t *testing.T) {
 		if !strings.Contains(strings.ReplaceAll(env, " ", ""), strings.ReplaceAll(want, " ", "")) {
 			t.Errorf("env lacks %s:\n%s", want, env)
 		}
+	}
+}
+
+func TestPathingManifest(t *testing.T) {
+	cp := []string{"/a/b c.jar", "/" + strings.Repeat("x", 100) + ".jar"}
+	m := string(pathingManifest(cp))
+	for _, line := range strings.Split(m, "\r\n") {
+		if len(line) > 72 {
+			t.Errorf("line of %d bytes: %q", len(line), line)
+		}
+	}
+	// Continuation lines start with one space, which is not part of the value.
+	value := strings.ReplaceAll(m, "\r\n ", "")
+	if !strings.Contains(value, "Class-Path: file:///a/b%20c.jar file:///"+strings.Repeat("x", 100)+".jar\r\n") {
+		t.Errorf("manifest:\n%s", m)
 	}
 }

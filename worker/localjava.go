@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"archive/zip"
 	"context"
 	"fmt"
 	"os"
@@ -35,9 +36,17 @@ func (l *Launcher) prepareJava(ctx context.Context, le *localEnv, img SDKImage, 
 	if err != nil {
 		return fmt.Errorf("pipeline options: %w", err)
 	}
+	cp := javaClasspath(h, files)
+	if len(strings.Join(cp, ":")) > maxClasspathArg {
+		jar := filepath.Join(le.dir, "pathing.jar")
+		if err := writePathingJar(jar, cp); err != nil {
+			return fmt.Errorf("writing the classpath's pathing jar: %w", err)
+		}
+		cp = []string{jar}
+	}
 	le.prog = java.path
 	le.args = jvmArgs(jvmSpec{major: java.major, physMem: physicalMemory(), optsJSON: string(opts),
-		opts: l.job.Options, jamm: h.jamm, classpath: javaClasspath(h, files), dir: le.dir})
+		opts: l.job.Options, jamm: h.jamm, classpath: cp, dir: le.dir})
 	le.about = fmt.Sprintf("%s running %s of Beam's Java harness %s from %s, then the job's %d staged files",
 		java, javaHarnessMain, img.Version, h.from, len(files))
 	if note != "" {
@@ -156,4 +165,25 @@ func javaVersion(ctx context.Context, real string) (string, error) {
 		return v, nil
 	}
 	return "", fmt.Errorf("%s -version printed no version: %s", real, strings.TrimSpace(string(out)))
+}
+
+// writePathingJar writes a jar at path that holds only a manifest whose
+// Class-Path is cp.
+func writePathingJar(path string, cp []string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	zw := zip.NewWriter(f)
+	w, err := zw.Create("META-INF/MANIFEST.MF")
+	if err == nil {
+		_, err = w.Write(pathingManifest(cp))
+	}
+	if cerr := zw.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

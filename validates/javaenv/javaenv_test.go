@@ -10,6 +10,7 @@ package javaenv
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,22 @@ import (
 
 const jobLimit = 4 * time.Minute
 
+// buildDir holds the compiled pipeline and its jar, which every job
+// stages: it lives as long as the test binary.
+var buildDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "javaenv-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "javaenv:", err)
+		os.Exit(1)
+	}
+	buildDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // pipeline is the translated Java pipeline, built once per test binary.
 var pipeline struct {
 	once sync.Once
@@ -44,7 +61,7 @@ var pipeline struct {
 func javaPipeline(t *testing.T) (*pipepb.Pipeline, *structpb.Struct) {
 	t.Helper()
 	pipeline.once.Do(func() {
-		pipeline.p, pipeline.opts, pipeline.err = buildPipeline(t.TempDir())
+		pipeline.p, pipeline.opts, pipeline.err = buildPipeline(buildDir)
 	})
 	if pipeline.err != nil {
 		t.Fatalf("building the Java pipeline (scripts/setup.sh resolves what it needs): %v", pipeline.err)
@@ -252,11 +269,18 @@ func checkPassed(t *testing.T, client jobpb.JobServiceClient, o outcome) {
 // Java's default environment runs as local JVMs on the harness in the
 // local Maven repository, and the job's messages say so.
 func TestJavaDefaultEnvironment(t *testing.T) {
+	t.Parallel() // each on a server of its own; mostly waiting on JVMs
 	p, opts := javaPipeline(t)
 	javaEnv(t, p)
+	before := listDir(t, ".")
 	client := serve(t, worker.Config{})
 	o := run(t, client, p, opts)
 	checkPassed(t, client, o)
+	// The workers run in the server's working directory (here), and keep
+	// what is theirs elsewhere.
+	if after := listDir(t, "."); after != before {
+		t.Errorf("the workers left files in the working directory: before %s, after %s", before, after)
+	}
 	for _, want := range []string{"runs as local SDK worker processes (--sdk_containers=local)",
 		"org.apache.beam.fn.harness.FnHarness of Beam's Java harness 2.73.0 from the local Maven repository"} {
 		if !o.said(want) {
@@ -268,6 +292,7 @@ func TestJavaDefaultEnvironment(t *testing.T) {
 // Without the harness in the Maven repository it names, the server
 // fetches it with mvn into its cache and runs the job on it.
 func TestJavaHarnessFetched(t *testing.T) {
+	t.Parallel() // each on a server of its own; mostly waiting on JVMs
 	p, opts := javaPipeline(t)
 	client := serve(t, worker.Config{MavenRepo: t.TempDir()})
 	o := run(t, client, p, opts)
@@ -280,6 +305,7 @@ func TestJavaHarnessFetched(t *testing.T) {
 // An image of a Beam version the registry does not serve (2.77.0 here)
 // fails the job at start, naming the version and the flag that helps.
 func TestJavaHarnessNotServed(t *testing.T) {
+	t.Parallel() // each on a server of its own; mostly waiting on JVMs
 	p, opts := javaPipeline(t)
 	id, env := javaEnv(t, p)
 	pl, _ := proto.Marshal(&pipepb.DockerPayload{ContainerImage: "apache/beam_java17_sdk:2.77.0"})
@@ -292,5 +318,38 @@ func TestJavaHarnessNotServed(t *testing.T) {
 	}
 	if !o.said("no Beam Java harness 2.77.0") || !o.said("--sdk_java_classpath") || !o.said("beam-sdks-java-harness:pom:2.77.0") {
 		t.Errorf("no job message names the version, the artifact and the flag:\n%s", strings.Join(o.messages, "\n"))
+	}
+}
+
+func listDir(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return strings.Join(names, " ")
+}
+
+// A Java PROCESS environment whose command is the image's boot, which
+// this machine does not have, runs the same local JVMs.
+func TestJavaProcessEnvironment(t *testing.T) {
+	t.Parallel() // each on a server of its own; mostly waiting on JVMs
+	p, opts := javaPipeline(t)
+	id, env := javaEnv(t, p)
+	if _, err := os.Stat("/opt/apache/beam/boot"); err == nil {
+		t.Fatal("/opt/apache/beam/boot exists here: the environment would run it")
+	}
+	pl, _ := proto.Marshal(&pipepb.ProcessPayload{Command: "/opt/apache/beam/boot"})
+	env.Urn, env.Payload = worker.URNProcess, pl
+	p.GetComponents().GetEnvironments()[id] = env
+	client := serve(t, worker.Config{})
+	o := run(t, client, p, opts)
+	checkPassed(t, client, o)
+	if !o.said("a PROCESS environment whose boot command /opt/apache/beam/boot is not here runs as local SDK worker processes") {
+		t.Errorf("no job message says what runs:\n%s", strings.Join(o.messages, "\n"))
 	}
 }

@@ -9,7 +9,9 @@ this test module, can load them.
 """
 import importlib.util
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -79,7 +81,8 @@ def test_default_environment_uses_worker_processes(job_endpoint, tmp_path):
 @timeout
 def test_foreign_image_without_docker_fails_fast(job_endpoint, tmp_path):
     assert not docker_answers(), "a Docker daemon answers here: the image would be pulled, not refused"
-    image = "apache/beam_java11_sdk:2.77.0"
+    # Not one of Beam's SDK images, which run as local workers instead.
+    image = "example.com/custom/beam_sdk:1.0"
     start = time.monotonic()
     res = run_job("pids_job.py", job_endpoint, f"--output={tmp_path / 'out'}", "--elements=4",
                   "--environment_type=DOCKER", f"--environment_config={image}", limit=120)
@@ -90,3 +93,67 @@ def test_foreign_image_without_docker_fails_fast(job_endpoint, tmp_path):
     err = res.stdout + res.stderr
     assert image in err and "needs Docker" in err, err[-3000:]
     assert elapsed < 30, f"failed after {elapsed:.1f}s"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
+def start_server(cwd, log):
+    """Starts the job server binary in cwd, as a user would there; returns
+    the process and its Job API endpoint once it accepts connections."""
+    binary = os.environ.get("BEAM_RUNNER_BIN")
+    if not binary:
+        pytest.fail("BEAM_RUNNER_BIN is not set (the job server binary validates built)")
+    port = free_port()
+    proc = subprocess.Popen([binary, f"--job_port={port}", "--state_dir=none", "--log_kind=text"],
+                            cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"the job server exited with {proc.returncode} before it listened")
+        try:
+            socket.create_connection(("localhost", port), timeout=1).close()
+            return proc, f"localhost:{port}"
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    pytest.fail("the job server did not listen within 60 s")
+
+
+def wordcount(cwd, *args):
+    """Runs Beam's wordcount in cwd with relative --input and --output."""
+    cmd = [sys.executable, "-m", "apache_beam.examples.wordcount",
+           "--input=words.txt", "--output=out/wc", *args]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=240)
+
+
+@timeout
+def test_relative_paths_resolve_in_the_servers_directory(tmp_path):
+    """Local SDK workers run in the job server's working directory: a job
+    with relative paths, submitted from the folder the server was started
+    in with the SDK's default environment, reads and writes there, as the
+    DirectRunner does; the workers leave nothing else there."""
+    readme = os.path.join(HERE, "..", "..", "README.md")
+    here, direct = tmp_path / "here", tmp_path / "direct"
+    for d in (here, direct):
+        d.mkdir()
+        shutil.copy(readme, d / "words.txt")
+    res = wordcount(direct, "--runner=DirectRunner")
+    assert res.returncode == 0, res.stderr[-3000:]
+    want = sorted(read_lines(str(direct / "out" / "wc")))
+    assert len(want) > 100, f"the DirectRunner counted only {len(want)} words"
+    with open(tmp_path / "server.log", "w") as log:
+        proc, endpoint = start_server(here, log)
+        try:
+            res = wordcount(here, "--runner=PortableRunner", f"--job_endpoint={endpoint}")
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+    assert res.returncode == 0, res.stderr[-3000:]
+    server_log = (tmp_path / "server.log").read_text()
+    assert "runs as local SDK worker processes" in server_log, server_log[-3000:]
+    assert sorted(read_lines(str(here / "out" / "wc"))) == want
+    assert sorted(os.listdir(here)) == ["out", "words.txt"], os.listdir(here)

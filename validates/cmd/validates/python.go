@@ -11,8 +11,9 @@ import (
 )
 
 // runPython runs the pytest checks in validates/python against endpoint and
-// returns their results from pytest's JUnit report.
-func runPython(ctx context.Context, cfg config, work, endpoint string) ([]validates.Result, error) {
+// returns their results from pytest's JUnit report. Checks that need a
+// server of their own (started in a folder of theirs) run runnerBin.
+func runPython(ctx context.Context, cfg config, work, endpoint, runnerBin string) ([]validates.Result, error) {
 	report := filepath.Join(work, "python.xml")
 	os.Remove(report) // a stale report must not pass for this run's
 	// Tests have their own pytest-timeout; the context guards the process.
@@ -20,7 +21,11 @@ func runPython(ctx context.Context, cfg config, work, endpoint string) ([]valida
 	defer cancel()
 	cmd := serverproc.GroupCommand(ctx, cfg.pythonBin, "-m", "pytest", "-v", "-p", "no:cacheprovider",
 		"--junitxml="+report, "validates/python")
-	cmd.Env = append(os.Environ(), "BEAM_JOB_ENDPOINT="+endpoint)
+	bin, err := filepath.Abs(runnerBin) // the checks start it in folders of theirs
+	if err != nil {
+		return nil, err
+	}
+	cmd.Env = append(os.Environ(), "BEAM_JOB_ENDPOINT="+endpoint, "BEAM_RUNNER_BIN="+bin)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	runErr := cmd.Run()
 	results, err := readJUnit(report)

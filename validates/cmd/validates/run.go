@@ -147,7 +147,7 @@ func runSuites(ctx context.Context, cfg config, work string, bins binaries, srv 
 	if cfg.python {
 		from, expFrom := len(rep.results), len(rep.expected)
 		timed("Python portable checks", func() error {
-			rep.addPython(runPython(ctx, cfg, work, srv.endpoint))
+			rep.addPython(runPython(ctx, cfg, work, srv.endpoint, bins.runner))
 			return nil
 		})
 		rep.summarize("Python portable checks", from, expFrom)
