@@ -10,11 +10,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-const python = "python3"
+// python is the interpreter with apache-beam: $PYTHON, as setup uses it.
+var python = func() string {
+	if p := os.Getenv("PYTHON"); p != "" {
+		return p
+	}
+	return "python3"
+}()
 
 // modes are the two ways the expansion service is started: what
 // environment it hands out for its Java transforms.
@@ -34,6 +41,11 @@ var modes = []struct {
 func TestJavaTransforms(t *testing.T) {
 	srv := startRunner(t)
 	boot := startBroker(t)
+	t.Cleanup(func() {
+		if kafkaTest.bin != "" {
+			os.RemoveAll(filepath.Dir(kafkaTest.bin))
+		}
+	})
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			exp := startExpansion(t, m.name, m.opts...)
@@ -151,13 +163,7 @@ const kafkaTestPkg = "github.com/apache/beam/sdks/v2/go/test/integration/io/xlan
 // goKafkaIO runs Beam's own Go TestKafkaIO_BasicReadWrite, unmodified:
 // kafkaio.Write of 1000 ints, then kafkaio.Read of them with passert.
 func goKafkaIO(t *testing.T, srv runnerServer, exp, boot string) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "kafka.test")
-	build := exec.Command("go", "test", "-c", "-o", bin, kafkaTestPkg)
-	build.Dir = repoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go test -c %s: %v\n%s", kafkaTestPkg, err, out)
-	}
+	bin := kafkaTestBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-test.run=^TestKafkaIO_BasicReadWrite$", "-test.v",
@@ -178,4 +184,31 @@ func grepOut(out, s string) string {
 		}
 	}
 	return strings.Join(keep, "\n")
+}
+
+var kafkaTest struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// kafkaTestBinary builds Beam's Go Kafka test package once per run.
+func kafkaTestBinary(t *testing.T) string {
+	kafkaTest.once.Do(func() {
+		dir, err := os.MkdirTemp("", "xlang-kafka-test-")
+		if err != nil {
+			kafkaTest.err = err
+			return
+		}
+		kafkaTest.bin = filepath.Join(dir, "kafka.test")
+		build := exec.Command("go", "test", "-c", "-o", kafkaTest.bin, kafkaTestPkg)
+		build.Dir = repoRoot(t)
+		if out, err := build.CombinedOutput(); err != nil {
+			kafkaTest.err = fmt.Errorf("go test -c %s: %v\n%s", kafkaTestPkg, err, out)
+		}
+	})
+	if kafkaTest.err != nil {
+		t.Fatal(kafkaTest.err)
+	}
+	return kafkaTest.bin
 }
