@@ -13,13 +13,14 @@ RACE_PKGS = ./fnapi/... ./dataplane/... ./stateplane/... ./harness/... ./worker/
 	./runner/metrics/... ./runner/store/... ./runner/artifacts/... ./runner/server/... \
 	./internal/serverproc/...
 
-.PHONY: test setup unit race faults multihost validates run
+.PHONY: test setup unit race faults multihost xlang validates run
 
 test: setup
 	$(GO) test ./...
 	$(MAKE) --no-print-directory race
 	$(MAKE) --no-print-directory faults
 	$(MAKE) --no-print-directory multihost
+	$(MAKE) --no-print-directory xlang
 	$(MAKE) --no-print-directory validates
 
 race:
@@ -34,6 +35,12 @@ faults:
 # cgroup v1's cpu controller and the Python SDK (setup). -v: its figures.
 multihost:
 	$(GO) test -tags multihost -v -count=1 -timeout 20m ./validates/multihost
+
+# Java transforms (GenerateSequence, KafkaIO) in Python and Go pipelines,
+# through a Java expansion service and a Kafka broker from the jars setup
+# resolves (docs/environments.md); needs a JDK and the Python SDK (setup).
+xlang:
+	$(GO) test -tags xlang -count=1 -timeout 20m ./validates/xlang
 
 setup:
 	scripts/setup.sh

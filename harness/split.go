@@ -38,13 +38,30 @@ func (h *Harness) Split(ctx context.Context, inst, source string, fraction float
 		return SplitResult{}, fmt.Errorf("splitting bundle %s on worker %q: %s", inst, w.ID, resp.GetError())
 	}
 	sr := resp.GetProcessBundleSplit()
-	out := SplitResult{Primaries: sr.GetPrimaryRoots(), Residuals: sr.GetResidualRoots(), FirstResidual: -1}
-	for _, cs := range sr.GetChannelSplits() {
-		if cs.GetTransformId() == source {
-			out.FirstResidual = cs.GetFirstResidualElement()
+	first, err := firstResidual(sr.GetChannelSplits(), source)
+	if err != nil {
+		return SplitResult{}, &SplitLost{Instruction: inst, Worker: w.ID, Err: err}
+	}
+	return SplitResult{Primaries: sr.GetPrimaryRoots(), Residuals: sr.GetResidualRoots(), FirstResidual: first}, nil
+}
+
+// firstResidual is the first input element of source that a split gave
+// up, or -1. Java's harness (2.73) leaves a channel split's transform_id
+// empty: a bundle reads one data input, so a lone unnamed channel split is
+// that input's (ignoring it lost every element past it: the SDK stops
+// there, and the runner never ran them). A channel split naming another
+// transform is an error rather than silently nothing given up.
+func firstResidual(splits []*fnpb.ProcessBundleSplitResponse_ChannelSplit, source string) (int64, error) {
+	first := int64(-1)
+	for _, cs := range splits {
+		switch id := cs.GetTransformId(); {
+		case id == source, id == "" && len(splits) == 1:
+			first = cs.GetFirstResidualElement()
+		default:
+			return -1, fmt.Errorf("the SDK split input %q, but the bundle reads %q", id, source)
 		}
 	}
-	return out, nil
+	return first, nil
 }
 
 // Progress asks a running bundle for its metrics so far.
@@ -64,3 +81,17 @@ func (h *Harness) Progress(ctx context.Context, inst string) ([]*pipepb.Monitori
 	}
 	return resp.GetProcessBundleProgress().GetMonitoringInfos(), nil
 }
+
+// SplitLost is a split the SDK made that the runner cannot account for:
+// the SDK stops at its split point, so the bundle's remaining input would
+// be lost. Unlike a refused split, it must fail the job.
+type SplitLost struct {
+	Instruction, Worker string
+	Err                 error
+}
+
+func (e *SplitLost) Error() string {
+	return fmt.Sprintf("splitting bundle %s on worker %q: %v", e.Instruction, e.Worker, e.Err)
+}
+
+func (e *SplitLost) Unwrap() error { return e.Err }

@@ -109,3 +109,28 @@ java_setup() {
   done
 }
 java_setup
+
+# --- The cross-language checks (validates/xlang) ----------------------------
+# The Java expansion service's and the Kafka broker's jars, resolved by
+# Maven from scripts/java/*/pom.xml into .work/java/*/lib (the JDK and
+# Maven come from java_setup above). A stamp holds the POM's checksum: an
+# unchanged POM is not resolved again.
+
+# java_libs POM DIR: copies the POM's runtime dependencies into DIR/lib.
+java_libs() {
+  local pom=$1 dir=$2 sum
+  sum=$(sha256sum "$pom" | cut -d' ' -f1)
+  if [ -f "$dir/lib.sha256" ] && [ "$(cat "$dir/lib.sha256")" = "$sum" ]; then
+    echo "setup: $dir/lib already resolved"
+    return
+  fi
+  echo "setup: mvn dependency:copy-dependencies -f $pom"
+  rm -rf "$dir/lib" "$dir/lib.tmp"
+  mkdir -p "$dir"
+  mvn -q -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
+    -DoutputDirectory="$PWD/$dir/lib.tmp"
+  mv "$dir/lib.tmp" "$dir/lib"
+  echo "$sum" >"$dir/lib.sha256"
+}
+java_libs scripts/java/expansion-service/pom.xml .work/java/expansion
+java_libs scripts/java/kafka-broker/pom.xml .work/java/kafka

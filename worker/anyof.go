@@ -162,8 +162,26 @@ func (l *Launcher) assess(ctx context.Context, env *pipepb.Environment) choice {
 	default:
 		c.why = "not an environment beam-runner starts"
 	}
+	if c.why == "" && hasDeferred(env) {
+		// Staging keeps an alternative's deferred artifacts when its client
+		// could not resolve them (the Go SDK, for anyof alternatives).
+		c.why = "its artifacts were not staged (the client left them deferred)"
+	}
 	return c
 }
+
+// hasDeferred reports whether env has a dependency still of type
+// beam:artifact:type:deferred:v1.
+func hasDeferred(env *pipepb.Environment) bool {
+	for _, d := range env.GetDependencies() {
+		if d.GetTypeUrn() == urnArtifactDeferred {
+			return true
+		}
+	}
+	return false
+}
+
+const urnArtifactDeferred = "beam:artifact:type:deferred:v1"
 
 // dockerStartable says why a DOCKER alternative cannot start, or "".
 func (l *Launcher) dockerStartable(ctx context.Context, env *pipepb.Environment) string {

@@ -63,6 +63,12 @@ func anyOf(alts ...*pipepb.Environment) *pipepb.Environment {
 	return &pipepb.Environment{Urn: URNAnyOf, Payload: pl}
 }
 
+// deferredDeps gives env a dependency that staging left deferred.
+func deferredDeps(env *pipepb.Environment) *pipepb.Environment {
+	env.Dependencies = []*pipepb.ArtifactInformation{{TypeUrn: urnArtifactDeferred}}
+	return env
+}
+
 var noDocker = func(context.Context) error { return errors.New("no Docker daemon answers (test)") }
 
 // An anyof environment runs a serving EXTERNAL pool before a PROCESS
@@ -89,6 +95,8 @@ func TestResolveAnyOfRanksAlternatives(t *testing.T) {
 		{"nested anyof", anyOf(anyOf(dockerEnv("example.com/my/sdk:1"), processEnv("/bin/sh"))), "PROCESS /bin/sh"},
 		{"java image runs here", anyOf(externalEnv(deadAddr), dockerEnv("apache/beam_java17_sdk:2.73.0")), "DOCKER apache/beam_java17_sdk:2.73.0"},
 		{"nothing startable", anyOf(externalEnv(deadAddr), dockerEnv("example.com/my/sdk:1")), ""},
+		{"unstaged artifacts skipped", anyOf(deferredDeps(dockerEnv("apache/beam_java17_sdk:2.73.0")), processEnv("/bin/sh")), "PROCESS /bin/sh"},
+		{"only unstaged artifacts", anyOf(externalEnv(deadAddr), deferredDeps(dockerEnv("apache/beam_java17_sdk:2.73.0"))), ""},
 		{"empty", anyOf(), ""},
 	} {
 		got, note, err := l.Resolve(ctx, "e1", tc.env)

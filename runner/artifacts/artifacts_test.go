@@ -301,3 +301,50 @@ func TestStagingAnyOfAlternatives(t *testing.T) {
 		t.Errorf("served %q", b)
 	}
 }
+
+// An anyof alternative whose artifacts stay deferred after the client's
+// resolution (the Go SDK resolves only top-level environments) is left
+// unstaged instead of failing the job's staging; the others are staged.
+func TestStagingKeepsAnAlternativesDeferredArtifacts(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "a.jar")
+	if err := os.WriteFile(src, []byte("jar"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deferred := &pipepb.ArtifactInformation{TypeUrn: TypeDeferred, TypePayload: []byte("opaque")}
+	alt := &pipepb.Environment{Urn: "beam:env:docker:v1", Dependencies: []*pipepb.ArtifactInformation{deferred}}
+	pl, _ := proto.Marshal(&pipepb.AnyOfEnvironmentPayload{Environments: []*pipepb.Environment{{Urn: "beam:env:external:v1"}, alt}})
+	p := &pipepb.Pipeline{Components: &pipepb.Components{Environments: map[string]*pipepb.Environment{
+		"java": {Urn: urnAnyOf, Payload: pl},
+		"go":   {Urn: "beam:env:loopback:v1", Dependencies: []*pipepb.ArtifactInformation{fileDep(t, src, "a.jar")}},
+	}}}
+	staged, dir := stageWithGoClient(t, p)
+	var got pipepb.AnyOfEnvironmentPayload
+	if err := proto.Unmarshal(staged.GetComponents().GetEnvironments()["java"].GetPayload(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if dep := got.GetEnvironments()[1].GetDependencies(); len(dep) != 1 || dep[0].GetTypeUrn() != TypeDeferred {
+		t.Errorf("the alternative's dependencies are %v, want its deferred one kept", dep)
+	}
+	path, _ := filePath(staged.GetComponents().GetEnvironments()["go"].GetDependencies()[0])
+	if filepath.Dir(path) != dir {
+		t.Errorf("the top-level environment's file was not staged into %s: %s", dir, path)
+	}
+}
+
+// A deferred artifact of a top-level environment still fails staging:
+// that environment has no other way to run.
+func TestStagingFailsOnATopLevelDeferredArtifact(t *testing.T) {
+	p := pipelineWith(map[string][]*pipepb.ArtifactInformation{
+		"java": {{TypeUrn: TypeDeferred}},
+	})
+	staging := NewStaging()
+	if err := staging.Register("tok", filepath.Join(t.TempDir(), "job"), EnvDeps(p)); err != nil {
+		t.Fatal(err)
+	}
+	cc := serve(t, func(s *grpc.Server) { jobpb.RegisterArtifactStagingServiceServer(s, staging) })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := runnerlib.StageViaPortableAPI(ctx, cc, "", "tok"); err == nil {
+		t.Fatal("staging a deferred top-level artifact succeeded")
+	}
+}

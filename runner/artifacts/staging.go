@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
@@ -170,7 +171,7 @@ func stageAll(p *peer, dir string, orig Deps) (Deps, error) {
 	w := &writer{dir: dir, done: map[string]*pipepb.ArtifactInformation{}}
 	out := Deps{}
 	for _, id := range ids {
-		deps, err := stageEnv(p, w, orig[id])
+		deps, err := stageEnv(p, w, orig[id], strings.Contains(id, "/anyof/"))
 		if err != nil {
 			return nil, fmt.Errorf("environment %q: %w", id, err)
 		}
@@ -179,13 +180,23 @@ func stageAll(p *peer, dir string, orig Deps) (Deps, error) {
 	return out, nil
 }
 
-func stageEnv(p *peer, w *writer, deps []*pipepb.ArtifactInformation) ([]*pipepb.ArtifactInformation, error) {
+// stageEnv stages one environment's dependencies. An anyof alternative
+// whose dependencies the client left deferred after resolving them keeps
+// them unstaged: a client that cannot resolve them cannot send them either
+// (the Go SDK resolves only top-level environments' artifacts, through the
+// expansion service, and ends the stream on a deferred one), and the job
+// may well run on another alternative. The runner never picks it without
+// its artifacts (worker's anyof choice skips it).
+func stageEnv(p *peer, w *writer, deps []*pipepb.ArtifactInformation, alternative bool) ([]*pipepb.ArtifactInformation, error) {
 	if len(deps) == 0 {
 		return nil, nil
 	}
 	resolved, err := p.resolve(deps)
 	if err != nil {
 		return nil, err
+	}
+	if alternative && slices.ContainsFunc(resolved, isDeferred) {
+		return resolved, nil
 	}
 	out := make([]*pipepb.ArtifactInformation, 0, len(resolved))
 	for _, dep := range resolved {
@@ -197,6 +208,11 @@ func stageEnv(p *peer, w *writer, deps []*pipepb.ArtifactInformation) ([]*pipepb
 	}
 	return out, nil
 }
+
+// TypeDeferred is an artifact that its SDK must resolve before staging.
+const TypeDeferred = "beam:artifact:type:deferred:v1"
+
+func isDeferred(a *pipepb.ArtifactInformation) bool { return a.GetTypeUrn() == TypeDeferred }
 
 // peer speaks the server's half of the reverse-retrieval stream.
 type peer struct {

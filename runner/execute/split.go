@@ -2,6 +2,7 @@ package execute
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -85,6 +86,9 @@ func countElements(b engine.Bundle, ss *sdkStage) int64 {
 // restrictions, and input elements past the channel split.
 func (d *driver) applySplit(sd splitDone) error {
 	id, ss := sd.rec.b.ID, sd.rec.ss
+	if lost := (*harness.SplitLost)(nil); errors.As(sd.err, &lost) {
+		return fmt.Errorf("stage %s: %w", ss.stage.ID, sd.err)
+	}
 	if sd.err != nil {
 		d.r.log.Debug("split refused", "bundle", id, "err", sd.err)
 		return nil // a bundle that finished or cannot split is not an error

@@ -1,0 +1,111 @@
+// A real Kafka client for the cross-language checks, run with Java's
+// source-file launcher on the broker's classpath (kafka-clients), so the
+// checks need no client library of their own:
+//
+//   java -cp 'kafka/lib/*' KafkaRecords.java produce BOOTSTRAP TOPIC < records
+//   java -cp 'kafka/lib/*' KafkaRecords.java consume BOOTSTRAP TOPIC N TIMEOUT_MS
+//
+// produce reads lines "TIMESTAMP_MS<TAB>KEY<TAB>VALUE" and sends each as a
+// record with that create time (so windows over it are deterministic), to
+// the topic's partitions in turn.
+// consume prints "KEY<TAB>VALUE" per record of every partition from its
+// earliest offset, until N records and then a quiet second more (so
+// duplicates would show), or the timeout.
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+public class KafkaRecords {
+  public static void main(String[] args) throws Exception {
+    if (args.length == 3 && args[0].equals("produce")) {
+      produce(args[1], args[2]);
+    } else if (args.length == 5 && args[0].equals("consume")) {
+      consume(args[1], args[2], Integer.parseInt(args[3]), Long.parseLong(args[4]));
+    } else {
+      System.err.println("usage: produce BOOTSTRAP TOPIC | consume BOOTSTRAP TOPIC N TIMEOUT_MS");
+      System.exit(2);
+    }
+  }
+
+  static void produce(String bootstrap, String topic) throws Exception {
+    Properties p = new Properties();
+    p.put("bootstrap.servers", bootstrap);
+    p.put("acks", "all");
+    p.put("key.serializer", StringSerializer.class.getName());
+    p.put("value.serializer", StringSerializer.class.getName());
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    int n = 0;
+    try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+      // Round robin over the partitions: a partition left empty would hold
+      // KafkaIO's create-time watermark back for good.
+      int partitions = producer.partitionsFor(topic).size();
+      for (String line; (line = in.readLine()) != null; ) {
+        String[] f = line.split("\t", 3);
+        if (f.length != 3) {
+          throw new IllegalArgumentException("line " + (n + 1) + ": want TIMESTAMP_MS<TAB>KEY<TAB>VALUE, got " + line);
+        }
+        producer.send(new ProducerRecord<>(topic, n % partitions, Long.parseLong(f[0]), f[1], f[2])).get();
+        n++;
+      }
+    }
+    System.err.println("produced " + n + " records to " + topic);
+  }
+
+  static void consume(String bootstrap, String topic, int want, long timeoutMs)
+      throws InterruptedException {
+    Properties p = new Properties();
+    p.put("bootstrap.servers", bootstrap);
+    p.put("key.deserializer", StringDeserializer.class.getName());
+    p.put("value.deserializer", StringDeserializer.class.getName());
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    int got = 0;
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
+      // Assigned, not subscribed: no consumer group to join and wait for.
+      List<TopicPartition> parts = partitions(consumer, topic, deadline);
+      consumer.assign(parts);
+      consumer.seekToBeginning(parts);
+      long quietUntil = Long.MAX_VALUE;
+      while (System.currentTimeMillis() < Math.min(deadline, quietUntil)) {
+        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+          System.out.println(r.key() + "\t" + r.value());
+          got++;
+        }
+        if (got >= want && quietUntil == Long.MAX_VALUE) {
+          quietUntil = System.currentTimeMillis() + 1000;
+        }
+      }
+    }
+    System.err.println("consumed " + got + " records from " + topic);
+  }
+
+  // The topic's partitions, once it exists: the pipeline that writes it
+  // may not have created it yet.
+  static List<TopicPartition> partitions(KafkaConsumer<?, ?> consumer, String topic, long deadline)
+      throws InterruptedException {
+    while (true) {
+      List<TopicPartition> parts = new ArrayList<>();
+      for (PartitionInfo i : consumer.listTopics(Duration.ofSeconds(10)).getOrDefault(topic, List.of())) {
+        parts.add(new TopicPartition(topic, i.partition()));
+      }
+      if (!parts.isEmpty()) {
+        return parts;
+      }
+      if (System.currentTimeMillis() > deadline) {
+        throw new IllegalStateException("topic " + topic + " does not exist");
+      }
+      Thread.sleep(500);
+    }
+  }
+}
