@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/beam-runner/beam-runner/runner/coders"
 )
@@ -15,6 +16,9 @@ type TimerSpec struct {
 	Stream     TimerStream
 	Codec      *coders.TimerCodec
 	Processing bool // processing-time domain; else event time
+	// Expiry marks an OnWindowExpiration family: the engine sets one of
+	// its timers for each key and window with input (expiry.go).
+	Expiry bool
 }
 
 // keyed is the state of a stateful stage: input and timers by key, and the
@@ -55,6 +59,7 @@ type timer struct {
 	id         string
 	stream     TimerStream
 	key        string
+	windows    string // the windows it is set in, encoded back to back
 	fire, hold int64
 	processing bool
 	enc        []byte // the timer as the SDK encoded it, redelivered as is
@@ -85,7 +90,11 @@ func (e *Engine) enqueueKeyed(st *stage, p *pcoll, c []byte) {
 		w.data = append(w.data, raw...)
 		w.minTS = min(w.minTS, v.Timestamp)
 		return coders.EachWindow(p.spec.Codec, v, func(win []byte) error {
-			return st.keyed.track(st.spec.ID, k, win, p.spec.Codec.WindowKind())
+			sw, err := st.keyed.track(st.spec.ID, k, win, p.spec.Codec.WindowKind())
+			if sw != nil {
+				st.armExpiry(sw)
+			}
+			return err
 		})
 	})
 	if err != nil {
@@ -115,13 +124,13 @@ func (e *Engine) parseTimers(st *stage, ts TimerSpec, c []byte) error {
 		}
 		raw := c[off : off+n : off+n]
 		off += n
-		id := ts.Stream.Transform + "\x00" + ts.Stream.Family + "\x00" + string(t.Key) + "\x00" + string(t.Windows) + "\x00" + string(t.Tag)
+		id := timerID(ts.Stream, &t)
 		if t.Clear {
 			delete(st.keyed.timers, id)
 			continue
 		}
 		st.keyed.timers[id] = &timer{
-			id: id, stream: ts.Stream, key: string(t.Key), fire: t.Fire, hold: t.Hold,
+			id: id, stream: ts.Stream, key: string(t.Key), windows: string(t.Windows), fire: t.Fire, hold: t.Hold,
 			processing: ts.Processing, enc: raw,
 		}
 	}
@@ -252,22 +261,30 @@ func (st *stage) nextTimerWakeup(now int64) (int64, bool) {
 // hasTimers reports whether the stage still has timers set.
 func (st *stage) hasTimers() bool { return st.keyed != nil && len(st.keyed.timers) > 0 }
 
-// track remembers that a key's window may hold state.
-func (k *keyed) track(stage, key string, win []byte, kind coders.WindowKind) error {
+// timerID is a timer's identity: a timer set again with the same one
+// replaces it.
+func timerID(s TimerStream, t *coders.Timer) string {
+	return s.Transform + "\x00" + s.Family + "\x00" + string(t.Key) + "\x00" + string(t.Windows) + "\x00" + string(t.Tag)
+}
+
+// track remembers that a key's window may hold state, and returns the
+// window if it is new.
+func (k *keyed) track(stage, key string, win []byte, kind coders.WindowKind) (*StateWindow, error) {
 	id := key + "\x00" + string(win)
 	if _, ok := k.windows[id]; ok {
-		return nil
+		return nil, nil
 	}
 	maxTS := coders.EndOfGlobalWindow
 	if kind != coders.GlobalWindow {
 		_, ts, err := coders.WindowBounds(kind, win)
 		if err != nil {
-			return fmt.Errorf("window of key: %w", err)
+			return nil, fmt.Errorf("window of key: %w", err)
 		}
 		maxTS = ts
 	}
-	k.windows[id] = &StateWindow{Stage: stage, Key: []byte(key), Window: append([]byte(nil), win...), maxTS: maxTS}
-	return nil
+	sw := &StateWindow{Stage: stage, Key: []byte(key), Window: append([]byte(nil), win...), maxTS: maxTS}
+	k.windows[id] = sw
+	return sw, nil
 }
 
 // expire moves the windows whose end plus allowed lateness the input
@@ -285,7 +302,7 @@ func (e *Engine) expire(st *stage) {
 			continue
 		}
 		if gc := w.maxTS + st.spec.AllowedLateness; gc < st.inWM || st.inWM >= coders.MaxTimestamp {
-			if !st.keyed.hasTimersFor(string(w.Key)) {
+			if !st.keyed.hasTimersFor(string(w.Key), string(w.Window)) {
 				e.expired = append(e.expired, *w)
 				delete(st.keyed.windows, id)
 			}
@@ -293,9 +310,13 @@ func (e *Engine) expire(st *stage) {
 	}
 }
 
-func (k *keyed) hasTimersFor(key string) bool {
+// hasTimersFor reports whether a timer of the key is set in the window,
+// whose state it may still read. (A timer set in several windows counts
+// for each; one whose windows merely contain the window's bytes only
+// delays the window's expiry.)
+func (k *keyed) hasTimersFor(key, win string) bool {
 	for _, t := range k.timers {
-		if t.key == key {
+		if t.key == key && strings.Contains(t.windows, win) {
 			return true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
@@ -359,6 +360,13 @@ func (st *stage) restoreKeyed(r *wire.Reader) error {
 			return fmt.Errorf("snapshot has a timer of family %s/%s the stage does not declare", t.stream.Transform, t.stream.Family)
 		}
 		t.processing = spec.Processing
+		if r.Err() == nil {
+			var pt coders.Timer
+			if _, err := spec.Codec.Parse(t.enc, &pt); err != nil {
+				return fmt.Errorf("snapshot has a malformed timer of family %s/%s: %w", t.stream.Transform, t.stream.Family, err)
+			}
+			t.windows = string(pt.Windows)
+		}
 		k.timers[t.id] = t
 	}
 	for n := r.Len(); n > 0 && r.Err() == nil; n-- {

@@ -253,7 +253,7 @@ func (b specBuilder) timerSpecs(s *plan.Stage) ([]engine.TimerSpec, error) {
 			return nil, fmt.Errorf("timer family %q of %q: %w", tf.Family, tf.Transform, err)
 		}
 		out = append(out, engine.TimerSpec{
-			Stream: engine.TimerStream{Transform: tf.Transform, Family: tf.Family}, Codec: c, Processing: tf.Processing,
+			Stream: engine.TimerStream{Transform: tf.Transform, Family: tf.Family}, Codec: c, Processing: tf.Processing, Expiry: tf.Expiry,
 		})
 	}
 	return out, nil

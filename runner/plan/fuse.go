@@ -289,6 +289,9 @@ type TimerFamily struct {
 	Transform, Family string
 	Coder             string // wire coder of the family's timers
 	Processing        bool   // processing-time domain (else event time)
+	// Expiry marks the transform's OnWindowExpiration family: the runner,
+	// not the SDK, sets its timers, one per key and window with input.
+	Expiry bool
 }
 
 // FlattenSink routes one flatten input into the flatten's output.

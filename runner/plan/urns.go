@@ -66,4 +66,5 @@ var supportedRequirements = map[string]bool{
 	ReqStateful:     true,
 	ReqFinalization: true,
 	ReqStableInput:  true, // bundles are materialised before they run, so input is stable
+	ReqOnWindowExp:  true,
 }
