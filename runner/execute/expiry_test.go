@@ -24,7 +24,9 @@ func init() {
 }
 
 // stampByValue keys v by v%3 and stamps it at v milliseconds.
-func stampByValue(v int) (beam.EventTime, int, int) { return mtime.FromMilliseconds(int64(v)), v % 3, v }
+func stampByValue(v int) (beam.EventTime, int, int) {
+	return mtime.FromMilliseconds(int64(v)), v % 3, v
+}
 
 // countOnExpiry buffers each key's values in a window and emits
 // "key:count" from its timer family Exp, which it never sets: the test
