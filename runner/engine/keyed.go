@@ -28,6 +28,8 @@ type keyed struct {
 	pending map[string]*keyWork
 	busy    map[string]bool
 	timers  map[string]*timer // by identity: stream, key, windows, tag
+	// sorted is a time-sorted stage's input not yet released, by key.
+	sorted map[string]*sortBuffer
 	// windows are the (key, window) pairs that may hold state, until the
 	// watermark passes the window's end plus the allowed lateness.
 	windows map[string]*StateWindow
@@ -66,12 +68,26 @@ type timer struct {
 }
 
 func newKeyed() *keyed {
-	return &keyed{pending: map[string]*keyWork{}, busy: map[string]bool{}, timers: map[string]*timer{}, windows: map[string]*StateWindow{},
+	return &keyed{pending: map[string]*keyWork{}, busy: map[string]bool{}, timers: map[string]*timer{}, windows: map[string]*StateWindow{}, sorted: map[string]*sortBuffer{},
 		scannedAt: coders.MinTimestamp, ranEarly: map[string]bool{}}
 }
 
-// enqueueKeyed files elements under their encoded keys.
+// enqueueKeyed takes a stateful stage's arriving input: filed under
+// their encoded keys, or first buffered for sorting (sorted.go).
 func (e *Engine) enqueueKeyed(st *stage, p *pcoll, c []byte) {
+	if p.spec.Key == nil {
+		e.fail(fmt.Errorf("stage %s: stateful input %s is not KV-coded", st.spec.ID, p.id))
+		return
+	}
+	if st.spec.TimeSorted {
+		e.bufferSorted(st, p, c)
+		return
+	}
+	e.fileKeyed(st, p, c)
+}
+
+// fileKeyed files elements under their encoded keys, ready to run.
+func (e *Engine) fileKeyed(st *stage, p *pcoll, c []byte) {
 	if p.spec.Key == nil {
 		e.fail(fmt.Errorf("stage %s: stateful input %s is not KV-coded", st.spec.ID, p.id))
 		return
@@ -167,6 +183,7 @@ func (e *Engine) due(st *stage, t *timer) bool {
 // delivered, so timers fire in timestamp order even when firing one sets
 // an earlier one.
 func (e *Engine) readyKeyed(st *stage, n int) []*bundle {
+	e.releaseSorted(st)
 	runInput := e.canRun(st)
 	work := map[string][]*timer{}
 	for _, t := range st.keyed.timers {
@@ -237,6 +254,9 @@ func (e *Engine) keyedWatermark(st *stage, wm int64) int64 {
 	for _, w := range st.keyed.pending {
 		wm = min(wm, w.minTS)
 	}
+	for _, b := range st.keyed.sorted {
+		wm = min(wm, b.minTS)
+	}
 	for _, t := range st.keyed.timers {
 		wm = min(wm, t.hold)
 	}
@@ -298,7 +318,7 @@ func (e *Engine) expire(st *stage) {
 	}
 	st.keyed.scannedAt, st.keyed.rescan = st.inWM, false
 	for id, w := range st.keyed.windows {
-		if st.keyed.busy[string(w.Key)] || st.keyed.pending[string(w.Key)] != nil {
+		if st.keyed.busy[string(w.Key)] || st.keyed.pending[string(w.Key)] != nil || st.keyed.sorted[string(w.Key)] != nil {
 			continue
 		}
 		if gc := w.maxTS + st.spec.AllowedLateness; gc < st.inWM || st.inWM >= coders.MaxTimestamp {

@@ -144,6 +144,7 @@ func (p *scriptPipeline) addStage(a *lineArgs) {
 func (p *scriptPipeline) sdkStage(a *lineArgs, ss *StageSpec) {
 	ss.SideInputs = a.list("side")
 	ss.Splittable, ss.ProbeBundles, ss.Keyed = a.flag("splittable"), a.flag("probe"), a.flag("keyed")
+	ss.TimeSorted = a.flag("time-sorted")
 	ss.AllowedLateness = a.int("lateness", 0)
 	ss.MaxBundles = int(a.int("max-bundles", 0))
 	events, processing, expiry := a.list("event-timers"), a.list("processing-timers"), a.list("expiry-timers")
@@ -151,7 +152,7 @@ func (p *scriptPipeline) sdkStage(a *lineArgs, ss *StageSpec) {
 		a.fail(fmt.Errorf("sdk stage %s needs one main input (in=)", ss.ID))
 		return
 	}
-	if !ss.Keyed && len(events)+len(processing)+len(expiry) > 0 {
+	if !ss.Keyed && (len(events)+len(processing)+len(expiry) > 0 || ss.TimeSorted) {
 		a.fail(fmt.Errorf("stage %s has timers but is not keyed", ss.ID))
 	}
 	in := p.byID[ss.Inputs[0]]

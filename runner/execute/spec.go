@@ -135,7 +135,7 @@ func (b specBuilder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 	switch s.Kind {
 	case stagekind.SDK:
 		ss.SideInputs = uniqueSides(s)
-		ss.Keyed = s.Stateful
+		ss.Keyed, ss.TimeSorted = s.Stateful, s.TimeSorted
 		if s.Stateful {
 			ss.AllowedLateness = s.Windowing.GetAllowedLateness()
 		}

@@ -160,9 +160,6 @@ func checkParDo(id string, t *pipepb.PTransform) error {
 		return fmt.Errorf("transform %q (%s): malformed ParDoPayload: %v", t.GetUniqueName(), id, err)
 	}
 	name := fmt.Sprintf("transform %q (%s)", t.GetUniqueName(), id)
-	if pl.GetRequiresTimeSortedInput() {
-		return fmt.Errorf("%s requires time-sorted input (%s), which beam-runner does not support", name, ReqTimeSorted)
-	}
 	fam := pl.GetOnWindowExpirationTimerFamilySpec()
 	if fam == "" {
 		return nil

@@ -67,4 +67,5 @@ var supportedRequirements = map[string]bool{
 	ReqFinalization: true,
 	ReqStableInput:  true, // bundles are materialised before they run, so input is stable
 	ReqOnWindowExp:  true,
+	ReqTimeSorted:   true,
 }
