@@ -39,12 +39,26 @@ func (h *Harness) Split(ctx context.Context, inst, source string, fraction float
 	}
 	sr := resp.GetProcessBundleSplit()
 	out := SplitResult{Primaries: sr.GetPrimaryRoots(), Residuals: sr.GetResidualRoots(), FirstResidual: -1}
-	for _, cs := range sr.GetChannelSplits() {
-		if cs.GetTransformId() == source {
-			out.FirstResidual = cs.GetFirstResidualElement()
+	out.FirstResidual = channelSplit(sr.GetChannelSplits(), source)
+	return out, nil
+}
+
+// channelSplit is the first residual element of the source's channel
+// split, -1 if there is none. Only the source was asked to split, so a
+// channel split that names no transform is the source's: Java's harness
+// (through 2.77 at least) leaves transform_id unset in the channel splits
+// it reports.
+func channelSplit(css []*fnpb.ProcessBundleSplitResponse_ChannelSplit, source string) int64 {
+	first := int64(-1)
+	for _, cs := range css {
+		switch cs.GetTransformId() {
+		case source:
+			return cs.GetFirstResidualElement()
+		case "":
+			first = cs.GetFirstResidualElement()
 		}
 	}
-	return out, nil
+	return first
 }
 
 // Progress asks a running bundle for its metrics so far.
