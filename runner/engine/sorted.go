@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/beam-runner/beam-runner/runner/coders"
@@ -107,7 +109,8 @@ func (e *Engine) releaseSorted(st *stage) {
 		return
 	}
 	p := e.pcolls[st.spec.Inputs[0]]
-	for k, b := range st.keyed.sorted {
+	for _, k := range slices.Sorted(maps.Keys(st.keyed.sorted)) {
+		b := st.keyed.sorted[k]
 		var data []byte
 		for _, el := range b.release(st.inWM, st.spec.AllowedLateness) {
 			data = append(data, el.raw...)
