@@ -12,19 +12,20 @@ import "github.com/beam-runner/beam-runner/runner/coders"
 // hold), and the window's state is dropped only once it has fired, since
 // expire waits for the key's timers.
 
-// armExpiry sets the expiry timers of a newly tracked window.
-func (st *stage) armExpiry(sw *StateWindow) {
+// armExpiry sets the expiry timers of a newly tracked window, of kind.
+func (st *stage) armExpiry(sw *StateWindow, kind coders.WindowKind) {
 	for _, ts := range st.spec.Timers {
 		if !ts.Expiry {
 			continue
 		}
 		t := expiryTimer(sw, st.spec.AllowedLateness)
+		t.Windows = timerWindow(sw.Window, kind, ts.Codec)
 		id := timerID(ts.Stream, &t)
 		if _, set := st.keyed.timers[id]; set {
 			continue
 		}
 		st.keyed.timers[id] = &timer{
-			id: id, stream: ts.Stream, key: string(sw.Key), windows: string(sw.Window), fire: t.Fire, hold: t.Hold,
+			id: id, stream: ts.Stream, key: string(sw.Key), windows: string(t.Windows), fire: t.Fire, hold: t.Hold,
 			enc: coders.AppendTimer(nil, &t),
 		}
 	}
@@ -44,4 +45,15 @@ func expiryTimer(sw *StateWindow, lateness int64) coders.Timer {
 		Key: sw.Key, NumWindows: 1, Windows: sw.Window,
 		Fire: fire, Hold: sw.maxTS, Pane: coders.NoFiringPane,
 	}
+}
+
+// timerWindow is a window as a timer family's coder encodes it. A custom
+// window reaches the runner behind its max timestamp (custom_window, which
+// the windowing strategy names), but the SDK's timer coder names its own
+// window coder, without that prefix.
+func timerWindow(win []byte, kind coders.WindowKind, tc *coders.TimerCodec) []byte {
+	if kind == coders.CustomWindows && tc.Window.URN() != coders.URNCustomWindow && len(win) >= coders.TimestampSize {
+		return win[coders.TimestampSize:]
+	}
+	return win
 }

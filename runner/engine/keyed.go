@@ -108,7 +108,7 @@ func (e *Engine) fileKeyed(st *stage, p *pcoll, c []byte) {
 		return coders.EachWindow(p.spec.Codec, v, func(win []byte) error {
 			sw, err := st.keyed.track(st.spec.ID, k, win, p.spec.Codec.WindowKind())
 			if sw != nil {
-				st.armExpiry(sw)
+				st.armExpiry(sw, p.spec.Codec.WindowKind())
 			}
 			return err
 		})
@@ -322,7 +322,7 @@ func (e *Engine) expire(st *stage) {
 			continue
 		}
 		if gc := w.maxTS + st.spec.AllowedLateness; gc < st.inWM || st.inWM >= coders.MaxTimestamp {
-			if !st.keyed.hasTimersFor(string(w.Key), string(w.Window)) {
+			if !st.keyed.hasTimersFor(string(w.Key), string(w.Window), e.pcolls[st.spec.Inputs[0]].spec.Codec.WindowKind()) {
 				e.expired = append(e.expired, *w)
 				delete(st.keyed.windows, id)
 			}
@@ -331,10 +331,14 @@ func (e *Engine) expire(st *stage) {
 }
 
 // hasTimersFor reports whether a timer of the key is set in the window,
-// whose state it may still read. (A timer set in several windows counts
-// for each; one whose windows merely contain the window's bytes only
-// delays the window's expiry.)
-func (k *keyed) hasTimersFor(key, win string) bool {
+// of kind, whose state it may still read. (A timer set in several windows
+// counts for each; one whose windows merely contain the window's bytes
+// only delays the window's expiry.) Timers name a custom window without
+// the max timestamp the state's window has (timerWindow).
+func (k *keyed) hasTimersFor(key, win string, kind coders.WindowKind) bool {
+	if kind == coders.CustomWindows && len(win) >= coders.TimestampSize {
+		win = win[coders.TimestampSize:]
+	}
 	for _, t := range k.timers {
 		if t.key == key && strings.Contains(t.windows, win) {
 			return true
