@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/beam-runner/beam-runner/runner/coders"
 )
@@ -15,6 +16,9 @@ type TimerSpec struct {
 	Stream     TimerStream
 	Codec      *coders.TimerCodec
 	Processing bool // processing-time domain; else event time
+	// Expiry marks an OnWindowExpiration family: the engine sets one of
+	// its timers for each key and window with input (expiry.go).
+	Expiry bool
 }
 
 // keyed is the state of a stateful stage: input and timers by key, and the
@@ -24,6 +28,8 @@ type keyed struct {
 	pending map[string]*keyWork
 	busy    map[string]bool
 	timers  map[string]*timer // by identity: stream, key, windows, tag
+	// sorted is a time-sorted stage's input not yet released, by key.
+	sorted map[string]*sortBuffer
 	// windows are the (key, window) pairs that may hold state, until the
 	// watermark passes the window's end plus the allowed lateness.
 	windows map[string]*StateWindow
@@ -55,18 +61,33 @@ type timer struct {
 	id         string
 	stream     TimerStream
 	key        string
+	windows    string // the windows it is set in, encoded back to back
 	fire, hold int64
 	processing bool
 	enc        []byte // the timer as the SDK encoded it, redelivered as is
 }
 
 func newKeyed() *keyed {
-	return &keyed{pending: map[string]*keyWork{}, busy: map[string]bool{}, timers: map[string]*timer{}, windows: map[string]*StateWindow{},
+	return &keyed{pending: map[string]*keyWork{}, busy: map[string]bool{}, timers: map[string]*timer{}, windows: map[string]*StateWindow{}, sorted: map[string]*sortBuffer{},
 		scannedAt: coders.MinTimestamp, ranEarly: map[string]bool{}}
 }
 
-// enqueueKeyed files elements under their encoded keys.
+// enqueueKeyed takes a stateful stage's arriving input: filed under
+// their encoded keys, or first buffered for sorting (sorted.go).
 func (e *Engine) enqueueKeyed(st *stage, p *pcoll, c []byte) {
+	if p.spec.Key == nil {
+		e.fail(fmt.Errorf("stage %s: stateful input %s is not KV-coded", st.spec.ID, p.id))
+		return
+	}
+	if st.spec.TimeSorted {
+		e.bufferSorted(st, p, c)
+		return
+	}
+	e.fileKeyed(st, p, c)
+}
+
+// fileKeyed files elements under their encoded keys, ready to run.
+func (e *Engine) fileKeyed(st *stage, p *pcoll, c []byte) {
 	if p.spec.Key == nil {
 		e.fail(fmt.Errorf("stage %s: stateful input %s is not KV-coded", st.spec.ID, p.id))
 		return
@@ -85,7 +106,11 @@ func (e *Engine) enqueueKeyed(st *stage, p *pcoll, c []byte) {
 		w.data = append(w.data, raw...)
 		w.minTS = min(w.minTS, v.Timestamp)
 		return coders.EachWindow(p.spec.Codec, v, func(win []byte) error {
-			return st.keyed.track(st.spec.ID, k, win, p.spec.Codec.WindowKind())
+			sw, err := st.keyed.track(st.spec.ID, k, win, p.spec.Codec.WindowKind())
+			if sw != nil {
+				st.armExpiry(sw, p.spec.Codec.WindowKind())
+			}
+			return err
 		})
 	})
 	if err != nil {
@@ -115,13 +140,13 @@ func (e *Engine) parseTimers(st *stage, ts TimerSpec, c []byte) error {
 		}
 		raw := c[off : off+n : off+n]
 		off += n
-		id := ts.Stream.Transform + "\x00" + ts.Stream.Family + "\x00" + string(t.Key) + "\x00" + string(t.Windows) + "\x00" + string(t.Tag)
+		id := timerID(ts.Stream, &t)
 		if t.Clear {
 			delete(st.keyed.timers, id)
 			continue
 		}
 		st.keyed.timers[id] = &timer{
-			id: id, stream: ts.Stream, key: string(t.Key), fire: t.Fire, hold: t.Hold,
+			id: id, stream: ts.Stream, key: string(t.Key), windows: string(t.Windows), fire: t.Fire, hold: t.Hold,
 			processing: ts.Processing, enc: raw,
 		}
 	}
@@ -158,6 +183,7 @@ func (e *Engine) due(st *stage, t *timer) bool {
 // delivered, so timers fire in timestamp order even when firing one sets
 // an earlier one.
 func (e *Engine) readyKeyed(st *stage, n int) []*bundle {
+	e.releaseSorted(st)
 	runInput := e.canRun(st)
 	work := map[string][]*timer{}
 	for _, t := range st.keyed.timers {
@@ -228,6 +254,9 @@ func (e *Engine) keyedWatermark(st *stage, wm int64) int64 {
 	for _, w := range st.keyed.pending {
 		wm = min(wm, w.minTS)
 	}
+	for _, b := range st.keyed.sorted {
+		wm = min(wm, b.minTS)
+	}
 	for _, t := range st.keyed.timers {
 		wm = min(wm, t.hold)
 	}
@@ -252,22 +281,30 @@ func (st *stage) nextTimerWakeup(now int64) (int64, bool) {
 // hasTimers reports whether the stage still has timers set.
 func (st *stage) hasTimers() bool { return st.keyed != nil && len(st.keyed.timers) > 0 }
 
-// track remembers that a key's window may hold state.
-func (k *keyed) track(stage, key string, win []byte, kind coders.WindowKind) error {
+// timerID is a timer's identity: a timer set again with the same one
+// replaces it.
+func timerID(s TimerStream, t *coders.Timer) string {
+	return s.Transform + "\x00" + s.Family + "\x00" + string(t.Key) + "\x00" + string(t.Windows) + "\x00" + string(t.Tag)
+}
+
+// track remembers that a key's window may hold state, and returns the
+// window if it is new.
+func (k *keyed) track(stage, key string, win []byte, kind coders.WindowKind) (*StateWindow, error) {
 	id := key + "\x00" + string(win)
 	if _, ok := k.windows[id]; ok {
-		return nil
+		return nil, nil
 	}
 	maxTS := coders.EndOfGlobalWindow
 	if kind != coders.GlobalWindow {
 		_, ts, err := coders.WindowBounds(kind, win)
 		if err != nil {
-			return fmt.Errorf("window of key: %w", err)
+			return nil, fmt.Errorf("window of key: %w", err)
 		}
 		maxTS = ts
 	}
-	k.windows[id] = &StateWindow{Stage: stage, Key: []byte(key), Window: append([]byte(nil), win...), maxTS: maxTS}
-	return nil
+	sw := &StateWindow{Stage: stage, Key: []byte(key), Window: append([]byte(nil), win...), maxTS: maxTS}
+	k.windows[id] = sw
+	return sw, nil
 }
 
 // expire moves the windows whose end plus allowed lateness the input
@@ -281,11 +318,11 @@ func (e *Engine) expire(st *stage) {
 	}
 	st.keyed.scannedAt, st.keyed.rescan = st.inWM, false
 	for id, w := range st.keyed.windows {
-		if st.keyed.busy[string(w.Key)] || st.keyed.pending[string(w.Key)] != nil {
+		if st.keyed.busy[string(w.Key)] || st.keyed.pending[string(w.Key)] != nil || st.keyed.sorted[string(w.Key)] != nil {
 			continue
 		}
 		if gc := w.maxTS + st.spec.AllowedLateness; gc < st.inWM || st.inWM >= coders.MaxTimestamp {
-			if !st.keyed.hasTimersFor(string(w.Key)) {
+			if !st.keyed.hasTimersFor(string(w.Key), string(w.Window), e.pcolls[st.spec.Inputs[0]].spec.Codec.WindowKind()) {
 				e.expired = append(e.expired, *w)
 				delete(st.keyed.windows, id)
 			}
@@ -293,9 +330,17 @@ func (e *Engine) expire(st *stage) {
 	}
 }
 
-func (k *keyed) hasTimersFor(key string) bool {
+// hasTimersFor reports whether a timer of the key is set in the window,
+// of kind, whose state it may still read. (A timer set in several windows
+// counts for each; one whose windows merely contain the window's bytes
+// only delays the window's expiry.) Timers name a custom window without
+// the max timestamp the state's window has (timerWindow).
+func (k *keyed) hasTimersFor(key, win string, kind coders.WindowKind) bool {
+	if kind == coders.CustomWindows && len(win) >= coders.TimestampSize {
+		win = win[coders.TimestampSize:]
+	}
 	for _, t := range k.timers {
-		if t.key == key {
+		if t.key == key && strings.Contains(t.windows, win) {
 			return true
 		}
 	}

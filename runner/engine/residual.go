@@ -49,7 +49,7 @@ func (e *Engine) wakeResiduals(st *stage) {
 func (e *Engine) requeue(st *stage, d delayed) {
 	in := e.pcolls[st.spec.Inputs[0]]
 	if st.keyed != nil {
-		e.enqueueKeyed(st, in, d.data)
+		e.fileKeyed(st, in, d.data)
 		return
 	}
 	st.pending = append(st.pending, chunk{data: d.data, minTS: d.hold})

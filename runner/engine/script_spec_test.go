@@ -144,14 +144,15 @@ func (p *scriptPipeline) addStage(a *lineArgs) {
 func (p *scriptPipeline) sdkStage(a *lineArgs, ss *StageSpec) {
 	ss.SideInputs = a.list("side")
 	ss.Splittable, ss.ProbeBundles, ss.Keyed = a.flag("splittable"), a.flag("probe"), a.flag("keyed")
+	ss.TimeSorted = a.flag("time-sorted")
 	ss.AllowedLateness = a.int("lateness", 0)
 	ss.MaxBundles = int(a.int("max-bundles", 0))
-	events, processing := a.list("event-timers"), a.list("processing-timers")
+	events, processing, expiry := a.list("event-timers"), a.list("processing-timers"), a.list("expiry-timers")
 	if len(ss.Inputs) != 1 {
 		a.fail(fmt.Errorf("sdk stage %s needs one main input (in=)", ss.ID))
 		return
 	}
-	if !ss.Keyed && len(events)+len(processing) > 0 {
+	if !ss.Keyed && (len(events)+len(processing)+len(expiry) > 0 || ss.TimeSorted) {
 		a.fail(fmt.Errorf("stage %s has timers but is not keyed", ss.ID))
 	}
 	in := p.byID[ss.Inputs[0]]
@@ -165,6 +166,9 @@ func (p *scriptPipeline) sdkStage(a *lineArgs, ss *StageSpec) {
 	}
 	for _, f := range processing {
 		ss.Timers = append(ss.Timers, TimerSpec{Stream: TimerStream{Transform: ss.ID, Family: f}, Codec: tc, Processing: true})
+	}
+	for _, f := range expiry {
+		ss.Timers = append(ss.Timers, TimerSpec{Stream: TimerStream{Transform: ss.ID, Family: f}, Codec: tc, Expiry: true})
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
@@ -17,9 +18,10 @@ import (
 // and keep Restore able to read the versions still found in stores.
 const (
 	snapshotMagic   = "BRENGINE"
-	SnapshotVersion = 2
+	SnapshotVersion = 3
 	// Version 1 lacks a keyed stage's timers fired early (keyed.ranEarly);
-	// it restores with none.
+	// it restores with none. Versions before 3 lack a time-sorted stage's
+	// sort buffers (keyed.sorted); they restore with none.
 	oldestSnapshotVersion = 1
 )
 
@@ -202,6 +204,17 @@ func (k *keyed) snapshot(w *wire.Writer) {
 	for _, id := range early {
 		w.String(id)
 	}
+	sorted := slices.Sorted(maps.Keys(k.sorted))
+	w.Len(len(sorted))
+	for _, key := range sorted {
+		b := k.sorted[key]
+		w.String(key)
+		w.Len(len(b.elems))
+		for _, el := range b.elems {
+			w.Int(el.ts)
+			w.Blob(el.raw)
+		}
+	}
 }
 
 // Restore builds an engine for spec in the state a Snapshot recorded. The
@@ -359,6 +372,13 @@ func (st *stage) restoreKeyed(r *wire.Reader) error {
 			return fmt.Errorf("snapshot has a timer of family %s/%s the stage does not declare", t.stream.Transform, t.stream.Family)
 		}
 		t.processing = spec.Processing
+		if r.Err() == nil {
+			var pt coders.Timer
+			if _, err := spec.Codec.Parse(t.enc, &pt); err != nil {
+				return fmt.Errorf("snapshot has a malformed timer of family %s/%s: %w", t.stream.Transform, t.stream.Family, err)
+			}
+			t.windows = string(pt.Windows)
+		}
 		k.timers[t.id] = t
 	}
 	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
@@ -369,6 +389,15 @@ func (st *stage) restoreKeyed(r *wire.Reader) error {
 	if r.Version >= 2 {
 		for n := r.Len(); n > 0 && r.Err() == nil; n-- {
 			k.ranEarly[r.String()] = true
+		}
+	}
+	if r.Version >= 3 {
+		for n := r.Len(); n > 0 && r.Err() == nil; n-- {
+			b := &sortBuffer{}
+			k.sorted[r.String()] = b
+			for m := r.Len(); m > 0 && r.Err() == nil; m-- {
+				b.add(r.Int(), r.Blob())
+			}
 		}
 	}
 	return r.Err()

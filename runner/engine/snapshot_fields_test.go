@@ -20,13 +20,18 @@ import (
 // for the driver's next Ready; a snapshot holds no bundle in flight.
 // stage.merges, a GroupByKey's merges waiting to start, are written back
 // into its section unmerged (combtree.go), as its merges in flight are.
+// A timer's windows are parsed again from its encoding on restore. A sort
+// buffer's minTS and seq are rebuilt as its elements are added back in
+// arrival order.
 var snapshotFields = map[reflect.Type]string{
 	reflect.TypeOf(Engine{}):      "spec stages pcolls now nextID draining flight retries err expired pend splits",
 	reflect.TypeOf(stage{}):       "spec probe outWM inWM pending flight gbk events emitted keyed delayed merges",
 	reflect.TypeOf(pcoll{}):       "id spec wm consumers sides data mergeFor fromGBK", // mergeFor, fromGBK: from the spec
-	reflect.TypeOf(keyed{}):       "pending busy timers windows scannedAt rescan ranEarly",
-	reflect.TypeOf(timer{}):       "id stream key fire hold processing enc",
+	reflect.TypeOf(keyed{}):       "pending busy timers windows scannedAt rescan ranEarly sorted",
+	reflect.TypeOf(timer{}):       "id stream key windows fire hold processing enc",
 	reflect.TypeOf(keyWork{}):     "data minTS",
+	reflect.TypeOf(sortBuffer{}):  "elems minTS seq",
+	reflect.TypeOf(sortedElem{}):  "ts seq raw",
 	reflect.TypeOf(chunk{}):       "data minTS mem spillKey size",
 	reflect.TypeOf(delayed{}):     "data readyAt hold",
 	reflect.TypeOf(StateWindow{}): "Stage Key Window maxTS",

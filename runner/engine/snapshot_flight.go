@@ -59,7 +59,7 @@ func (e *Engine) requeueBundle(st *stage, b *bundle, owned [][]byte) error {
 	st.keyed.pending = map[string]*keyWork{}
 	in := e.pcolls[st.spec.Inputs[0]]
 	for _, c := range owned {
-		e.enqueueKeyed(st, in, c)
+		e.fileKeyed(st, in, c)
 	}
 	for k, w := range later {
 		if cur := st.keyed.pending[k]; cur != nil {

@@ -39,6 +39,9 @@ type StageSpec struct {
 	Keyed bool
 	// Timers are the timer families of a stateful stage.
 	Timers []TimerSpec
+	// TimeSorted makes a stateful stage see each key's input in event-time
+	// order (RequiresTimeSortedInput; sorted.go).
+	TimeSorted bool
 	// AllowedLateness of a stateful stage's input: its windows' state is
 	// garbage once the watermark passes their end plus this.
 	AllowedLateness int64

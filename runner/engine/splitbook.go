@@ -68,10 +68,11 @@ func (e *Engine) ApplySplit(id int, s SplitResult) (int, error) {
 // that the bundle still owned, and records the split.
 func (b *bundle) takeChannelResiduals(wv *coders.WindowedValueCodec, s SplitResult) ([]Residual, error) {
 	if s.FirstResidual < 0 {
-		if len(s.Primary) > 0 {
-			return nil, fmt.Errorf("split kept a primary but reported no channel split")
-		}
-		b.split.opaque = b.split.opaque || len(s.Residuals) > 0
+		// Residuals (with or without the primary kept) but no channel
+		// split: the SDK gave up part of an element without saying which.
+		// The residuals run elsewhere; what the bundle still owns is
+		// unknown, so it cannot be retried (retry.go).
+		b.split.opaque = b.split.opaque || len(s.Residuals) > 0 || len(s.Primary) > 0
 		return nil, nil
 	}
 	owned, err := b.ownedByIndex(wv)

@@ -69,6 +69,12 @@ func runResumed(t *testing.T, p *beam.Pipeline, eopts Options, options map[strin
 // with its own loopback worker pool. It may run in a goroutine of its
 // own, so a failure to set the job up is returned, not fatal.
 func runOn(ctx context.Context, e *Executor, p *beam.Pipeline, j *jobs.Job, options map[string]any) error {
+	return runOnEdited(ctx, e, p, j, options, nil)
+}
+
+// runOnEdited is runOn with the pipeline proto changed by edit, if set,
+// before the job is validated.
+func runOnEdited(ctx context.Context, e *Executor, p *beam.Pipeline, j *jobs.Job, options map[string]any, edit func(*pipepb.Pipeline) error) error {
 	pool, err := extworker.StartLoopback(ctx, 0)
 	if err != nil {
 		return fmt.Errorf("test setup: %w", err)
@@ -84,6 +90,11 @@ func runOn(ctx context.Context, e *Executor, p *beam.Pipeline, j *jobs.Job, opti
 	}
 	if j.Pipeline, err = graphx.Marshal(edges, &graphx.Options{Environment: env}); err != nil {
 		return fmt.Errorf("test setup: %w", err)
+	}
+	if edit != nil {
+		if err := edit(j.Pipeline); err != nil {
+			return fmt.Errorf("test setup: %w", err)
+		}
 	}
 	if err := e.Validate(j.Pipeline); err != nil {
 		return err

@@ -135,7 +135,7 @@ func (b specBuilder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 	switch s.Kind {
 	case stagekind.SDK:
 		ss.SideInputs = uniqueSides(s)
-		ss.Keyed = s.Stateful
+		ss.Keyed, ss.TimeSorted = s.Stateful, s.TimeSorted
 		if s.Stateful {
 			ss.AllowedLateness = s.Windowing.GetAllowedLateness()
 		}
@@ -253,7 +253,7 @@ func (b specBuilder) timerSpecs(s *plan.Stage) ([]engine.TimerSpec, error) {
 			return nil, fmt.Errorf("timer family %q of %q: %w", tf.Family, tf.Transform, err)
 		}
 		out = append(out, engine.TimerSpec{
-			Stream: engine.TimerStream{Transform: tf.Transform, Family: tf.Family}, Codec: c, Processing: tf.Processing,
+			Stream: engine.TimerStream{Transform: tf.Transform, Family: tf.Family}, Codec: c, Processing: tf.Processing, Expiry: tf.Expiry,
 		})
 	}
 	return out, nil

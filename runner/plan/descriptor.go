@@ -117,8 +117,11 @@ func (p *Plan) Descriptor(s *Stage, endpoint string) (*fnpb.ProcessBundleDescrip
 		for _, pc := range t.GetInputs() {
 			d.Pcollections[pc] = p.Components.GetPcollections()[pc]
 		}
-		for _, pc := range t.GetOutputs() {
-			d.Pcollections[pc] = p.Components.GetPcollections()[pc]
+	}
+	own := p.ownCoders(s)
+	for _, id := range s.Transforms {
+		for _, pc := range p.Components.GetTransforms()[id].GetOutputs() {
+			d.Pcollections[pc] = own(pc)
 		}
 	}
 	io := StageIO{Source: s.ID + "/source", Sinks: map[string]string{}}
@@ -145,6 +148,30 @@ func (p *Plan) Descriptor(s *Stage, endpoint string) (*fnpb.ProcessBundleDescrip
 		io.Sinks[sink] = fs.To
 	}
 	return d, io, nil
+}
+
+// ownCoders returns, for a PCollection the stage's transforms write, the
+// PCollection as the descriptor gives it: with the coder the SDK wrote into
+// the pipeline when the stage's SDK knows every coder in it, else with its
+// wire coder. An SDK may depend on the coder itself, not just the bytes:
+// Java's schema'd outputs (a Row receiver) need the SchemaCoder, which a
+// length prefix hides. Such a PCollection still crosses the data plane
+// with its wire coder, which the sink port names. PCollections the stage
+// reads keep their wire coders: a stateful DoFn encodes state keys with
+// its input's key coder, and those must match the keys the runner routes
+// by.
+func (p *Plan) ownCoders(s *Stage) func(pc string) *pipepb.PCollection {
+	r := foreignRewriter{coders: p.Components.GetCoders(), lang: envLanguage(p.Components.GetEnvironments()[s.Env])}
+	return func(pc string) *pipepb.PCollection {
+		col := p.Components.GetPcollections()[pc]
+		orig, ok := p.SDKCoder[pc]
+		if !ok || orig == col.GetCoderId() || !r.knows(orig, 0) {
+			return col
+		}
+		own := proto.Clone(col).(*pipepb.PCollection)
+		own.CoderId = orig
+		return own
+	}
 }
 
 func port(urn, name string, api *pipepb.ApiServiceDescriptor, coder string, in, out map[string]string) *pipepb.PTransform {

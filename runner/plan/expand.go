@@ -162,11 +162,17 @@ func checkParDo(id string, t *pipepb.PTransform) error {
 		return fmt.Errorf("transform %q (%s): malformed ParDoPayload: %v", t.GetUniqueName(), id, err)
 	}
 	name := fmt.Sprintf("transform %q (%s)", t.GetUniqueName(), id)
-	switch {
-	case pl.GetRequiresTimeSortedInput():
-		return fmt.Errorf("%s requires time-sorted input (%s), which beam-runner does not support", name, ReqTimeSorted)
-	case pl.GetOnWindowExpirationTimerFamilySpec() != "":
-		return fmt.Errorf("%s uses OnWindowExpiration (%s), which beam-runner does not support yet", name, ReqOnWindowExp)
+	fam := pl.GetOnWindowExpirationTimerFamilySpec()
+	if fam == "" {
+		return nil
+	}
+	// The SDK declares the family among its timers; the runner sets them.
+	spec, ok := pl.GetTimerFamilySpecs()[fam]
+	if !ok {
+		return fmt.Errorf("%s names OnWindowExpiration timer family %q, which is not among its timer families", name, fam)
+	}
+	if spec.GetTimeDomain() != pipepb.TimeDomain_EVENT_TIME {
+		return fmt.Errorf("%s: OnWindowExpiration timer family %q must be in the event-time domain, is %v", name, fam, spec.GetTimeDomain())
 	}
 	return nil
 }

@@ -43,6 +43,9 @@ type Stage struct {
 	// Stateful is set when the stage's first transform uses state or
 	// timers: its input is keyed by the runner, one bundle per key at a time.
 	Stateful bool
+	// TimeSorted is set when that transform requires its input sorted by
+	// event time (RequiresTimeSortedInput).
+	TimeSorted bool
 	// Timers are the timer families of the stage's transforms.
 	Timers []TimerFamily
 	// Truncate is the truncation transform of the splittable DoFn this
@@ -166,13 +169,13 @@ func (f *fuser) placeSDK(id string, t *pipepb.PTransform) error {
 	if err != nil {
 		return err
 	}
-	stateful := isStateful(t)
+	stateful, sorted := isStateful(t)
 	if s := f.stageOf[f.producer[main]]; s != nil && !stateful && f.canFuse(id, t, s, sides) {
 		s.Transforms = append(s.Transforms, id)
 		f.stageOf[id] = s
 	} else {
 		f.newStage(id, stagekind.SDK, t.GetEnvironmentId(), []string{main})
-		f.stageOf[id].Stateful = stateful
+		f.stageOf[id].Stateful, f.stageOf[id].TimeSorted = stateful, sorted
 		if tr, ok := f.g.truncates[id]; ok {
 			f.stageOf[id].Truncate, f.stageOf[id].TruncateOut = tr.transform, tr.out
 		}
@@ -185,17 +188,19 @@ func (f *fuser) placeSDK(id string, t *pipepb.PTransform) error {
 	return nil
 }
 
-// isStateful reports whether a ParDo uses state or timers, which the
-// runner must key its input for.
-func isStateful(t *pipepb.PTransform) bool {
+// isStateful reports whether a ParDo uses state or timers, or needs its
+// input sorted by time, all of which the runner keys its input for; and
+// whether it needs it sorted.
+func isStateful(t *pipepb.PTransform) (stateful, sorted bool) {
 	if t.GetSpec().GetUrn() != URNParDo {
-		return false
+		return false, false
 	}
 	var pl pipepb.ParDoPayload
 	if proto.Unmarshal(t.GetSpec().GetPayload(), &pl) != nil {
-		return false
+		return false, false
 	}
-	return len(pl.GetStateSpecs()) > 0 || len(pl.GetTimerFamilySpecs()) > 0
+	sorted = pl.GetRequiresTimeSortedInput()
+	return len(pl.GetStateSpecs()) > 0 || len(pl.GetTimerFamilySpecs()) > 0 || sorted, sorted
 }
 
 // inputs splits a transform's inputs into its main input and side inputs.
@@ -289,6 +294,9 @@ type TimerFamily struct {
 	Transform, Family string
 	Coder             string // wire coder of the family's timers
 	Processing        bool   // processing-time domain (else event time)
+	// Expiry marks the transform's OnWindowExpiration family: the runner,
+	// not the SDK, sets its timers, one per key and window with input.
+	Expiry bool
 }
 
 // FlattenSink routes one flatten input into the flatten's output.

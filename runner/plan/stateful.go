@@ -55,6 +55,7 @@ func rewriteParDoCoders(comps *pipepb.Components, id string, t *pipepb.PTransfor
 		fams = append(fams, TimerFamily{
 			Transform: id, Family: fam, Coder: c,
 			Processing: spec.GetTimeDomain() == pipepb.TimeDomain_PROCESSING_TIME,
+			Expiry:     fam == pl.GetOnWindowExpirationTimerFamilySpec(),
 		})
 	}
 	for _, sid := range slices.Sorted(maps.Keys(pl.GetStateSpecs())) {

@@ -66,4 +66,6 @@ var supportedRequirements = map[string]bool{
 	ReqStateful:     true,
 	ReqFinalization: true,
 	ReqStableInput:  true, // bundles are materialised before they run, so input is stable
+	ReqOnWindowExp:  true,
+	ReqTimeSorted:   true,
 }
