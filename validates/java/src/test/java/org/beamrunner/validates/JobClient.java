@@ -24,6 +24,8 @@ final class JobClient implements AutoCloseable {
   private final String endpoint;
   private final ManagedChannel channel;
   private final JobServiceBlockingStub jobs;
+  /** Milliseconds of the last submit's steps, for the per-job timing line. */
+  long prepareMillis, stageMillis, runMillis;
 
   JobClient(String endpoint) {
     this.endpoint = endpoint;
@@ -38,6 +40,7 @@ final class JobClient implements AutoCloseable {
    */
   String submit(RunnerApi.Pipeline pipeline, Struct options, String jobName, long readySeconds)
       throws Exception {
+    long t0 = System.currentTimeMillis();
     JobApi.PrepareJobResponse prep =
         jobs.withWaitForReady()
             .withDeadlineAfter(readySeconds, TimeUnit.SECONDS)
@@ -47,10 +50,16 @@ final class JobClient implements AutoCloseable {
                     .setPipelineOptions(options)
                     .setJobName(jobName)
                     .build());
+    long t1 = System.currentTimeMillis();
     stage(prep);
+    long t2 = System.currentTimeMillis();
     JobApi.RunJobResponse run =
         jobs.run(
             JobApi.RunJobRequest.newBuilder().setPreparationId(prep.getPreparationId()).build());
+    long t3 = System.currentTimeMillis();
+    prepareMillis = t1 - t0;
+    stageMillis = t2 - t1;
+    runMillis = t3 - t2;
     return run.getJobId();
   }
 

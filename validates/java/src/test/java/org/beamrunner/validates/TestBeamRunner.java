@@ -14,6 +14,8 @@ import org.apache.beam.sdk.util.construction.PipelineOptionsTranslation;
 import org.apache.beam.sdk.util.construction.PipelineTranslation;
 import org.apache.beam.sdk.util.construction.SdkComponents;
 import org.apache.beam.sdk.util.construction.resources.PipelineResources;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Runs a test pipeline on a portable job server through the Job API, as Beam's PortableRunner
@@ -26,6 +28,8 @@ import org.apache.beam.sdk.util.construction.resources.PipelineResources;
  * harness runs in this JVM.
  */
 public class TestBeamRunner extends PipelineRunner<PipelineResult> {
+  private static final Logger LOG = LoggerFactory.getLogger(TestBeamRunner.class);
+
   private final TestBeamRunnerOptions options;
 
   private TestBeamRunner(TestBeamRunnerOptions options) {
@@ -74,23 +78,37 @@ public class TestBeamRunner extends PipelineRunner<PipelineResult> {
   }
 
   private FinishedJob runOn(Pipeline pipeline, String endpoint) throws Exception {
+    long t0 = System.currentTimeMillis();
     LoopbackWorkers workers = null;
     if (Environments.ENVIRONMENT_LOOPBACK.equals(options.getDefaultEnvironmentType())) {
       workers = LoopbackWorkers.start(options);
       options.setDefaultEnvironmentConfig(workers.url());
     }
     try (JobClient client = new JobClient(endpoint)) {
+      RunnerApi.Pipeline proto = toProto(pipeline);
+      long t1 = System.currentTimeMillis();
       String jobId =
           client.submit(
-              toProto(pipeline),
+              proto,
               PipelineOptionsTranslation.toProto(options),
               options.getJobName(),
               options.getJobServerTimeout());
+      long t2 = System.currentTimeMillis();
       JobMessages messages = client.followMessages(jobId);
       try {
         return await(client, jobId, messages);
       } finally {
         messages.stop();
+        // Where a test's time goes, client side: grep "job timing" in the
+        // class's -output.txt.
+        LOG.info(
+            "job timing {}: translate {} ms, prepare {} ms, stage {} ms, run {} ms, to end {} ms",
+            jobId,
+            t1 - t0,
+            client.prepareMillis,
+            client.stageMillis,
+            client.runMillis,
+            System.currentTimeMillis() - t2);
       }
     } finally {
       if (workers != null) {
