@@ -7,8 +7,10 @@ import static org.apache.beam.runners.core.metrics.MonitoringInfoConstants.TypeU
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Function;
 import org.apache.beam.model.jobmanagement.v1.JobApi;
 import org.apache.beam.model.pipeline.v1.MetricsApi.MonitoringInfo;
@@ -27,16 +29,28 @@ import org.apache.beam.sdk.metrics.MetricsFilter;
 import org.apache.beam.sdk.metrics.StringSetResult;
 
 /**
- * A job's user metrics (GetJobMetrics) as the SDK's MetricResults: the attempted values of
- * counters, distributions, gauges and string sets. System metrics (no NAMESPACE label) are left
+ * A job's user metrics (GetJobMetrics) as the SDK's MetricResults: the values of counters,
+ * distributions, gauges and string sets. System metrics (no NAMESPACE label) are left
  * out, as Beam's PortableMetrics does; committed values are not offered, as there.
  */
 final class JobMetrics extends MetricResults {
   private final List<MonitoringInfo> infos;
 
   JobMetrics(JobApi.MetricResults results) {
-    // Attempted values when the server reports them; some report only committed ones.
-    infos = results.getAttemptedCount() > 0 ? results.getAttemptedList() : results.getCommittedList();
+    // Each metric's attempted value, or its committed one where it has no attempted one:
+    // servers differ in which list carries user metrics (Prism: committed only).
+    Map<String, MonitoringInfo> byKey = new LinkedHashMap<>();
+    for (MonitoringInfo mi : results.getCommittedList()) {
+      byKey.put(keyOf(mi), mi);
+    }
+    for (MonitoringInfo mi : results.getAttemptedList()) {
+      byKey.put(keyOf(mi), mi);
+    }
+    infos = new ArrayList<>(byKey.values());
+  }
+
+  private static String keyOf(MonitoringInfo mi) {
+    return mi.getUrn() + "|" + mi.getType() + "|" + new TreeMap<>(mi.getLabelsMap());
   }
 
   static JobMetrics empty() {
