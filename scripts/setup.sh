@@ -79,3 +79,31 @@ else
   echo "setup: no /usr/bin/chromium and no apt-get: install Chromium and set \$CHROMIUM for the web UI test" >&2
   exit 1
 fi
+
+# Beam's Java ValidatesRunner suite (validates/java): a JDK and Maven from
+# Debian if missing, then every artifact the suite needs in ~/.m2, so that
+# `validates` runs Maven offline. Resolving = compiling the client and
+# running Surefire on no test (which fetches its JUnit provider); skipped
+# when that already works offline.
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+if command -v java >/dev/null && command -v mvn >/dev/null; then
+  echo "setup: java and mvn already installed"
+elif command -v apt-get >/dev/null; then
+  echo "setup: apt-get install default-jdk-headless maven"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq default-jdk-headless maven >/dev/null
+else
+  echo "setup: no java/mvn and no apt-get: install a JDK (17+) and Maven" >&2
+  exit 1
+fi
+java_suite_ok() {
+  mvn -B -q "$@" -f validates/java/pom.xml test -Dtest=NoSuchTest -Dsurefire.failIfNoSpecifiedTests=false \
+    -DbuildDir="$PWD/.work/setup-java" >/dev/null 2>&1
+}
+if java_suite_ok -o; then
+  echo "setup: Maven artifacts of validates/java already in ~/.m2"
+else
+  echo "setup: mvn: fetching the artifacts of validates/java"
+  java_suite_ok || { echo "setup: mvn could not resolve validates/java (run it without -q to see why)" >&2; exit 1; }
+fi
