@@ -62,7 +62,8 @@ func readZipFile(f *zip.File) ([]byte, error) {
 }
 
 // MissingIncludes returns the classes that no line of a Surefire
-// includesFile names as "Class.class" (comments and blank lines skipped).
+// includesFile names, as "Class.class" or as one of its nested classes,
+// "Class$Nested.class" (comments and blank lines skipped).
 func MissingIncludes(includes io.Reader, classes []string) ([]string, error) {
 	listed := map[string]bool{}
 	sc := bufio.NewScanner(includes)
@@ -71,7 +72,8 @@ func MissingIncludes(includes io.Reader, classes []string) ([]string, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		listed[strings.TrimSuffix(line, ".class")] = true
+		top, _, _ := strings.Cut(strings.TrimSuffix(line, ".class"), "$")
+		listed[top] = true
 	}
 	var missing []string
 	for _, c := range classes {
