@@ -134,3 +134,19 @@ java_libs() {
 }
 java_libs scripts/java/expansion-service/pom.xml .work/java/expansion
 java_libs scripts/java/kafka-broker/pom.xml .work/java/kafka
+
+# Beam's Java ValidatesRunner suite (validates/java): every artifact the
+# suite needs in ~/.m2 (the JDK and Maven come from java_setup above), so
+# that `validates` runs Maven offline. Resolving = compiling the client and
+# running Surefire on no test (which fetches its JUnit provider); skipped
+# when that already works offline.
+java_suite_ok() {
+  mvn -B -q "$@" -f validates/java/pom.xml test -Dtest=NoSuchTest -Dsurefire.failIfNoSpecifiedTests=false \
+    -DbuildDir="$PWD/.work/setup-java" >/dev/null 2>&1
+}
+if java_suite_ok -o; then
+  echo "setup: Maven artifacts of validates/java already in ~/.m2"
+else
+  echo "setup: mvn: fetching the artifacts of validates/java"
+  java_suite_ok || { echo "setup: mvn could not resolve validates/java (run it without -q to see why)" >&2; exit 1; }
+fi

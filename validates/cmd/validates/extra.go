@@ -27,6 +27,7 @@ func checkNames() []string {
 	names = append(names, goPackageChecks()...)
 	names = append(names, windowingChecks()...)
 	names = append(names, beamTestChecks()...)
+	names = append(names, javaCheck)
 	for _, c := range lifecycle.Checks() {
 		names = append(names, "lifecycle/"+c.Name)
 	}

@@ -46,6 +46,10 @@ type config struct {
 	workerStartTimeout time.Duration
 	wordcountMB        int
 	wordcountSeed      int64
+
+	javaForks       int // Surefire forkCount for the Java suite
+	javaTimeout     time.Duration
+	javaTestTimeout time.Duration
 }
 
 func parseFlags() config {
@@ -81,6 +85,11 @@ func parseFlags() config {
 	// which are then split dynamically too.
 	flag.IntVar(&c.wordcountMB, "wordcount_mb", 150, "size of the wordcount input in MiB (generated once, cached in the work dir)")
 	flag.Int64Var(&c.wordcountSeed, "wordcount_seed", 1, "seed of the generated wordcount input")
+	flag.IntVar(&c.javaForks, "java_forks", 2,
+		"test JVMs of the Java ValidatesRunner suite run at once (Surefire forkCount); its jobs mostly wait, so 2 halve its time")
+	flag.DurationVar(&c.javaTimeout, "java_timeout", 30*time.Minute, "limit for the whole Java ValidatesRunner suite")
+	flag.DurationVar(&c.javaTestTimeout, "java_test_timeout", 5*time.Minute,
+		"a Java test's job still running after this is cancelled and the test fails")
 	flag.Parse()
 	off, err := parseDisable(*disable)
 	if err != nil {

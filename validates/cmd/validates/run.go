@@ -167,6 +167,9 @@ func runSuites(ctx context.Context, cfg config, work string, bins binaries, srv 
 	from, expFrom = len(rep.results), len(rep.expected)
 	runBeamTests(ctx, cfg, work, srv.endpoint, rep)
 	rep.summarize("Python ValidatesRunner and trigger tests (it_validatesrunner, trigger_test.py)", from, expFrom)
+	from, expFrom = len(rep.results), len(rep.expected)
+	runJava(ctx, cfg, work, srv.endpoint, rep)
+	rep.summarize("Java ValidatesRunner (beam-sdks-java-core 2.73.0 tests)", from, expFrom)
 	if err := srv.exitedEarly(); err != nil {
 		rep.problems = append([]string{err.Error()}, rep.problems...)
 	}
