@@ -1,13 +1,13 @@
 package artifacts
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/beam-runner/beam-runner/internal/ownerdir"
 )
 
 // rootPattern names the artifact roots servers create in the temp dir.
@@ -44,19 +44,10 @@ func removeDeadRoots(tmp string) {
 			continue
 		}
 		dir := filepath.Join(tmp, e.Name())
-		if ownedByMe(dir) && ownerDead(dir) {
+		if ownerdir.OwnedByMe(dir) && ownerDead(dir) {
 			os.RemoveAll(dir)
 		}
 	}
-}
-
-func ownedByMe(dir string) bool {
-	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == os.Getuid()
 }
 
 // ownerDead: the owner file names a pid that no longer runs. A root
@@ -70,6 +61,5 @@ func ownerDead(dir string) bool {
 	if err != nil || pid <= 0 {
 		return false
 	}
-	err = syscall.Kill(pid, 0)
-	return errors.Is(err, syscall.ESRCH)
+	return ownerdir.ProcessGone(pid)
 }

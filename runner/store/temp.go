@@ -1,17 +1,17 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/beam-runner/beam-runner/internal/ownerdir"
 )
 
 // tempPattern starts the names of the temporary stores in the temp dir:
@@ -63,7 +63,7 @@ func ReclaimTemp(tmp string, log *slog.Logger) []string {
 	for _, e := range entries {
 		pid, ok := tempOwner(e.Name())
 		dir := filepath.Join(tmp, e.Name())
-		if !ok || !e.IsDir() || !ownedByMe(dir) || processRuns(pid) {
+		if !ok || !e.IsDir() || !ownerdir.OwnedByMe(dir) || !ownerdir.ProcessGone(pid) {
 			continue
 		}
 		if removeUnlocked(dir, log) {
@@ -98,19 +98,4 @@ func removeUnlocked(dir string, log *slog.Logger) bool {
 	}
 	log.Debug("removed the temporary store of a server that is gone", "dir", dir)
 	return true
-}
-
-func ownedByMe(dir string) bool {
-	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == os.Getuid()
-}
-
-// processRuns: signal 0 reaches pid, or it exists and is not ours (EPERM).
-func processRuns(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || !errors.Is(err, syscall.ESRCH)
 }
