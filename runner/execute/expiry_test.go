@@ -15,7 +15,6 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/beam-runner/beam-runner/runner/jobs"
-	"google.golang.org/protobuf/proto"
 )
 
 func init() {
@@ -51,26 +50,13 @@ func (f *countOnExpiry) OnTimer(sp state.Provider, tp timers.Provider, k int, _ 
 // it the ParDo's OnWindowExpiration family.
 func declareExpiry(fam string) func(*pipepb.Pipeline) error {
 	return func(p *pipepb.Pipeline) error {
-		for id, t := range p.GetComponents().GetTransforms() {
-			if t.GetSpec().GetUrn() != "beam:transform:pardo:v1" {
-				continue
-			}
-			var pl pipepb.ParDoPayload
-			if err := proto.Unmarshal(t.GetSpec().GetPayload(), &pl); err != nil {
-				return fmt.Errorf("transform %s: %w", id, err)
-			}
+		return editParDos(p, "beam:requirement:pardo:on_window_expiration:v1", func(pl *pipepb.ParDoPayload) bool {
 			if _, ok := pl.GetTimerFamilySpecs()[fam]; !ok {
-				continue
+				return false
 			}
 			pl.OnWindowExpirationTimerFamilySpec = fam
-			b, err := proto.Marshal(&pl)
-			if err != nil {
-				return err
-			}
-			t.Spec.Payload = b
-			p.Requirements = append(p.Requirements, "beam:requirement:pardo:on_window_expiration:v1")
-		}
-		return nil
+			return true
+		})
 	}
 }
 

@@ -2,7 +2,6 @@ package execute
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/beam-runner/beam-runner/runner/jobs"
-	"google.golang.org/protobuf/proto"
 )
 
 func init() {
@@ -48,26 +46,10 @@ func (f *diffToLast) ProcessElement(sp state.Provider, _ string, v int) (int, er
 // requireSorted sets requires_time_sorted_input on every stateful ParDo,
 // as Java's SDK does for @RequiresTimeSortedInput.
 func requireSorted(p *pipepb.Pipeline) error {
-	for id, t := range p.GetComponents().GetTransforms() {
-		if t.GetSpec().GetUrn() != "beam:transform:pardo:v1" {
-			continue
-		}
-		var pl pipepb.ParDoPayload
-		if err := proto.Unmarshal(t.GetSpec().GetPayload(), &pl); err != nil {
-			return fmt.Errorf("transform %s: %w", id, err)
-		}
-		if len(pl.GetStateSpecs()) == 0 {
-			continue
-		}
-		pl.RequiresTimeSortedInput = true
-		b, err := proto.Marshal(&pl)
-		if err != nil {
-			return err
-		}
-		t.Spec.Payload = b
-		p.Requirements = append(p.Requirements, "beam:requirement:pardo:time_sorted_input:v1")
-	}
-	return nil
+	return editParDos(p, "beam:requirement:pardo:time_sorted_input:v1", func(pl *pipepb.ParDoPayload) bool {
+		pl.RequiresTimeSortedInput = len(pl.GetStateSpecs()) > 0
+		return pl.RequiresTimeSortedInput
+	})
 }
 
 // A time-sorted stateful DoFn sees its key's values in timestamp order

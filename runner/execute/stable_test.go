@@ -10,13 +10,9 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/extworker"
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/jobs"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
 func init() {
@@ -79,7 +75,7 @@ func TestStableInputAcrossRetry(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	j := &jobs.Job{ID: "test", Name: t.Name()}
-	if err := runEdited(ctx, New(Options{MaxBundleAttempts: 2}), p, j, markStable("StableSink")); err != nil {
+	if err := runOnEdited(ctx, New(Options{MaxBundleAttempts: 2}), p, j, map[string]any{}, markStable("StableSink")); err != nil {
 		t.Fatalf("job failed: %v", err)
 	}
 	stableLog.Lock()
@@ -104,48 +100,14 @@ func markStable(name string) func(*pipepb.Pipeline) error {
 				continue
 			}
 			leaf := ts[tr.GetSubtransforms()[0]]
-			var pl pipepb.ParDoPayload
-			if err := proto.Unmarshal(leaf.GetSpec().GetPayload(), &pl); err != nil {
-				return err
-			}
-			pl.RequiresStableInput = true
-			b, err := proto.Marshal(&pl)
-			leaf.Spec.Payload = b
 			pb.Requirements = append(pb.Requirements, "beam:requirement:pardo:stable_input:v1")
-			return err
+			return editParDo(leaf, func(pl *pipepb.ParDoPayload) bool {
+				pl.RequiresStableInput = true
+				return true
+			})
 		}
 		return fmt.Errorf("no composite %q with one ParDo", name)
 	}
-}
-
-// runEdited is runOn with the pipeline proto edited before it is run.
-func runEdited(ctx context.Context, e *Executor, p *beam.Pipeline, j *jobs.Job, edit func(*pipepb.Pipeline) error) error {
-	pool, err := extworker.StartLoopback(ctx, 0)
-	if err != nil {
-		return fmt.Errorf("test setup: %w", err)
-	}
-	defer pool.Stop(ctx)
-	edges, _, err := p.Build()
-	if err != nil {
-		return fmt.Errorf("test setup: %w", err)
-	}
-	env, err := graphx.CreateEnvironment(ctx, "beam:env:external:v1", pool.EnvironmentConfig)
-	if err != nil {
-		return fmt.Errorf("test setup: %w", err)
-	}
-	if j.Pipeline, err = graphx.Marshal(edges, &graphx.Options{Environment: env}); err != nil {
-		return fmt.Errorf("test setup: %w", err)
-	}
-	if err := edit(j.Pipeline); err != nil {
-		return fmt.Errorf("test setup: %w", err)
-	}
-	if err := e.Validate(j.Pipeline); err != nil {
-		return err
-	}
-	if j.Options, err = structpb.NewStruct(map[string]any{}); err != nil {
-		return fmt.Errorf("test setup: %w", err)
-	}
-	return e.Execute(ctx, j)
 }
 
 // Before a stable-input stage's bundles first start in a job that
