@@ -5,7 +5,8 @@
 // builds Beam's Go integration test binary once, runs the expected tests (and
 // any --also tests) against that one server, then the Python portable checks
 // and Beam's Python portable-runner suite (PrismRunnerTest, which starts the
-// binary itself), and prints a table of every result. Run it from the repository root:
+// binary itself), Beam's Java ValidatesRunner suite (Maven, validates/java),
+// and prints a table of every result. Run it from the repository root:
 //
 //	go run ./validates/cmd/validates [-also 'TestTimers.*,TestBagState']
 //
