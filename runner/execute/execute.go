@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"time"
 
@@ -115,9 +116,37 @@ func (e *Executor) releaseMemory() {
 	e.mu.Lock()
 	idle := len(e.runs) == 0
 	e.mu.Unlock()
-	if idle {
+	if idle && worthReleasing(heapReleasable()) {
 		debug.FreeOSMemory()
 	}
+}
+
+// releaseMin is the least heap a forced release must give back. Forcing
+// one marks the whole live heap, which costs a long-lived server (a
+// suite's thousands of jobs) a tenth of a second of CPU or more after
+// every tiny job; Go's scavenger returns small amounts by itself.
+const releaseMin = 64 << 20
+
+// worthReleasing: the garbage and free heap a release would return to
+// the OS reach releaseMin.
+func worthReleasing(garbage, free uint64) bool {
+	return garbage+free >= releaseMin
+}
+
+// heapReleasable reads the heap's dead objects not yet collected and its
+// free spans not yet returned to the OS.
+func heapReleasable() (garbage, free uint64) {
+	s := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+	}
+	metrics.Read(s)
+	objects, live := s[0].Value.Uint64(), s[1].Value.Uint64()
+	if objects > live {
+		garbage = objects - live
+	}
+	return garbage, s[2].Value.Uint64()
 }
 
 // Resumable implements jobs.Resumer: a job can run again after a restart

@@ -1,0 +1,42 @@
+package execute
+
+import (
+	"runtime/debug"
+	"testing"
+)
+
+func TestWorthReleasing(t *testing.T) {
+	for _, tc := range []struct {
+		garbage, free uint64
+		want          bool
+	}{
+		{0, 0, false},
+		{1 << 20, 2 << 20, false}, // a tiny job's leftovers
+		{releaseMin - 1, 0, false},
+		{releaseMin, 0, true},
+		{32 << 20, 32 << 20, true}, // garbage and free spans add up
+		{0, 1 << 30, true},
+	} {
+		if got := worthReleasing(tc.garbage, tc.free); got != tc.want {
+			t.Errorf("worthReleasing(%d, %d) = %v, want %v", tc.garbage, tc.free, got, tc.want)
+		}
+	}
+}
+
+// A job's dropped heap counts as releasable, and a release leaves
+// nothing worth releasing again.
+func TestHeapReleasable(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // no collection between the reads
+	debug.FreeOSMemory()
+	if g, f := heapReleasable(); worthReleasing(g, f) {
+		t.Fatalf("just after a release: garbage %d, free %d; want less than %d", g, f, releaseMin)
+	}
+	sink = make([]byte, 2*releaseMin)
+	sink = nil
+	if g, f := heapReleasable(); !worthReleasing(g, f) {
+		t.Errorf("after dropping %d bytes: garbage %d, free %d; want at least %d", 2*releaseMin, g, f, releaseMin)
+	}
+}
+
+// sink keeps the test's allocation from being optimised away.
+var sink []byte
