@@ -138,14 +138,5 @@ func checkJavaIncludes() error {
 }
 
 func readJavaList(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	names, err := validates.ParseJavaClassList(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return names, nil
+	return readListWith(path, validates.ParseJavaClassList)
 }

@@ -149,14 +149,9 @@ func readPrismList(path string) ([]string, error) { return readPythonList(path, 
 // readPythonList reads a list of expected methods of a Python test class
 // as table names ("class/method").
 func readPythonList(path, class string) ([]string, error) {
-	f, err := os.Open(path)
+	methods, err := readListWith(path, validates.ParsePythonList)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	methods, err := validates.ParsePythonList(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	names := make([]string, len(methods))
 	for i, m := range methods {

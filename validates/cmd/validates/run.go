@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,13 +59,16 @@ func run(ctx context.Context, cfg config) (bool, error) {
 	return rep.print(srv), nil
 }
 
-func readList(path string) ([]string, error) {
+func readList(path string) ([]string, error) { return readListWith(path, validates.ParseList) }
+
+// readListWith opens the list at path and parses it; errors name the file.
+func readListWith(path string, parse func(io.Reader) ([]string, error)) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	names, err := validates.ParseList(f)
+	names, err := parse(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -92,16 +90,7 @@ func byClass(r io.Reader) ([]validates.Result, error) { return validates.ParseJU
 
 // readPythonClassList reads a list of Class/method names.
 func readPythonClassList(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	names, err := validates.ParsePythonClassList(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return names, nil
+	return readListWith(path, validates.ParsePythonClassList)
 }
 
 // splitByClass parts Class/method names into those of class and the rest.
