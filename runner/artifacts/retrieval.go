@@ -100,7 +100,7 @@ func (r *Retrieval) open(a *pipepb.ArtifactInformation) (io.ReadCloser, error) {
 		}
 		name, ok := r.staged(a)
 		if !ok || !r.files[name] {
-			return nil, status.Errorf(codes.NotFound, "file artifact %q was not staged for this job", path)
+			return nil, status.Errorf(codes.NotFound, "file artifact %q was not staged for this job (a LOOPBACK job's EXTERNAL environments are not: their workers run in the client)", path)
 		}
 		// Opened within the job's directory: a symlink cannot lead out.
 		f, err := os.OpenInRoot(r.dir, name)

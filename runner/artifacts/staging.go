@@ -63,6 +63,19 @@ func EnvDeps(p *pipepb.Pipeline) Deps {
 	return d
 }
 
+// Leave drops from d the environments of p (anyof alternatives
+// included) for which leave is true: their dependencies stay as the
+// client declared them, never fetched.
+func (d Deps) Leave(p *pipepb.Pipeline, leave func(*pipepb.Environment) bool) Deps {
+	out := maps.Clone(d)
+	eachEnv(p, func(key string, env *pipepb.Environment) {
+		if leave(env) {
+			delete(out, key)
+		}
+	})
+	return out
+}
+
 // Apply returns a copy of p whose environments depend on d (environments
 // not in d keep their dependencies).
 func Apply(p *pipepb.Pipeline, d Deps) *pipepb.Pipeline {

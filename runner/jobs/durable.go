@@ -14,7 +14,6 @@ import (
 	"github.com/beam-runner/beam-runner/runner/artifacts"
 	"github.com/beam-runner/beam-runner/runner/store"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Durable job records. Each job owns the store prefix "jobs/<id>/" (ids
@@ -285,18 +284,5 @@ func interruptedError(j *Job, was jobpb.JobState_Enum, why string) error {
 	return fmt.Errorf("job %s was %v when the beam-runner server stopped; after the restart it cannot continue: %s. Submit it again", j.ID, was, why)
 }
 
-// isLoopback reports whether the job asked for LOOPBACK workers. Both SDKs
-// record the environment_type option, Go nested under "options".
-func isLoopback(j *Job) bool { return hasLoopback(j.Options.GetFields()) }
-
-func hasLoopback(fields map[string]*structpb.Value) bool {
-	for k, v := range fields {
-		if strings.Contains(k, "environment_type") && strings.EqualFold(v.GetStringValue(), "LOOPBACK") {
-			return true
-		}
-		if sv := v.GetStructValue(); sv != nil && hasLoopback(sv.GetFields()) {
-			return true
-		}
-	}
-	return false
-}
+// isLoopback reports whether the job asked for LOOPBACK workers.
+func isLoopback(j *Job) bool { return LoopbackOptions(j.Options) }

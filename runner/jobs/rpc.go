@@ -66,7 +66,11 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 	p.dir = filepath.Join(s.opts.ArtifactRoot, p.id)
 	// The preparation id doubles as the staging token: both are unguessable
 	// and name the same thing.
-	if err := s.opts.Staging.Register(p.id, p.dir, artifacts.EnvDeps(p.pipeline)); err != nil {
+	deps := artifacts.EnvDeps(p.pipeline)
+	if LoopbackOptions(p.options) {
+		deps = deps.Leave(p.pipeline, runsInClient)
+	}
+	if err := s.opts.Staging.Register(p.id, p.dir, deps); err != nil {
 		s.release(p.size)
 		return nil, status.Errorf(codes.Internal, "registering staging: %v", err)
 	}
