@@ -2,7 +2,11 @@ package validates
 
 import (
 	"encoding/xml"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -70,4 +74,28 @@ func (c junitCase) status() Status {
 		return Skip
 	}
 	return Pass
+}
+
+// ReadSurefireReports reads the TEST-*.xml files Maven Surefire writes
+// into dir, in name order, each case named Class/method.
+func ReadSurefireReports(dir string) ([]Result, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "TEST-*.xml"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var out []Result
+	for _, path := range files {
+		f, err := os.Open(path)
+		if err != nil {
+			return out, err
+		}
+		res, err := ParseJUnitByClass(f, "")
+		f.Close()
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", path, err)
+		}
+		out = append(out, res...)
+	}
+	return out, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/beam-runner/beam-runner/internal/serverproc"
@@ -74,7 +73,7 @@ func runMaven(ctx context.Context, cfg config, work, endpoint string) ([]validat
 	cmd.Stdout, cmd.Stderr = log, log
 	fmt.Printf("validates: mvn test against %s (log %s, reports %s)\n", endpoint, logPath, reports)
 	runErr := cmd.Run()
-	res, err := readJavaReports(reports)
+	res, err := validates.ReadSurefireReports(reports)
 	if runErr != nil {
 		return res, fmt.Errorf("mvn: %w\n--- %s ---\n%s", runErr, logPath, tailFile(logPath, 30))
 	}
@@ -82,29 +81,6 @@ func runMaven(ctx context.Context, cfg config, work, endpoint string) ([]validat
 		err = fmt.Errorf("no test results in %s", reports)
 	}
 	return res, err
-}
-
-// readJavaReports reads Surefire's TEST-*.xml files, in name order.
-func readJavaReports(dir string) ([]validates.Result, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "TEST-*.xml"))
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(files)
-	var out []validates.Result
-	for _, path := range files {
-		f, err := os.Open(path)
-		if err != nil {
-			return out, err
-		}
-		res, err := validates.ParseJUnitByClass(f, "")
-		f.Close()
-		if err != nil {
-			return out, fmt.Errorf("%s: %w", path, err)
-		}
-		out = append(out, res...)
-	}
-	return out, nil
 }
 
 // checkJavaIncludes fails when the tests jar has a ValidatesRunner class
