@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/beam-runner/beam-runner/internal/textclip"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 )
 
@@ -83,7 +84,7 @@ func progressLines(d jobs.Detail, now time.Time) []string {
 			rate = st.Rate[n-1]
 		}
 		lines = append(lines, fmt.Sprintf("  %-4s %-40s in %8d  out %8d  %7.0f/s  bundles %d/%d  wm %s",
-			st.ID, clip(st.Name, 40), st.ElementsIn, st.ElementsOut, rate, st.BundlesRunning, st.BundlesDone, watermark(st.Watermark, now)))
+			st.ID, textclip.Clip(st.Name, 40), st.ElementsIn, st.ElementsOut, rate, st.BundlesRunning, st.BundlesDone, watermark(st.Watermark, now)))
 	}
 	return lines
 }
@@ -108,11 +109,4 @@ func watermark(wm int64, now time.Time) string {
 		return "done"
 	}
 	return "lag " + now.Sub(time.UnixMilli(wm)).Round(100*time.Millisecond).String()
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }

@@ -27,7 +27,7 @@ func TestProgressLinesOnePerSDKStage(t *testing.T) {
 	for i, want := range [][]string{
 		{"job-1", "RUNNING", "1m30s"},
 		{"s1", "read", "5000", "250/s", "bundles 2/7", "lag 1.5s"},
-		{"s3", "xxx...", "done"},
+		{"s3", "xxx…", "done"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(lines[i], w) {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/beam-runner/beam-runner/internal/textclip"
 )
 
 // Prepare builds the binaries and writes the wordcount input, once.
@@ -110,7 +112,7 @@ func progressLine(r Result) string {
 	s := fmt.Sprintf("round %d %-13s %-19s %8s  server %7s  client %7s",
 		r.Round, r.Workload, r.Runner, FormatDuration(r.Wall), FormatKB(r.ServerRSSKB), FormatKB(r.ClientRSSKB))
 	if r.Err != "" {
-		s += "  FAILED: " + truncate(r.Err, 200)
+		s += "  FAILED: " + textclip.Clip(r.Err, 200)
 	}
 	return s
 }

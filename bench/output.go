@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/beam-runner/beam-runner/internal/textclip"
 )
 
 // runtimeRe matches load.PublishMetrics' only output line, logged as
@@ -55,7 +57,7 @@ func ErrorExcerpt(out string) string {
 			keep = append(keep, l)
 		}
 	}
-	return truncate(strings.Join(keep, " "), 600)
+	return textclip.Clip(strings.Join(keep, " "), 600)
 }
 
 // firstMarker is the index of the first error line, or of the last few
@@ -69,11 +71,4 @@ func firstMarker(lines []string) int {
 		}
 	}
 	return max(0, len(lines)-6)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

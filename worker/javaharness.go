@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/beam-runner/beam-runner/internal/textclip"
 )
 
 // How long one mvn run may take, and how long a failed fetch is
@@ -336,18 +338,11 @@ func mavenError(out string) string {
 	for _, line := range strings.Split(ansiEscape.ReplaceAllString(out, ""), "\n") {
 		line = strings.TrimSpace(line)
 		if msg, ok := strings.CutPrefix(line, "[ERROR]"); ok && strings.TrimSpace(msg) != "" {
-			return clip(strings.TrimSpace(msg), 500)
+			return textclip.Clip(strings.TrimSpace(msg), 500)
 		}
 		if line != "" {
 			last = line
 		}
 	}
-	return clip(last, 500)
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	return textclip.Clip(last, 500)
 }

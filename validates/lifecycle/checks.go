@@ -11,6 +11,8 @@ import (
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/beam-runner/beam-runner/internal/textclip"
 )
 
 const (
@@ -71,7 +73,7 @@ func checkDoFnError(ctx context.Context, s *Session) error {
 		return err
 	}
 	if !strings.Contains(o.text(), failMarker) {
-		return fmt.Errorf("the message stream does not carry the DoFn's error %q; it has:\n%s", failMarker, clip(o.text(), 2000))
+		return fmt.Errorf("the message stream does not carry the DoFn's error %q; it has:\n%s", failMarker, textclip.Clip(o.text(), 2000))
 	}
 	if err := s.pool.awaitStopped(mark, 10*time.Second); err != nil {
 		return err

@@ -16,6 +16,8 @@ import (
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/runnerlib"
+
+	"github.com/beam-runner/beam-runner/internal/textclip"
 )
 
 // marshal builds a pipeline proto whose Go environment is envURN with the
@@ -111,7 +113,7 @@ func (s *Session) runJob(ctx context.Context, name string, p *pipepb.Pipeline) (
 // expectState fails unless o ended in want, quoting the job's messages.
 func expectState(o outcome, want jobpb.JobState_Enum) error {
 	if o.state != want {
-		return fmt.Errorf("job ended %v, want %v; messages:\n%s", o.state, want, clip(o.text(), 2000))
+		return fmt.Errorf("job ended %v, want %v; messages:\n%s", o.state, want, textclip.Clip(o.text(), 2000))
 	}
 	return nil
 }
@@ -168,11 +170,4 @@ func (s *Session) counter(ctx context.Context, jobID string, p *pipepb.Pipeline,
 		return 0, fmt.Errorf("no counter %q in the job's metrics", name)
 	}
 	return total, nil
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

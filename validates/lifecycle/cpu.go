@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/beam-runner/beam-runner/internal/textclip"
 )
 
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat times: 100 on every
@@ -42,11 +44,11 @@ func cpuTicks(pid int) (int64, error) {
 func parseStatTicks(stat string) (int64, error) {
 	i := strings.LastIndexByte(stat, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("malformed /proc stat: %q", clip(stat, 80))
+		return 0, fmt.Errorf("malformed /proc stat: %q", textclip.Clip(stat, 80))
 	}
 	f := strings.Fields(stat[i+1:])
 	if len(f) < 13 {
-		return 0, fmt.Errorf("malformed /proc stat: %q", clip(stat, 80))
+		return 0, fmt.Errorf("malformed /proc stat: %q", textclip.Clip(stat, 80))
 	}
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
 	stime, err2 := strconv.ParseInt(f[12], 10, 64)

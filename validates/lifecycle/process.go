@@ -16,6 +16,8 @@ import (
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/beam-runner/beam-runner/internal/textclip"
 )
 
 // neverConnects is a PROCESS environment command that ignores the boot
@@ -100,7 +102,7 @@ func expectFailureNaming(o outcome, want ...string) error {
 	}
 	for _, w := range want {
 		if !strings.Contains(o.text(), w) {
-			return fmt.Errorf("the failure messages do not name %s:\n%s", w, clip(o.text(), 2000))
+			return fmt.Errorf("the failure messages do not name %s:\n%s", w, textclip.Clip(o.text(), 2000))
 		}
 	}
 	return nil
