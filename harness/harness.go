@@ -271,19 +271,27 @@ type respOrErr struct {
 	err  error
 }
 
+// sendInput sends a bundle's elements, then its timers: elements that
+// reached the stage before the watermark passed a timer are processed
+// before it fires, as they arrived (a timer held back by an upstream
+// timer's output timestamp must not fire ahead of the element that
+// released the hold).
 func (h *Harness) sendInput(ctx context.Context, w *fnapi.Worker, inst string, b Bundle) error {
-	for _, ts := range b.TimerStreams {
-		if err := w.Data.SendTimers(ctx, inst, ts.Transform, ts.Family, b.Timers[ts]); err != nil {
-			return err
-		}
-	}
 	wr := w.Data.NewWriter(inst, b.InputTransform)
 	for _, p := range b.Input {
 		if err := wr.Write(ctx, p); err != nil {
 			return err
 		}
 	}
-	return wr.Close(ctx)
+	if err := wr.Close(ctx); err != nil {
+		return err
+	}
+	for _, ts := range b.TimerStreams {
+		if err := w.Data.SendTimers(ctx, inst, ts.Transform, ts.Family, b.Timers[ts]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // BundleError is an error the SDK reported for a bundle (a user DoFn's
