@@ -177,15 +177,7 @@ type runnerServer struct {
 
 func startRunner(t *testing.T) runnerServer {
 	t.Helper()
-	bin := os.Getenv("BEAM_RUNNER_BIN")
-	if bin == "" {
-		bin = filepath.Join(t.TempDir(), "beam-runner")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/beam-runner")
-		build.Dir = repoRoot(t)
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build ./cmd/beam-runner: %v\n%s", err, out)
-		}
-	}
+	bin := runnerBin(t)
 	p, err := serverproc.Start(context.Background(), serverproc.Spec{
 		Bin:  bin,
 		Args: []string{"--state_dir=none", "--serve_http=false", "--log_kind=text"}, PortFlag: "--job_port",
@@ -196,6 +188,22 @@ func startRunner(t *testing.T) runnerServer {
 	}
 	t.Cleanup(p.Stop)
 	return runnerServer{bin: bin, endpoint: p.Addr}
+}
+
+// runnerBin is $BEAM_RUNNER_BIN, else the server built into the test's
+// temp dir.
+func runnerBin(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("BEAM_RUNNER_BIN"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(t.TempDir(), "beam-runner")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/beam-runner")
+	build.Dir = repoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/beam-runner: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // kafkaClient runs KafkaRecords.java (produce or consume) on the broker's
