@@ -100,9 +100,9 @@ func freeAddr(t *testing.T) (string, int) {
 }
 
 // startBroker formats a fresh KRaft log directory and starts a single
-// Kafka node (broker and controller) on free ports; it returns the
-// bootstrap address.
-func startBroker(t *testing.T) string {
+// Kafka node (broker and controller) on free ports, its log NAME.log; it
+// returns the bootstrap address.
+func startBroker(t *testing.T, name string) string {
 	t.Helper()
 	cp := javaLib(t, "kafka")
 	dir := t.TempDir()
@@ -124,7 +124,7 @@ func startBroker(t *testing.T) string {
 	if out, err := format.CombinedOutput(); err != nil {
 		t.Fatalf("formatting the broker's storage: %v\n%s", err, out)
 	}
-	daemon(t, filepath.Join(logDir(t), "kafka.log"), boot, 2*time.Minute, "java", append(jvm, "kafka.Kafka", props)...)
+	daemon(t, filepath.Join(logDir(t), name+".log"), boot, 2*time.Minute, "java", append(jvm, "kafka.Kafka", props)...)
 	return boot
 }
 
@@ -143,6 +143,7 @@ offsets.topic.replication.factor=1
 offsets.topic.num.partitions=1
 transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
 group.initial.rebalance.delay.ms=0
 `, bport, cport, data)
 }
