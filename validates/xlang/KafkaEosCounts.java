@@ -9,8 +9,9 @@
 //   java -cp 'expansion/lib/*:.' KafkaEosCounts OUT_DIR BOOTSTRAP IN_TOPIC OUT_TOPIC WINDOW_S SHARDS SINK_GROUP
 //
 // KafkaIO.WriteRecords.validate refuses EOS on any runner but Direct,
-// Dataflow, Spark and Flink; Pipeline.run calls it, translation does not,
-// so the check is the runner's own (the test kills and resumes it).
+// Dataflow, Spark and Flink. Pipeline.run calls it; translating the
+// pipeline, as here, does not, so beam-runner gets the job, and the test
+// shows whether its checkpoints give the sink what it relies on.
 import java.io.File;
 import java.io.FileOutputStream;
 import java.util.Arrays;
