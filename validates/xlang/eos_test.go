@@ -82,7 +82,13 @@ func TestKafkaExactlyOnce(t *testing.T) {
 	ahead := (time.Now().Add(eosAhead).UnixMilli()/windowMs + 1) * windowMs
 	second := orderedRecords(eosN/2, 2, eosKeys, ahead, windowMs)
 	produce(t, ctx, boot, in, second)
+	// The first kill falls while the second half is read and counted, the
+	// second once its first window has begun to be written: within the
+	// writes or the pause before the last window's.
 	for kill := 1; kill <= 2; kill++ {
+		if kill == 2 {
+			waitOutput(t, ctx, srv, boot, out, id, eosKeys+3)
+		}
 		time.Sleep(time.Duration(rng.Int63n(int64(eosKillWithin))))
 		srv.kill(t)
 		srv.start(t)
@@ -112,12 +118,12 @@ func TestKafkaExactlyOnce(t *testing.T) {
 }
 
 // eosAhead is how far ahead of the clock the second half's windows start:
-// time to produce it and for the kills to fall while it is read; its two
-// windows then fire as the clock passes them, around the second kill.
-// eosKillWithin bounds each kill's random delay.
+// time to produce it and for the first kill to fall while it is read; its
+// two windows then fire as the clock passes them. eosKillWithin bounds
+// each kill's random delay: about a window's length.
 const (
 	eosAhead      = 15 * time.Second
-	eosKillWithin = 6 * time.Second
+	eosKillWithin = 10 * time.Second
 )
 
 // firstHalf is eosN/2 records: all but two in the window at past, the
