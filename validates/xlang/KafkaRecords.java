@@ -4,22 +4,32 @@
 //
 //   java -cp 'kafka/lib/*' KafkaRecords.java produce BOOTSTRAP TOPIC < records
 //   java -cp 'kafka/lib/*' KafkaRecords.java consume BOOTSTRAP TOPIC N TIMEOUT_MS
+//   java -cp 'kafka/lib/*' KafkaRecords.java committed BOOTSTRAP GROUP TOPIC PARTITIONS TIMEOUT_MS
 //
 // produce reads lines "TIMESTAMP_MS<TAB>KEY<TAB>VALUE" and sends each as a
 // record with that create time (so windows over it are deterministic), to
-// the topic's partitions in turn.
-// consume prints "KEY<TAB>VALUE" per record of every partition from its
-// earliest offset, until N records and then a quiet second more (so
-// duplicates would show), or the timeout.
+// the topic's partitions in turn, each in the order of its lines.
+// consume prints "KEY<TAB>VALUE" per committed record (read_committed: an
+// exactly-once sink's aborted transactions do not count) of every
+// partition from its earliest offset, until N records and then a quiet
+// second more (so duplicates would show), or the timeout.
+// committed waits until GROUP has committed offsets with metadata for
+// partitions 0..PARTITIONS-1 of TOPIC (what KafkaIO's exactly-once sink
+// stores per shard), and prints "PARTITION<TAB>METADATA" for each.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.Future;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.PartitionInfo;
@@ -33,8 +43,11 @@ public class KafkaRecords {
       produce(args[1], args[2]);
     } else if (args.length == 5 && args[0].equals("consume")) {
       consume(args[1], args[2], Integer.parseInt(args[3]), Long.parseLong(args[4]));
+    } else if (args.length == 6 && args[0].equals("committed")) {
+      committed(args[1], args[2], args[3], Integer.parseInt(args[4]), Long.parseLong(args[5]));
     } else {
-      System.err.println("usage: produce BOOTSTRAP TOPIC | consume BOOTSTRAP TOPIC N TIMEOUT_MS");
+      System.err.println("usage: produce BOOTSTRAP TOPIC | consume BOOTSTRAP TOPIC N TIMEOUT_MS"
+          + " | committed BOOTSTRAP GROUP TOPIC PARTITIONS TIMEOUT_MS");
       System.exit(2);
     }
   }
@@ -43,10 +56,15 @@ public class KafkaRecords {
     Properties p = new Properties();
     p.put("bootstrap.servers", bootstrap);
     p.put("acks", "all");
+    // Sends in flight together still land in order (and once).
+    p.put("enable.idempotence", "true");
     p.put("key.serializer", StringSerializer.class.getName());
     p.put("value.serializer", StringSerializer.class.getName());
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     int n = 0;
+    // Not waited for one by one (100,000 records would take minutes):
+    // every send's result is checked, a thousand at a time.
+    List<Future<?>> sent = new ArrayList<>();
     try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
       // Round robin over the partitions: a partition left empty would hold
       // KafkaIO's create-time watermark back for good.
@@ -56,8 +74,17 @@ public class KafkaRecords {
         if (f.length != 3) {
           throw new IllegalArgumentException("line " + (n + 1) + ": want TIMESTAMP_MS<TAB>KEY<TAB>VALUE, got " + line);
         }
-        producer.send(new ProducerRecord<>(topic, n % partitions, Long.parseLong(f[0]), f[1], f[2])).get();
+        sent.add(producer.send(new ProducerRecord<>(topic, n % partitions, Long.parseLong(f[0]), f[1], f[2])));
         n++;
+        if (sent.size() == 1000) {
+          for (Future<?> s : sent) {
+            s.get();
+          }
+          sent.clear();
+        }
+      }
+      for (Future<?> s : sent) {
+        s.get();
       }
     }
     System.err.println("produced " + n + " records to " + topic);
@@ -69,6 +96,7 @@ public class KafkaRecords {
     p.put("bootstrap.servers", bootstrap);
     p.put("key.deserializer", StringDeserializer.class.getName());
     p.put("value.deserializer", StringDeserializer.class.getName());
+    p.put("isolation.level", "read_committed");
     long deadline = System.currentTimeMillis() + timeoutMs;
     int got = 0;
     try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
@@ -106,6 +134,41 @@ public class KafkaRecords {
         throw new IllegalStateException("topic " + topic + " does not exist");
       }
       Thread.sleep(500);
+    }
+  }
+
+  static void committed(String bootstrap, String group, String topic, int partitions, long timeoutMs)
+      throws InterruptedException {
+    Properties p = new Properties();
+    p.put("bootstrap.servers", bootstrap);
+    p.put("group.id", group);
+    p.put("key.deserializer", StringDeserializer.class.getName());
+    p.put("value.deserializer", StringDeserializer.class.getName());
+    Set<TopicPartition> parts = new HashSet<>();
+    for (int i = 0; i < partitions; i++) {
+      parts.add(new TopicPartition(topic, i));
+    }
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
+      while (true) {
+        Map<TopicPartition, OffsetAndMetadata> got = consumer.committed(parts, Duration.ofSeconds(10));
+        int have = 0;
+        for (OffsetAndMetadata m : got.values()) {
+          if (m != null && m.metadata() != null && !m.metadata().isEmpty()) {
+            have++;
+          }
+        }
+        if (have == partitions) {
+          for (Map.Entry<TopicPartition, OffsetAndMetadata> e : got.entrySet()) {
+            System.out.println(e.getKey().partition() + "\t" + e.getValue().metadata());
+          }
+          return;
+        }
+        if (System.currentTimeMillis() > deadline) {
+          throw new IllegalStateException(group + " has metadata for " + have + " of " + partitions + " partitions of " + topic);
+        }
+        Thread.sleep(200);
+      }
     }
   }
 }

@@ -12,6 +12,12 @@
 //   - Beam's Go TestKafkaIO_BasicReadWrite (kafkaio.Write, then kafkaio.Read
 //     with passert), unmodified.
 //
+// Beside them (TestKafkaExactlyOnce, eos_test.go), a Java streaming job
+// (KafkaEosCounts.java: KafkaIO read, fixed windows, a count per key,
+// KafkaIO's exactly-once write) on local Java workers, its server
+// SIGKILLed twice and restarted on the same --state_dir, its counts read
+// back with read_committed: each exactly once (docs/durability.md).
+//
 // Each runs against the expansion service started two ways: with
 // --alsoStartLoopbackWorker, whose environment is an anyof of Java's SDK
 // image and the service's own worker pool (EXTERNAL), which the runner

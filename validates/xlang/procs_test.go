@@ -100,9 +100,9 @@ func freeAddr(t *testing.T) (string, int) {
 }
 
 // startBroker formats a fresh KRaft log directory and starts a single
-// Kafka node (broker and controller) on free ports; it returns the
-// bootstrap address.
-func startBroker(t *testing.T) string {
+// Kafka node (broker and controller) on free ports, its log NAME.log; it
+// returns the bootstrap address.
+func startBroker(t *testing.T, name string) string {
 	t.Helper()
 	cp := javaLib(t, "kafka")
 	dir := t.TempDir()
@@ -124,7 +124,7 @@ func startBroker(t *testing.T) string {
 	if out, err := format.CombinedOutput(); err != nil {
 		t.Fatalf("formatting the broker's storage: %v\n%s", err, out)
 	}
-	daemon(t, filepath.Join(logDir(t), "kafka.log"), boot, 2*time.Minute, "java", append(jvm, "kafka.Kafka", props)...)
+	daemon(t, filepath.Join(logDir(t), name+".log"), boot, 2*time.Minute, "java", append(jvm, "kafka.Kafka", props)...)
 	return boot
 }
 
@@ -143,6 +143,7 @@ offsets.topic.replication.factor=1
 offsets.topic.num.partitions=1
 transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
 group.initial.rebalance.delay.ms=0
 `, bport, cport, data)
 }
@@ -177,15 +178,7 @@ type runnerServer struct {
 
 func startRunner(t *testing.T) runnerServer {
 	t.Helper()
-	bin := os.Getenv("BEAM_RUNNER_BIN")
-	if bin == "" {
-		bin = filepath.Join(t.TempDir(), "beam-runner")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/beam-runner")
-		build.Dir = repoRoot(t)
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build ./cmd/beam-runner: %v\n%s", err, out)
-		}
-	}
+	bin := runnerBin(t)
 	p, err := serverproc.Start(context.Background(), serverproc.Spec{
 		Bin:  bin,
 		Args: []string{"--state_dir=none", "--serve_http=false", "--log_kind=text"}, PortFlag: "--job_port",
@@ -196,6 +189,22 @@ func startRunner(t *testing.T) runnerServer {
 	}
 	t.Cleanup(p.Stop)
 	return runnerServer{bin: bin, endpoint: p.Addr}
+}
+
+// runnerBin is $BEAM_RUNNER_BIN, else the server built into the test's
+// temp dir.
+func runnerBin(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("BEAM_RUNNER_BIN"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(t.TempDir(), "beam-runner")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/beam-runner")
+	build.Dir = repoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/beam-runner: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // kafkaClient runs KafkaRecords.java (produce or consume) on the broker's

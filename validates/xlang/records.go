@@ -100,3 +100,56 @@ func diffLines(got, want []string) string {
 	}
 	return fmt.Sprintf("missing %q, unexpected %q", missing, extra)
 }
+
+// orderedRecords makes n records over windows fixed windows of windowMs
+// each, starting at base (a multiple of windowMs), in create-time order
+// (a watermark that follows each partition's records then drops none):
+// record i at base + i*windows*windowMs/n. Its key is one of keys, by a
+// rule that gives them uneven counts per window.
+func orderedRecords(n, windows, keys int, base, windowMs int64) []record {
+	out := make([]record, n)
+	span := int64(windows) * windowMs
+	for i := range out {
+		k := (i*31 + i/97) % keys
+		out[i] = record{
+			ts:    base + int64(i)*span/int64(n),
+			key:   fmt.Sprintf("k%03d", k),
+			value: "v" + strconv.Itoa(i),
+		}
+	}
+	return out
+}
+
+// shardSeqs reads what KafkaRecords.java committed prints for KafkaIO's
+// exactly-once sink, "PARTITION<TAB>{"seq":N,"id":"..."}" per shard, and
+// returns how many records the shards have committed in all: each seq is
+// the last record id written, counted from 0.
+func shardSeqs(out string) (int64, error) {
+	var total int64
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		_, meta, ok := strings.Cut(line, "\t")
+		i := strings.Index(meta, `"seq":`)
+		if !ok || i < 0 {
+			return 0, fmt.Errorf("shard metadata %q: want PARTITION<TAB>{\"seq\":N,...}", line)
+		}
+		digits := meta[i+len(`"seq":`):]
+		if j := strings.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' }); j >= 0 {
+			digits = digits[:j]
+		}
+		seq, err := strconv.ParseInt(digits, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("shard metadata %q: %v", line, err)
+		}
+		total += seq + 1
+	}
+	return total, nil
+}
+
+// shortDiff is diffLines cut to its first n characters.
+func shortDiff(got, want []string, n int) string {
+	d := diffLines(got, want)
+	if len(d) > n {
+		d = d[:n] + "..."
+	}
+	return d
+}

@@ -59,3 +59,50 @@ func TestProducerInputAndConsumedLinesRoundTrip(t *testing.T) {
 		t.Errorf("consumedLines = %q", got)
 	}
 }
+
+func TestOrderedRecordsAreInTimeOrderOverEveryWindowAndKey(t *testing.T) {
+	const n, windows, keys, windowMs, base = 100_000, 4, 500, 10_000, 1_700_000_000_000
+	recs := orderedRecords(n, windows, keys, base, windowMs)
+	for i := 1; i < len(recs); i++ {
+		if recs[i].ts < recs[i-1].ts {
+			t.Fatalf("record %d at %d, before record %d at %d", i, recs[i].ts, i-1, recs[i-1].ts)
+		}
+	}
+	if first, last := recs[0].ts, recs[n-1].ts; first != base || last >= base+windows*windowMs {
+		t.Errorf("records span [%d, %d], want within [%d, %d)", first, last, base, base+windows*windowMs)
+	}
+	counts := expectedCounts(recs, windowMs)
+	if len(counts) != windows*keys {
+		t.Errorf("%d key-window counts, want %d", len(counts), windows*keys)
+	}
+	total, seen := 0, map[int]bool{}
+	for _, line := range counts {
+		var key string
+		var start int64
+		var c int
+		if _, err := fmt.Sscan(line, &key, &start, &c); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		total += c
+		seen[c] = true
+	}
+	if total != n {
+		t.Errorf("counts add up to %d, want %d", total, n)
+	}
+	// Uneven counts: a sink that swapped two keys' counts would show.
+	if len(seen) < 3 {
+		t.Errorf("only %d distinct counts per key and window, want uneven ones", len(seen))
+	}
+}
+
+func TestShardSeqsSumsTheShardsRecords(t *testing.T) {
+	out := "0\t{\"seq\":151,\"id\":\"2985603A - 2026-12-02 10:00:35\"}\n1\t{\"seq\":9,\"id\":\"x\"}\n"
+	if got, err := shardSeqs(out); err != nil || got != 162 {
+		t.Errorf("shardSeqs = %d, %v; want 162", got, err)
+	}
+	for _, bad := range []string{"0\t{}", "nonsense", "0\t{\"seq\":x}"} {
+		if _, err := shardSeqs(bad); err == nil {
+			t.Errorf("shardSeqs(%q) took it", bad)
+		}
+	}
+}

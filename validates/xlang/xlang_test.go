@@ -39,8 +39,9 @@ var modes = []struct {
 // TestJavaTransforms runs the cross-language pipelines against one job
 // server and one broker, for each way of starting the expansion service.
 func TestJavaTransforms(t *testing.T) {
+	t.Parallel() // beside TestKafkaExactlyOnce: both mostly wait on JVMs
 	srv := startRunner(t)
-	boot := startBroker(t)
+	boot := startBroker(t, "kafka")
 	t.Cleanup(func() {
 		if kafkaTest.bin != "" {
 			os.RemoveAll(filepath.Dir(kafkaTest.bin))

@@ -1,0 +1,423 @@
+//go:build xlang
+
+package xlang
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/runnerlib"
+	"github.com/beam-runner/beam-runner/internal/serverproc"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// The exactly-once check's input: eosN records over eosWindows windows of
+// eosKeys keys; its sink writes eosShards shards.
+const (
+	eosN       = 100_000
+	eosWindows = 4
+	eosKeys    = 500
+	eosShards  = 2
+	eosGroup   = "eos-sink"
+)
+
+// TestKafkaExactlyOnce runs KafkaEosCounts.java (KafkaIO read, fixed
+// windows, a count per key and window, KafkaIO's exactly-once write) as a
+// streaming job on local Java workers, SIGKILLs the server twice at random
+// points and restarts it on the same --state_dir, and reads the output
+// topic with read_committed: every (key, window) count once and exact,
+// their sum the input's size. Then it drains the job.
+//
+// KafkaIO's sink cannot recover, by design and on any runner, from one
+// point: after a shard's first transaction committed to Kafka and before
+// the runner checkpointed the writer id that the bundle stored with it
+// (on restore it finds Kafka metadata and no state to match, and refuses:
+// KafkaExactlyOnceSink's case c). The runner's checkpoints hand a running
+// bundle's input back rather than wait for it. So the input comes in two
+// halves: the first, a window in the past (and two records of the next),
+// is counted and written before any kill, and the kills come once its
+// writes are checkpointed; the second, two windows ahead of the clock (so
+// that the create-time watermark, which follows the clock once the topic
+// is idle, does not pass them early), is read, counted, fired as the
+// clock passes its windows and written while the server dies and comes
+// back.
+func TestKafkaExactlyOnce(t *testing.T) {
+	t.Parallel() // a broker and servers of its own; mostly waiting on JVMs
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	boot := startBroker(t, "kafka-eos")
+	in, out := "eos-in", "eos-out"
+	p, opts := buildEOSPipeline(t, ctx, boot, in, out)
+	past := (time.Now().Add(-10*time.Minute).UnixMilli() / windowMs) * windowMs
+	first := firstHalf(past)
+	produce(t, ctx, boot, in, first)
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewSource(seed))
+	t.Logf("kill points from seed %d", seed)
+
+	srv := newCrashingServer(t)
+	id := submitJob(t, ctx, srv.client(t), p, opts)
+	waitRunning(t, ctx, srv.client(t), id)
+	waitOutput(t, ctx, srv, boot, out, id, eosKeys)
+	// The writers' bundles end right after their last commit (the next
+	// window's input only fires once the topic is seen idle); two
+	// checkpoints later both hold them.
+	srv.waitCheckpoints(t, ctx, id, 2)
+	t.Logf("the first window's counts are written and checkpointed")
+
+	ahead := (time.Now().Add(eosAhead).UnixMilli()/windowMs + 1) * windowMs
+	second := orderedRecords(eosN/2, 2, eosKeys, ahead, windowMs)
+	produce(t, ctx, boot, in, second)
+	// The first kill falls while the second half is read and counted, the
+	// second once its first window has begun to be written: within the
+	// writes or the pause before the last window's.
+	for kill := 1; kill <= 2; kill++ {
+		if kill == 2 {
+			waitOutput(t, ctx, srv, boot, out, id, eosKeys+3)
+		}
+		time.Sleep(time.Duration(rng.Int63n(int64(eosKillWithin))))
+		srv.kill(t)
+		srv.start(t)
+		srv.waitLog(t, ctx, id, "job resumed from its checkpoint")
+	}
+	want := expectedCounts(append(first, second...), windowMs)
+	waitOutput(t, ctx, srv, boot, out, id, len(want))
+	drain := exec.CommandContext(ctx, srv.bin, "drain", "--endpoint="+srv.proc.Addr, "--wait", "--timeout=2m", id)
+	if b, err := drain.CombinedOutput(); err != nil {
+		t.Fatalf("beam-runner drain %s: %v\n%s", id, err, b)
+	}
+	// Read once the job has ended: nothing it wrote late is missed.
+	got, err := kafkaClient(t, ctx, "", "consume", boot, out, fmt.Sprint(len(want)), "60000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCounts(t, consumedLines(got), want)
+	checkDrained(t, srv, id)
+	// The sink's own bookkeeping: one sequence id per record it wrote.
+	meta, err := kafkaClient(t, ctx, "", "committed", boot, eosGroup, out, fmt.Sprint(eosShards), "30000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := shardSeqs(meta); err != nil || n != int64(len(want)) {
+		t.Errorf("the sink's shards committed %d records (%v), want %d:\n%s", n, err, len(want), meta)
+	}
+}
+
+// eosAhead is how far ahead of the clock the second half's windows start:
+// time to produce it and for the first kill to fall while it is read; its
+// two windows then fire as the clock passes them. eosKillWithin bounds
+// each kill's random delay: about a window's length.
+const (
+	eosAhead      = 15 * time.Second
+	eosKillWithin = 10 * time.Second
+)
+
+// firstHalf is eosN/2 records: all but two in the window at past, the
+// other two, one per partition, in the next window, so that the first
+// window fires on the records' own times, not on the topic's idleness.
+func firstHalf(past int64) []record {
+	recs := orderedRecords(eosN/2-2, 1, eosKeys, past, windowMs)
+	for i := range 2 {
+		recs = append(recs, record{ts: past + windowMs + int64(i), key: fmt.Sprintf("k%03d", i), value: fmt.Sprintf("next%d", i)})
+	}
+	return recs
+}
+
+func produce(t *testing.T, ctx context.Context, boot, topic string, recs []record) {
+	t.Helper()
+	if _, err := kafkaClient(t, ctx, producerInput(recs), "produce", boot, topic); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkDrained: the job ended DRAINED, as its messages say.
+func checkDrained(t *testing.T, srv *crashingServer, id string) {
+	t.Helper()
+	if msgs := jobMessages(t, srv.client(t), id); !strings.HasSuffix(msgs, "DRAINED") {
+		t.Errorf("job %s did not end DRAINED: %s", id, lastChars(msgs, 3000))
+	}
+}
+
+// checkCounts compares the sink's records with the expected counts, and
+// says how many were lost or doubled.
+func checkCounts(t *testing.T, got, want []string) {
+	t.Helper()
+	sum := 0
+	seen := map[string]int{}
+	for _, line := range got {
+		var key string
+		var start int64
+		var n int
+		if _, err := fmt.Sscan(line, &key, &start, &n); err != nil {
+			t.Fatalf("output record %q: %v", line, err)
+		}
+		sum += n
+		seen[fmt.Sprint(key, start)]++
+	}
+	dups := 0
+	for _, n := range seen {
+		dups += n - 1
+	}
+	if sum != eosN || dups != 0 {
+		t.Errorf("the counts add up to %d, want %d; %d (key, window) pairs written more than once", sum, eosN, dups)
+	}
+	if d := shortDiff(got, want, 2000); d != "" {
+		t.Errorf("%d records read back, %d expected: %s", len(got), len(want), d)
+	}
+}
+
+// waitOutput waits until n records can be read from topic, failing at
+// once if the job ends first.
+func waitOutput(t *testing.T, ctx context.Context, srv *crashingServer, boot, topic, id string, n int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := kafkaClient(t, ctx, "", "consume", boot, topic, fmt.Sprint(n), "240000")
+		done <- err
+	}()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		case <-time.After(time.Second):
+		}
+		st, err := srv.client(t).GetState(ctx, &jobpb.GetJobStateRequest{JobId: id})
+		if err == nil && st.GetState() != jobpb.JobState_RUNNING {
+			t.Fatalf("job %s ended %v before writing its output: %s", id, st.GetState(), lastChars(jobMessages(t, srv.client(t), id), 3000))
+		}
+	}
+}
+
+// buildEOSPipeline compiles KafkaEosCounts.java against the expansion
+// service's jars (Beam's Java SDK, KafkaIO, kafka-clients, the harness)
+// and runs it to translate the pipeline, whose environment stages them.
+func buildEOSPipeline(t *testing.T, ctx context.Context, boot, in, out string) (*pipepb.Pipeline, *structpb.Struct) {
+	t.Helper()
+	dir := t.TempDir()
+	lib := javaLib(t, "expansion")
+	classes, jar := filepath.Join(dir, "classes"), filepath.Join(dir, "pipeline.jar")
+	steps := [][]string{
+		{"javac", "-nowarn", "-d", classes, "-cp", lib, "KafkaEosCounts.java"},
+		{"jar", "cf", jar, "-C", classes, "."},
+		{"java", "-cp", jar + ":" + lib, "KafkaEosCounts", dir, boot, in, out,
+			fmt.Sprint(windowMs / 1000), fmt.Sprint(eosShards), eosGroup},
+	}
+	for _, step := range steps {
+		if b, err := exec.CommandContext(ctx, step[0], step[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(step[:2], " "), err, tailString(string(b), 30))
+		}
+	}
+	var p pipepb.Pipeline
+	var opts structpb.Struct
+	for name, m := range map[string]proto.Message{"pipeline.pb": &p, "options.pb": &opts} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err == nil {
+			err = proto.Unmarshal(b, m)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	return &p, &opts
+}
+
+// crashingServer is a beam-runner server that the test kills and starts
+// again on the same store and artifact root, each run on a fresh port and
+// log (server-N.log).
+type crashingServer struct {
+	bin, stateDir, artifacts, logs string
+	runs                           int
+	proc                           *serverproc.Proc
+	killed                         []*serverproc.Proc
+	conn                           *grpc.ClientConn
+}
+
+func newCrashingServer(t *testing.T) *crashingServer {
+	s := &crashingServer{bin: runnerBin(t), stateDir: t.TempDir(), artifacts: t.TempDir(), logs: logDir(t)}
+	s.start(t)
+	t.Cleanup(func() {
+		if s.conn != nil {
+			s.conn.Close()
+		}
+		s.proc.Stop()
+		// The killed servers' process groups: workers that outlived them.
+		for _, p := range s.killed {
+			p.Stop()
+		}
+	})
+	return s
+}
+
+func (s *crashingServer) start(t *testing.T) {
+	t.Helper()
+	s.runs++
+	p, err := serverproc.Start(context.Background(), serverproc.Spec{
+		Bin: s.bin,
+		Args: []string{"--state_dir=" + s.stateDir, "--artifact_root=" + s.artifacts, "--checkpoint_interval=1s",
+			"--sdk_containers=local", "--serve_http=false", "--log_kind=json", "--log_level=debug"},
+		PortFlag: "--job_port", LogPath: s.logPath(), Grace: 10 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.proc = p
+	if s.conn != nil {
+		s.conn.Close()
+	}
+	if s.conn, err = grpc.NewClient(p.Addr, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s *crashingServer) logPath() string {
+	return filepath.Join(s.logs, fmt.Sprintf("eos-server-%d.log", s.runs))
+}
+
+func (s *crashingServer) client(t *testing.T) jobpb.JobServiceClient {
+	return jobpb.NewJobServiceClient(s.conn)
+}
+
+// kill SIGKILLs the server process alone, as a crash would end it; its
+// workers are left to notice.
+func (s *crashingServer) kill(t *testing.T) {
+	t.Helper()
+	if err := syscall.Kill(s.proc.Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-s.proc.Exited()
+	t.Logf("killed server run %d", s.runs)
+	s.killed = append(s.killed, s.proc)
+}
+
+// waitLog waits until the running server's log has msg for job id.
+func (s *crashingServer) waitLog(t *testing.T, ctx context.Context, id, msg string) {
+	t.Helper()
+	for s.logged(id, msg) == 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("job %s: no %q in %s", id, msg, s.logPath())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Logf("server run %d: %s", s.runs, msg)
+}
+
+// waitCheckpoints waits until the running server has saved n more
+// checkpoints of job id than it had when called.
+func (s *crashingServer) waitCheckpoints(t *testing.T, ctx context.Context, id string, n int) {
+	t.Helper()
+	from := s.logged(id, "checkpoint saved")
+	for s.logged(id, "checkpoint saved") < from+n {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("job %s: fewer than %d checkpoints saved after %d; log %s", id, n, from, s.logPath())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// logged counts the running server's JSON log entries msg of job id.
+func (s *crashingServer) logged(id, msg string) int {
+	data, _ := os.ReadFile(s.logPath())
+	n := 0
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if strings.Contains(line, `"msg":"`+msg+`"`) && strings.Contains(line, `"job":"`+id+`"`) {
+			n++
+		}
+	}
+	return n
+}
+
+// submitJob submits p as Beam's PortableRunner does: Prepare, stage the
+// environment's files, Run.
+func submitJob(t *testing.T, ctx context.Context, cli jobpb.JobServiceClient, p *pipepb.Pipeline, opts *structpb.Struct) string {
+	t.Helper()
+	prep, err := cli.Prepare(ctx, &jobpb.PrepareJobRequest{Pipeline: p, PipelineOptions: opts, JobName: "kafka-eos"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := grpc.NewClient(prep.GetArtifactStagingEndpoint().GetUrl(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	if err := runnerlib.StageViaPortableAPI(ctx, cc, "", prep.GetStagingSessionToken()); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := cli.Run(ctx, &jobpb.RunJobRequest{PreparationId: prep.GetPreparationId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.GetJobId()
+}
+
+// waitRunning waits until job id is RUNNING; an end before fails the test.
+func waitRunning(t *testing.T, ctx context.Context, cli jobpb.JobServiceClient, id string) {
+	t.Helper()
+	for {
+		st, err := cli.GetState(ctx, &jobpb.GetJobStateRequest{JobId: id})
+		if err != nil {
+			t.Fatalf("job %s: %v", id, err)
+		}
+		switch st.GetState() {
+		case jobpb.JobState_RUNNING:
+			return
+		case jobpb.JobState_FAILED, jobpb.JobState_CANCELLED, jobpb.JobState_DONE, jobpb.JobState_DRAINED:
+			t.Fatalf("job %s ended %v: %s", id, st.GetState(), lastChars(jobMessages(t, cli, id), 3000))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// jobMessages is the job's messages and states so far, " | " between.
+func jobMessages(t *testing.T, cli jobpb.JobServiceClient, id string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := cli.GetMessageStream(ctx, &jobpb.JobMessagesRequest{JobId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for {
+		m, err := st.Recv()
+		if err == io.EOF {
+			return strings.Join(out, " | ")
+		}
+		if err != nil {
+			return strings.Join(append(out, "("+err.Error()+")"), " | ")
+		}
+		if s := m.GetStateResponse(); s != nil {
+			out = append(out, s.GetState().String())
+		} else {
+			out = append(out, m.GetMessageResponse().GetMessageText())
+		}
+	}
+}
+
+// lastChars is s cut to its last n bytes.
+func lastChars(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
