@@ -193,9 +193,6 @@ func (e *Engine) addConsumer(pc string, st *stage) {
 	p.consumers = append(p.consumers, st)
 }
 
-// Now is the engine's processing time.
-func (e *Engine) Now() int64 { return e.now }
-
 // Watermark returns a PCollection's current watermark.
 func (e *Engine) Watermark(pc string) int64 {
 	if p := e.pcolls[pc]; p != nil {
@@ -226,9 +223,6 @@ func (e *Engine) done() bool {
 	}
 	return true
 }
-
-// InFlight is the number of bundles handed out and not yet committed.
-func (e *Engine) InFlight() int { return len(e.flight) }
 
 // maxBundles is how many bundles of st may be in flight at once: the
 // engine's bound, or less while the stage's probe allows less.

@@ -86,7 +86,7 @@ func pendRun(t *testing.T, spec, restoreSpec Spec, snap bool) (groups []string, 
 		if e.err != nil {
 			t.Fatal(e.err)
 		}
-		if len(bs) == 0 && e.InFlight() == 0 {
+		if len(bs) == 0 && bundlesInFlight(e) == 0 {
 			t.Fatal("stuck: nothing ready and nothing in flight")
 		}
 		flight := 0

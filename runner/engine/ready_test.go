@@ -22,7 +22,7 @@ func TestSplitRequestsAndDrain(t *testing.T) {
 	if got := e.Ready().Splits; len(got) != 0 {
 		t.Fatalf("splits handed out twice: %v", got)
 	}
-	if e.Draining() {
+	if isDraining(e) {
 		t.Fatal("draining before Drain")
 	}
 	e.Drain()
@@ -35,7 +35,7 @@ func TestSplitRequestsAndDrain(t *testing.T) {
 	}
 	e.AdvanceProcessingTime(1000 + 4*splitMinAge)
 	e.Tick()
-	if got := e.Ready().Splits; len(got) != 0 || !e.Draining() {
+	if got := e.Ready().Splits; len(got) != 0 || !isDraining(e) {
 		t.Fatalf("splits while draining = %v, want none", got)
 	}
 }

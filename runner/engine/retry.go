@@ -12,7 +12,7 @@ import "slices"
 // false, saying why: the job is expected to fail.
 //
 // A bundle that gave up work by splits runs again on what it still owns
-// (see OwnedInput): its residuals were filed to run elsewhere. One whose
+// (see ownedInput): its residuals were filed to run elsewhere. One whose
 // split did not say which input it gave up cannot be run again exactly,
 // so it is not retried.
 func (e *Engine) Retry(id int, f Failure) (bool, string) {
@@ -29,7 +29,7 @@ func (e *Engine) Retry(id int, f Failure) (bool, string) {
 		return false, why
 	}
 	if b.split.owned >= 0 || b.split.primaryAt >= 0 {
-		in, err := e.OwnedInput(id)
+		in, err := e.ownedInput(id)
 		if err != nil {
 			e.Fail(id)
 			return false, "not retried: " + err.Error()

@@ -63,7 +63,7 @@ func (a *engineAPI) commit(id int, r Result) error            { return a.e.Commi
 func (a *engineAPI) fail(id int)                              { a.e.Fail(id) }
 func (a *engineAPI) retry(id int, f Failure) (bool, string)   { return a.e.Retry(id, f) }
 func (a *engineAPI) split(id int, r SplitResult) (int, error) { return a.e.ApplySplit(id, r) }
-func (a *engineAPI) owned(id int) ([][]byte, error)           { return a.e.OwnedInput(id) }
+func (a *engineAPI) owned(id int) ([][]byte, error)           { return a.e.ownedInput(id) }
 func (a *engineAPI) advanceProcessingTime(now int64)          { a.e.AdvanceProcessingTime(now) }
 
 // splitRequests is what a Tick decides, read without handing out bundles.
@@ -84,11 +84,11 @@ func (a *engineAPI) expired() []StateWindow {
 func (a *engineAPI) wakeup() (int64, bool)             { return a.e.nextWakeup() }
 func (a *engineAPI) noteWork(stage string, work int64) { a.e.NoteWork(stage, work) }
 func (a *engineAPI) watermark(pc string) int64         { return a.e.Watermark(pc) }
-func (a *engineAPI) now() int64                        { return a.e.Now() }
+func (a *engineAPI) now() int64                        { return processingTime(a.e) }
 func (a *engineAPI) status() (inFlight int, done bool, err error) {
-	return a.e.InFlight(), a.e.done(), a.e.err
+	return bundlesInFlight(a.e), a.e.done(), a.e.err
 }
-func (a *engineAPI) draining() bool { return a.e.Draining() }
+func (a *engineAPI) draining() bool { return isDraining(a.e) }
 
 func (a *engineAPI) snapshot(requeueFlight bool) ([]byte, error) {
 	if requeueFlight {

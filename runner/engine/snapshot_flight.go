@@ -32,7 +32,7 @@ func (e *Engine) SnapshotRequeuingFlight() ([]byte, error) {
 		if b.merge {
 			continue // its accumulators are in the snapshot (unmerged)
 		}
-		owned, err := e.OwnedInput(id)
+		owned, err := e.ownedInput(id)
 		if err != nil {
 			return nil, fmt.Errorf("requeuing bundle %d: %w", id, err)
 		}

@@ -73,8 +73,8 @@ func assertRequeued(t *testing.T, e *Engine, running []Bundle) {
 	if after, _ := e.snapshot(); string(after) != string(before) {
 		t.Fatal("SnapshotRequeuingFlight changed the engine")
 	}
-	if e.InFlight() != len(running) {
-		t.Fatalf("in flight %d, want %d", e.InFlight(), len(running))
+	if bundlesInFlight(e) != len(running) {
+		t.Fatalf("in flight %d, want %d", bundlesInFlight(e), len(running))
 	}
 	c := mustRestore(t, e.spec, snap)
 	again := c.Ready().Bundles
@@ -108,7 +108,7 @@ func TestSnapshotRequeuingFlightRandom(t *testing.T) {
 		taken := 0
 		for j, op := range simScript(r) {
 			a.step(op)
-			if a.e.InFlight() == 0 || a.e.err != nil || taken == 2 || r.Intn(4) > 0 {
+			if bundlesInFlight(a.e) == 0 || a.e.err != nil || taken == 2 || r.Intn(4) > 0 {
 				continue
 			}
 			taken++
@@ -157,7 +157,7 @@ func TestSnapshotRequeuingFlightRandom(t *testing.T) {
 func owedWork(t *testing.T, s *sim) map[string]int {
 	var bs []Bundle
 	for _, b := range s.flight {
-		owned, err := s.e.OwnedInput(b.ID)
+		owned, err := s.e.ownedInput(b.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +248,7 @@ func checkRequeued(t *testing.T, a, b *Engine, owed map[string]int) {
 	for _, id := range slices.Sorted(maps.Keys(a.flight)) {
 		fb := a.flight[id]
 		st := b.stage(fb.Stage)
-		owned, err := a.OwnedInput(id)
+		owned, err := a.ownedInput(id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,7 +26,7 @@ func TestSnapshotGolden(t *testing.T) {
 		var snap []byte
 		for _, op := range simScript(r) {
 			s.step(op)
-			if s.e.InFlight() == 0 && s.e.err == nil && !s.e.done() {
+			if bundlesInFlight(s.e) == 0 && s.e.err == nil && !s.e.done() {
 				snap = mustSnapshot(t, s.e)
 			}
 		}

@@ -37,7 +37,7 @@ func TestSnapshotMetamorphic(t *testing.T) {
 					t.Fatalf("script %d, op %d %+v: original\n%s\nrestored\n%s", i, j, op, strings.Join(la, "\n"), strings.Join(lb, "\n"))
 				}
 			}
-			if a.e.InFlight() > 0 || a.e.err != nil {
+			if bundlesInFlight(a.e) > 0 || a.e.err != nil {
 				continue
 			}
 			snap := mustSnapshot(t, a.e)
@@ -95,7 +95,7 @@ func TestSnapshotRefusals(t *testing.T) {
 	spec := simPipeline(t, r)
 	s := newSim(t, spec)
 	s.step(simOp{kind: "ready"})
-	if s.e.InFlight() == 0 {
+	if bundlesInFlight(s.e) == 0 {
 		t.Fatal("no bundle in flight to test with")
 	}
 	if _, err := s.e.Snapshot(); err == nil || !strings.Contains(err.Error(), "in flight") {
@@ -134,7 +134,7 @@ func FuzzRestore(f *testing.F) {
 	s := newSim(f, spec)
 	for _, op := range simScript(r) {
 		s.step(op)
-		if s.e.InFlight() == 0 && s.e.err == nil {
+		if bundlesInFlight(s.e) == 0 && s.e.err == nil {
 			f.Add(mustSnapshot(f, s.e))
 		}
 	}

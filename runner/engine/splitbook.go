@@ -127,9 +127,9 @@ func (b *bundle) ownedByIndex(wv *coders.WindowedValueCodec) ([][][]byte, error)
 	return out, nil
 }
 
-// OwnedInput is the input a bundle still owns after its splits, as whole
+// ownedInput is the input a bundle still owns after its splits, as whole
 // encoded elements: what a retry of the bundle must process.
-func (e *Engine) OwnedInput(id int) ([][]byte, error) {
+func (e *Engine) ownedInput(id int) ([][]byte, error) {
 	b := e.flight[id]
 	if b == nil {
 		return nil, fmt.Errorf("unknown bundle %d", id)

@@ -189,7 +189,7 @@ func runSplitModel(t *testing.T, rng *rand.Rand, sizes []int) error {
 		case roll == 1:
 			// The attempt fails: its work is dropped and it starts again
 			// on what the bundle still owns.
-			in, err := e.OwnedInput(mb.id)
+			in, err := e.ownedInput(mb.id)
 			if err != nil {
 				return err
 			}

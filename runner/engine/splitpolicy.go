@@ -56,6 +56,3 @@ func (e *Engine) Drain() {
 		e.splits = append(e.splits, SplitRequest{Bundle: id})
 	}
 }
-
-// Draining reports whether Drain was called.
-func (e *Engine) Draining() bool { return e.draining }
