@@ -70,38 +70,38 @@ type bundle struct {
 	// out is what the bundle has sent back so far (NoteOutput); outAtCkpt
 	// what it had sent at its last memory checkpoint.
 	out, outAtCkpt int64
-	// merge marks a GroupByKey's merge bundle (combtree.go), of its
-	// combiner tree's merge mergeID, of mergeGroups partial groups.
-	merge                bool
-	mergeID, mergeGroups int
+	// combine marks a GroupByKey's combine bundle (combtree.go), of its
+	// combiner tree's combine combineID, of combineGroups partial groups.
+	combine                  bool
+	combineID, combineGroups int
 	// userCauses are the causes of its user failures so far (Retry).
 	userCauses []string
 }
 
 type pcoll struct {
-	id        string
-	spec      PCollSpec
-	wm        int64
-	consumers []*stage // stages reading its data (main or copy inputs)
-	sides     []*stage // stages reading it as a side input
-	data      *Data    // kept only while side consumers need it
-	mergeFor  *stage   // the GBK whose merge answers this PCollection carries
-	fromGBK   *stage   // the GBK writing it, if one does
+	id             string
+	spec           PCollSpec
+	wm             int64
+	consumers      []*stage // stages reading its data (main or copy inputs)
+	sides          []*stage // stages reading it as a side input
+	data           *Data    // kept only while side consumers need it
+	windowMergeFor *stage   // the GBK whose window-merge answers this PCollection carries
+	fromGBK        *stage   // the GBK writing it, if one does
 }
 
 type stage struct {
-	spec    StageSpec
-	probe   *probe // picks the stage's concurrency (probe.go); nil: fixed
-	outWM   int64
-	inWM    int64
-	pending []chunk
-	flight  map[int]*bundle
-	gbk     *agg.GBK
-	events  []Event // TestStream events not yet applied
-	emitted bool    // Impulse
-	keyed   *keyed  // stateful stages
-	delayed []delayed
-	merges  []agg.Merge // a GroupByKey's merges waiting to start
+	spec     StageSpec
+	probe    *probe // picks the stage's concurrency (probe.go); nil: fixed
+	outWM    int64
+	inWM     int64
+	pending  []chunk
+	flight   map[int]*bundle
+	gbk      *agg.GBK
+	events   []Event // TestStream events not yet applied
+	emitted  bool    // Impulse
+	keyed    *keyed  // stateful stages
+	delayed  []delayed
+	combines []agg.Combine // a GroupByKey's combines waiting to start
 }
 
 type chunk struct {
@@ -141,7 +141,7 @@ func build(spec Spec) (*Engine, error) {
 	if e.spec.MaxBundles <= 0 {
 		e.spec.MaxBundles = 1
 	}
-	return e, e.linkMergeStages()
+	return e, e.linkWindowMergeStages()
 }
 
 func (e *Engine) newStage(ss StageSpec) (*stage, error) {
@@ -155,7 +155,7 @@ func (e *Engine) newStage(ss StageSpec) (*stage, error) {
 		}
 	}
 	if ss.TreeStage != "" && (ss.Kind != stagekind.GBK || ss.Agg.Combine == nil) {
-		return nil, fmt.Errorf("stage %s: merge stage %q given to a stage that is not a GroupByKey with a combiner tree", ss.ID, ss.TreeStage)
+		return nil, fmt.Errorf("stage %s: tree stage %q given to a stage that is not a GroupByKey with a combiner tree", ss.ID, ss.TreeStage)
 	}
 	switch ss.Kind {
 	case stagekind.GBK:
@@ -268,8 +268,8 @@ func (e *Engine) Commit(id int, res Result) error {
 	st := e.stage(b.Stage)
 	delete(st.flight, id)
 	e.pend.release(b)
-	if b.merge {
-		if err := e.commitMerge(st, b, res); err != nil {
+	if b.combine {
+		if err := e.commitCombine(st, b, res); err != nil {
 			e.fail(err)
 		}
 		e.recompute()
@@ -350,8 +350,8 @@ func (e *Engine) nextWakeup() (at int64, ok bool) {
 	return at, ok
 }
 
-// stage finds a stage by id; a GroupByKey's merge stage id finds the
-// GroupByKey, which owns its merge bundles.
+// stage finds a stage by id; a GroupByKey's tree stage id finds the
+// GroupByKey, which owns its combine bundles.
 func (e *Engine) stage(id string) *stage {
 	for _, st := range e.stages {
 		if st.spec.ID == id || (st.spec.TreeStage != "" && st.spec.TreeStage == id) {

@@ -17,8 +17,8 @@ func (e *Engine) deliver(pc string, c []byte) {
 	if p.data != nil {
 		p.data.Add(c)
 	}
-	if p.mergeFor != nil {
-		e.applyMerges(p.mergeFor, p, c)
+	if p.windowMergeFor != nil {
+		e.applyWindowMerges(p.windowMergeFor, p, c)
 		return
 	}
 	for _, st := range p.consumers {
@@ -81,8 +81,8 @@ func (e *Engine) group(st *stage, p *pcoll, c []byte) {
 		err = coders.EachWindow(p.spec.Codec, v, func(win []byte) error {
 			return st.gbk.AddShared(key, win, value, v.Timestamp, e.now)
 		})
-		// A combiner tree may merge within a large chunk.
-		e.takeMerges(st)
+		// A combiner tree may start combines within a large chunk.
+		e.takeCombines(st)
 		return err
 	})
 	if err != nil {
@@ -90,7 +90,7 @@ func (e *Engine) group(st *stage, p *pcoll, c []byte) {
 		return
 	}
 	e.emitPanes(st)
-	e.requestMerges(st)
+	e.requestWindowMerges(st)
 }
 
 // emitPanes writes what a GBK fired to its output.
@@ -152,7 +152,7 @@ func (e *Engine) outputWatermark(st *stage) int64 {
 		}
 		st.gbk.AdvanceWatermark(st.inWM)
 		e.emitPanes(st)
-		e.requestMerges(st)
+		e.requestWindowMerges(st)
 		return min(st.inWM, st.gbk.Hold())
 	case stagekind.Flatten:
 		return st.inWM

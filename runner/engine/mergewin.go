@@ -15,17 +15,17 @@ import (
 // its answers back to the GBK. Its input PCollection has no producer and is
 // complete from the start, so a batch job runs merges as soon as asked.
 
-// requestMerges sends a merge GBK's waiting windows to its merge stage: in a
+// requestWindowMerges sends a merge GBK's waiting windows to its merge stage: in a
 // streaming job as soon as they arrive, in a batch job once the GBK's input
 // is complete, so a batch merges in one bundle.
-func (e *Engine) requestMerges(st *stage) {
-	if st.spec.MergeStage == "" || !st.gbk.MergeRequests() {
+func (e *Engine) requestWindowMerges(st *stage) {
+	if st.spec.WindowMergeStage == "" || !st.gbk.MergeRequests() {
 		return
 	}
 	if !e.spec.Streaming && st.inWM < coders.MaxTimestamp {
 		return
 	}
-	ms := e.stage(st.spec.MergeStage)
+	ms := e.stage(st.spec.WindowMergeStage)
 	in := e.pcolls[ms.spec.Inputs[0]]
 	var c []byte
 	for _, r := range st.gbk.TakeMergeRequests() {
@@ -39,9 +39,9 @@ func (e *Engine) requestMerges(st *stage) {
 	e.enqueue(ms, in, c)
 }
 
-// applyMerges hands a merge stage's answers to its GBK and emits what the
+// applyWindowMerges hands a merge stage's answers to its GBK and emits what the
 // merged windows fire.
-func (e *Engine) applyMerges(st *stage, p *pcoll, c []byte) {
+func (e *Engine) applyWindowMerges(st *stage, p *pcoll, c []byte) {
 	var results []agg.MergeResult
 	win, merge, err := mergeCodecs(p.spec.Codec.Elem)
 	if err == nil {
@@ -59,7 +59,7 @@ func (e *Engine) applyMerges(st *stage, p *pcoll, c []byte) {
 		return
 	}
 	e.emitPanes(st)
-	e.requestMerges(st)
+	e.requestWindowMerges(st)
 }
 
 // parseMergeResult reads one answer of merge_windows. The unmerged windows
@@ -106,22 +106,22 @@ func mergeCodecs(elem *coders.Codec) (win, merge *coders.Codec, err error) {
 	return win, merge, nil
 }
 
-// linkMergeStages checks each merge stage and routes its answers to its
+// linkWindowMergeStages checks each merge stage and routes its answers to its
 // GBK. Its input is complete from the start: nothing but the GBK writes it.
-func (e *Engine) linkMergeStages() error {
+func (e *Engine) linkWindowMergeStages() error {
 	for _, st := range e.stages {
-		if st.spec.MergeStage == "" {
+		if st.spec.WindowMergeStage == "" {
 			continue
 		}
-		ms := e.stage(st.spec.MergeStage)
+		ms := e.stage(st.spec.WindowMergeStage)
 		if st.gbk == nil || ms == nil || ms.gbk != nil || len(ms.spec.Inputs) != 1 || len(ms.spec.Outputs) != 1 || !st.spec.Agg.SDKMerge {
-			return fmt.Errorf("stage %s: merge stage %q must be an SDK stage with one input and one output, for a GroupByKey whose windows the SDK merges", st.spec.ID, st.spec.MergeStage)
+			return fmt.Errorf("stage %s: merge stage %q must be an SDK stage with one input and one output, for a GroupByKey whose windows the SDK merges", st.spec.ID, st.spec.WindowMergeStage)
 		}
 		out := e.pcolls[ms.spec.Outputs[0]]
-		if out == nil || out.mergeFor != nil {
+		if out == nil || out.windowMergeFor != nil {
 			return fmt.Errorf("stage %s: merge stage %s writes an unknown or shared PCollection %q", st.spec.ID, ms.spec.ID, ms.spec.Outputs[0])
 		}
-		out.mergeFor = st
+		out.windowMergeFor = st
 		e.pcolls[ms.spec.Inputs[0]].wm = coders.MaxTimestamp
 	}
 	return nil

@@ -75,8 +75,8 @@ func (e *Engine) readyBundles() []*bundle {
 	e.topUpPanes()
 	var out []*bundle
 	for _, st := range e.stages {
-		if len(st.merges) > 0 {
-			out = append(out, e.readyMerges(st)...)
+		if len(st.combines) > 0 {
+			out = append(out, e.readyCombines(st)...)
 		}
 		if st.spec.Kind != stagekind.SDK || !e.sidesReady(st) {
 			continue

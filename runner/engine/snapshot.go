@@ -124,19 +124,19 @@ func snapshotChunks(w *wire.Writer, cs [][]byte) {
 }
 
 // snapshotStage writes a stage's state; a GroupByKey's merges, queued or
-// in flight, go back into it unmerged (combtree.go).
+// in flight, go back into it uncombined (combtree.go).
 func (e *Engine) snapshotStage(w *wire.Writer, st *stage) error {
-	var back []agg.Unmerged
+	var back []agg.Uncombined
 	if st.gbk != nil {
 		var err error
-		if back, err = e.unmerged(st); err != nil {
+		if back, err = e.uncombined(st); err != nil {
 			return err
 		}
 	}
 	return st.snapshot(w, e.pend, back)
 }
 
-func (st *stage) snapshot(w *wire.Writer, pend *pendingSpill, back []agg.Unmerged) error {
+func (st *stage) snapshot(w *wire.Writer, pend *pendingSpill, back []agg.Uncombined) error {
 	w.Int(st.outWM)
 	w.Int(st.inWM)
 	w.Bool(st.emitted)
@@ -164,7 +164,7 @@ func (st *stage) snapshot(w *wire.Writer, pend *pendingSpill, back []agg.Unmerge
 		st.keyed.snapshot(w)
 	}
 	if st.gbk != nil {
-		return st.gbk.SnapshotUnmerged(w, back)
+		return st.gbk.SnapshotUncombined(w, back)
 	}
 	return nil
 }
@@ -250,7 +250,7 @@ func Restore(spec Spec, snap []byte) (*Engine, error) {
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("restore: %w", err)
 	}
-	// A combiner tree's merges written back unmerged may fire windows
+	// A combiner tree's merges written back uncombined may fire windows
 	// they held open, which moves watermarks.
 	trees := false
 	for _, st := range e.stages {

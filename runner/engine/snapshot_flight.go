@@ -29,8 +29,8 @@ func (e *Engine) SnapshotRequeuingFlight() ([]byte, error) {
 	}
 	for _, id := range slices.Sorted(maps.Keys(e.flight)) {
 		b := e.flight[id]
-		if b.merge {
-			continue // its accumulators are in the snapshot (unmerged)
+		if b.combine {
+			continue // its accumulators are in the snapshot (uncombined)
 		}
 		owned, err := e.ownedInput(id)
 		if err != nil {
