@@ -171,7 +171,8 @@ func (e *Engine) newStage(ss StageSpec) (*stage, error) {
 	case stagekind.SDK:
 		e.addConsumer(ss.Inputs[0], st)
 		if ss.Keyed {
-			st.keyed = newKeyed()
+			st.keyed = newKeyed(keyedConfig{stage: ss.ID, in: e.pcolls[ss.Inputs[0]].spec, timers: ss.Timers,
+				timeSorted: ss.TimeSorted, lateness: ss.AllowedLateness})
 		}
 	case stagekind.Flatten:
 		for _, in := range ss.CopyInputs {
@@ -276,13 +277,10 @@ func (e *Engine) Commit(id int, res Result) error {
 		return e.err
 	}
 	if st.keyed != nil {
-		for _, k := range b.Keys {
-			delete(st.keyed.busy, k)
-		}
-		st.keyed.rescan = true
-		if err := e.setTimers(st, timers); err != nil {
-			e.fail(err)
-			return err
+		st.keyed.release(b.Keys)
+		if err := st.keyed.setTimers(timers); err != nil {
+			e.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
+			return e.err
 		}
 	}
 	for _, pc := range slices.Sorted(maps.Keys(outputs)) {
@@ -334,8 +332,10 @@ func (e *Engine) nextWakeup() (at int64, ok bool) {
 		}
 	}
 	for _, st := range e.stages {
-		if t, has := st.nextTimerWakeup(e.now); has {
-			consider(t)
+		if st.keyed != nil {
+			if t, has := st.keyed.nextTimerWakeup(e.now); has {
+				consider(t)
+			}
 		}
 		for _, d := range st.delayed {
 			consider(d.readyAt)

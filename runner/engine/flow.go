@@ -37,6 +37,17 @@ func (e *Engine) deliver(pc string, c []byte) {
 	}
 }
 
+// enqueueKeyed hands a stateful stage its arriving input.
+func (e *Engine) enqueueKeyed(st *stage, p *pcoll, c []byte) {
+	if p.spec.Key == nil {
+		e.fail(fmt.Errorf("stage %s: stateful input %s is not KV-coded", st.spec.ID, p.id))
+		return
+	}
+	if err := st.keyed.add(c, st.inWM); err != nil {
+		e.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, p.id, err))
+	}
+}
+
 // enqueue adds elements to an SDK stage's pending input, noting their
 // earliest timestamp, which holds the stage's output watermark.
 func (e *Engine) enqueue(st *stage, p *pcoll, c []byte) {
@@ -120,7 +131,9 @@ func (e *Engine) recompute() {
 				p.wm = st.outWM
 			}
 		}
-		e.expire(st)
+		if st.keyed != nil {
+			e.expired = append(e.expired, st.keyed.expire(st.inWM)...)
+		}
 	}
 	e.releaseSides()
 }
@@ -169,11 +182,7 @@ func (e *Engine) outputWatermark(st *stage) int64 {
 		wm = coders.MaxTimestamp - 1 // residuals keep the stage open
 	}
 	if st.keyed != nil {
-		wm = e.keyedWatermark(st, wm)
-		if st.hasTimers() && wm >= coders.MaxTimestamp {
-			// Timers without holds still keep the stage, and the job, open.
-			wm = coders.MaxTimestamp - 1
-		}
+		wm = st.keyed.watermark(wm)
 	}
 	return wm
 }

@@ -45,8 +45,9 @@ func (e *Engine) Ready() Ready {
 	if e.err != nil {
 		return Ready{Err: e.err}
 	}
-	rd := Ready{Expired: e.takeExpired(), Splits: e.splits, Done: e.done()}
-	e.splits = nil
+	rd := Ready{Expired: e.expired, Splits: e.splits, Done: e.done()}
+	e.splits, e.expired = nil, nil
+	sortStateWindows(rd.Expired)
 	rd.Bundles = make([]Bundle, len(bs))
 	for i, b := range bs {
 		rd.Bundles[i] = b.Bundle
@@ -87,7 +88,12 @@ func (e *Engine) readyBundles() []*bundle {
 			continue
 		}
 		if st.keyed != nil {
-			out = append(out, e.readyKeyed(st, free)...)
+			bs, err := st.keyed.cut(e.now, st.inWM, e.canRun(st), free, func() *bundle { return e.newBundle(st) })
+			if err != nil {
+				e.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, st.spec.Inputs[0], err))
+				return append(out, bs...)
+			}
+			out = append(out, bs...)
 			continue
 		}
 		if len(st.pending) == 0 || !e.canRun(st) {

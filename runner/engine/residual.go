@@ -47,9 +47,10 @@ func (e *Engine) wakeResiduals(st *stage) {
 }
 
 func (e *Engine) requeue(st *stage, d delayed) {
-	in := e.pcolls[st.spec.Inputs[0]]
 	if st.keyed != nil {
-		e.fileKeyed(st, in, d.data)
+		if err := st.keyed.file(d.data); err != nil {
+			e.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, st.spec.Inputs[0], err))
+		}
 		return
 	}
 	st.pending = append(st.pending, chunk{data: d.data, minTS: d.hold})

@@ -77,8 +77,9 @@ func (a *engineAPI) drain() []SplitRequest {
 	return out
 }
 func (a *engineAPI) expired() []StateWindow {
-	out := append(a.expiredBuf, a.e.takeExpired()...)
-	a.expiredBuf = nil
+	sortStateWindows(a.e.expired)
+	out := append(a.expiredBuf, a.e.expired...)
+	a.expiredBuf, a.e.expired = nil, nil
 	return out
 }
 func (a *engineAPI) wakeup() (int64, bool)             { return a.e.nextWakeup() }

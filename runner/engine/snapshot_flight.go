@@ -53,42 +53,8 @@ func (e *Engine) requeueBundle(st *stage, b *bundle, owned [][]byte) error {
 		st.pending = append(back, st.pending...)
 		return nil
 	}
-	// The bundle's keys were busy, so input that arrived for them since
-	// queued behind; it goes back behind the bundle's.
-	later := st.keyed.pending
-	st.keyed.pending = map[string]*keyWork{}
-	in := e.pcolls[st.spec.Inputs[0]]
-	for _, c := range owned {
-		e.fileKeyed(st, in, c)
-	}
-	for k, w := range later {
-		if cur := st.keyed.pending[k]; cur != nil {
-			cur.data = append(cur.data, w.data...)
-			cur.minTS = min(cur.minTS, w.minTS)
-		} else {
-			st.keyed.pending[k] = w
-		}
-	}
-	// Delivered timers are set again, unless the same timer was set since.
-	set := st.keyed.timers
-	st.keyed.timers = map[string]*timer{}
-	err := e.setTimers(st, oneChunkEach(b.Timers))
-	for id, t := range st.keyed.timers {
-		if set[id] == nil {
-			set[id] = t
-		}
-	}
-	st.keyed.timers = set
-	if err != nil {
-		return err
+	if err := st.keyed.requeue(owned, b.Timers); err != nil {
+		return fmt.Errorf("stage %s: %w", st.spec.ID, err)
 	}
 	return e.err
-}
-
-func oneChunkEach(m map[TimerStream][]byte) map[TimerStream][][]byte {
-	out := make(map[TimerStream][][]byte, len(m))
-	for k, v := range m {
-		out[k] = [][]byte{v}
-	}
-	return out
 }
