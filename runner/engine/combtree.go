@@ -31,9 +31,9 @@ const treeCheckpointBytes = 4 << 20
 
 // feedsTree reports whether a stage writes a PCollection a GroupByKey with
 // a combiner tree reads.
-func (e *Engine) feedsTree(st *stage) bool {
+func (f *flow) feedsTree(st *stage) bool {
 	for _, pc := range st.spec.Outputs {
-		if p := e.pcolls[pc]; p != nil {
+		if p := f.pcolls[pc]; p != nil {
 			for _, c := range p.consumers {
 				if c.spec.TreeStage != "" {
 					return true
@@ -45,7 +45,7 @@ func (e *Engine) feedsTree(st *stage) bool {
 }
 
 // takeCombines queues the combines the GroupByKey's tree calls for now.
-func (e *Engine) takeCombines(st *stage) {
+func (f *flow) takeCombines(st *stage) {
 	if st.spec.TreeStage != "" {
 		st.combines = append(st.combines, st.gbk.TakeCombines(paneChunkBytes)...)
 	}
@@ -54,7 +54,7 @@ func (e *Engine) takeCombines(st *stage) {
 // readyCombines starts queued combines while the tree stage has room.
 func (e *Engine) readyCombines(st *stage) []*bundle {
 	var out []*bundle
-	for free := e.maxCombines(st) - len(st.flight); free > 0 && len(st.combines) > 0; free-- {
+	for free := e.flow.maxCombines(st) - len(st.flight); free > 0 && len(st.combines) > 0; free-- {
 		m := st.combines[0]
 		st.combines = st.combines[1:]
 		b := e.newBundle(st)
@@ -66,8 +66,8 @@ func (e *Engine) readyCombines(st *stage) []*bundle {
 }
 
 // maxCombines is how many combine bundles of a GroupByKey may run at once.
-func (e *Engine) maxCombines(st *stage) int {
-	n := e.spec.MaxBundles
+func (f *flow) maxCombines(st *stage) int {
+	n := f.spec.MaxBundles
 	if m := st.spec.TreeMaxBundles; m > 0 && m < n {
 		n = m
 	}
@@ -76,11 +76,11 @@ func (e *Engine) maxCombines(st *stage) int {
 
 // commitCombine puts a combine bundle's results back into its GroupByKey, as
 // one accumulator per key and window each, and emits what then fires.
-func (e *Engine) commitCombine(st *stage, b *bundle, res Result) error {
+func (f *flow) commitCombine(st *stage, b *bundle, res Result) error {
 	if len(res.Residuals) > 0 || len(res.Timers) > 0 {
 		return fmt.Errorf("stage %s: combine bundle %d returned residuals or timers, which merging accumulators never makes", b.Stage, b.ID)
 	}
-	in := e.pcolls[st.spec.Inputs[0]]
+	in := f.pcolls[st.spec.Inputs[0]]
 	n := 0
 	for _, pc := range slices.Sorted(maps.Keys(res.Data)) {
 		err := coders.Each(res.Data[pc], in.spec.Codec, func(v *coders.WindowedValue) error {
@@ -102,15 +102,15 @@ func (e *Engine) commitCombine(st *stage, b *bundle, res Result) error {
 		return fmt.Errorf("stage %s: combine bundle %d returned %d accumulators for %d groups", b.Stage, b.ID, n, b.combineGroups)
 	}
 	st.gbk.FinishCombine(b.combineID)
-	e.emitPanes(st)
-	e.takeCombines(st)
+	f.emitPanes(st)
+	f.takeCombines(st)
 	return nil
 }
 
 // uncombined lists the accumulators a GroupByKey's combines, queued or in
 // flight, hold, for a snapshot to write back into the GroupByKey
 // (agg.GBK.SnapshotUncombined): a restored engine combines them again.
-func (e *Engine) uncombined(st *stage) ([]agg.Uncombined, error) {
+func (f *flow) uncombined(st *stage) ([]agg.Uncombined, error) {
 	inputs := make([][][]byte, 0, len(st.combines)+len(st.flight))
 	for _, m := range st.combines {
 		inputs = append(inputs, m.Input)
@@ -120,7 +120,7 @@ func (e *Engine) uncombined(st *stage) ([]agg.Uncombined, error) {
 			inputs = append(inputs, b.Input)
 		}
 	}
-	grouped := e.pcolls[st.spec.Outputs[0]].spec.Codec
+	grouped := f.pcolls[st.spec.Outputs[0]].spec.Codec
 	var out []agg.Uncombined
 	for _, in := range inputs {
 		err := coders.Each(in, grouped, func(v *coders.WindowedValue) error {

@@ -81,10 +81,10 @@ func pendRun(t *testing.T, spec, restoreSpec Spec, snap bool) (groups []string, 
 		t.Fatal(err)
 	}
 	gc := spec.PColls["grouped"].Codec
-	for !e.done() {
+	for !e.flow.done() {
 		bs := e.Ready().Bundles
-		if e.err != nil {
-			t.Fatal(e.err)
+		if e.flow.err != nil {
+			t.Fatal(e.flow.err)
 		}
 		if len(bs) == 0 && bundlesInFlight(e) == 0 {
 			t.Fatal("stuck: nothing ready and nothing in flight")
@@ -133,7 +133,7 @@ func pendRun(t *testing.T, spec, restoreSpec Spec, snap bool) (groups []string, 
 }
 
 func hasSpilled(e *Engine) bool {
-	for _, st := range e.stages {
+	for _, st := range e.flow.stages {
 		for _, c := range st.pending {
 			if c.spillKey != nil {
 				return true

@@ -42,17 +42,17 @@ type Ready struct {
 // event, so a TestStream advances only once the pipeline has settled.
 func (e *Engine) Ready() Ready {
 	bs := e.readyNow()
-	if e.err != nil {
-		return Ready{Err: e.err}
+	if e.flow.err != nil {
+		return Ready{Err: e.flow.err}
 	}
-	rd := Ready{Expired: e.expired, Splits: e.splits, Done: e.done()}
-	e.splits, e.expired = nil, nil
+	rd := Ready{Expired: e.flow.expired, Splits: e.splits, Done: e.flow.done()}
+	e.splits, e.flow.expired = nil, nil
 	sortStateWindows(rd.Expired)
 	rd.Bundles = make([]Bundle, len(bs))
 	for i, b := range bs {
 		rd.Bundles[i] = b.Bundle
 	}
-	rd.WakeAt, rd.Wake = e.nextWakeup()
+	rd.WakeAt, rd.Wake = e.flow.nextWakeup()
 	return rd
 }
 
@@ -63,45 +63,45 @@ func (e *Engine) readyNow() []*bundle {
 	}
 	for {
 		out := e.readyBundles()
-		if len(out) > 0 || len(e.flight) > 0 || e.err != nil {
+		if len(out) > 0 || len(e.flight) > 0 || e.flow.err != nil {
 			return out
 		}
-		if !e.applyNextEvent() {
+		if !e.flow.applyNextEvent() {
 			return nil
 		}
 	}
 }
 
 func (e *Engine) readyBundles() []*bundle {
-	e.topUpPanes()
+	e.flow.topUpPanes()
 	var out []*bundle
-	for _, st := range e.stages {
+	for _, st := range e.flow.stages {
 		if len(st.combines) > 0 {
 			out = append(out, e.readyCombines(st)...)
 		}
-		if st.spec.Kind != stagekind.SDK || !e.sidesReady(st) {
+		if st.spec.Kind != stagekind.SDK || !e.flow.sidesReady(st) {
 			continue
 		}
-		e.wakeResiduals(st)
-		free := e.maxBundles(st) - len(st.flight)
+		e.flow.wakeResiduals(st)
+		free := e.flow.maxBundles(st) - len(st.flight)
 		if free <= 0 {
 			continue
 		}
 		if st.keyed != nil {
-			bs, err := st.keyed.cut(e.now, st.inWM, e.canRun(st), free, func() *bundle { return e.newBundle(st) })
+			bs, err := st.keyed.cut(e.flow.now, st.inWM, e.flow.canRun(st), free, func() *bundle { return e.newBundle(st) })
 			if err != nil {
-				e.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, st.spec.Inputs[0], err))
+				e.flow.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, st.spec.Inputs[0], err))
 				return append(out, bs...)
 			}
 			out = append(out, bs...)
 			continue
 		}
-		if len(st.pending) == 0 || !e.canRun(st) {
+		if len(st.pending) == 0 || !e.flow.canRun(st) {
 			continue
 		}
-		taken, bytes, rest, err := e.pend.take(st, st.pending)
+		taken, bytes, rest, err := e.flow.pend.take(st, st.pending)
 		if err != nil {
-			e.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
+			e.flow.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
 			return out
 		}
 		if len(taken) == 0 {
@@ -127,9 +127,9 @@ func (e *Engine) readyBundles() []*bundle {
 }
 
 // sidesReady: side inputs must be complete before a stage runs.
-func (e *Engine) sidesReady(st *stage) bool {
+func (f *flow) sidesReady(st *stage) bool {
 	for _, pc := range st.spec.SideInputs {
-		if e.pcolls[pc].wm < coders.MaxTimestamp {
+		if f.pcolls[pc].wm < coders.MaxTimestamp {
 			return false
 		}
 	}
@@ -138,11 +138,11 @@ func (e *Engine) sidesReady(st *stage) bool {
 
 // canRun: in batch, a stage's main input must be complete, so the stage
 // gets few large bundles.
-func (e *Engine) canRun(st *stage) bool {
-	if e.spec.Streaming {
+func (f *flow) canRun(st *stage) bool {
+	if f.spec.Streaming {
 		return true
 	}
-	p := e.pcolls[st.spec.Inputs[0]]
+	p := f.pcolls[st.spec.Inputs[0]]
 	// A GroupByKey whose input is complete has fired every window; it
 	// hands the panes out as they are read (panes.go).
 	return p.wm >= coders.MaxTimestamp || (p.fromGBK != nil && p.fromGBK.inWM >= coders.MaxTimestamp)
@@ -156,15 +156,15 @@ func (e *Engine) cut(st *stage, n int) []chunkSet {
 		d.Add(c.data)
 		minTS = min(minTS, c.minTS)
 	}
-	if e.spec.MinBundleBytes > 0 {
-		n = min(n, max(1, d.Bytes/e.spec.MinBundleBytes))
+	if e.flow.spec.MinBundleBytes > 0 {
+		n = min(n, max(1, d.Bytes/e.flow.spec.MinBundleBytes))
 	}
 	if n <= 1 {
 		return []chunkSet{{d.Chunks, minTS}}
 	}
-	parts, err := coders.Split(d.Chunks, e.pcolls[st.spec.Inputs[0]].spec.Codec, n)
+	parts, err := coders.Split(d.Chunks, e.flow.pcolls[st.spec.Inputs[0]].spec.Codec, n)
 	if err != nil {
-		e.fail(err)
+		e.flow.fail(err)
 		return nil
 	}
 	sets := make([]chunkSet, len(parts))
@@ -188,7 +188,7 @@ func (e *Engine) start(st *stage, in chunkSet) *bundle {
 // newBundle registers an empty bundle of the stage as in flight.
 func (e *Engine) newBundle(st *stage) *bundle {
 	e.nextID++
-	b := &bundle{Bundle: Bundle{ID: e.nextID, Stage: st.spec.ID, Attempt: 1}, minTS: coders.MaxTimestamp, started: e.now, splitAt: e.now, split: newSplitBook()}
+	b := &bundle{Bundle: Bundle{ID: e.nextID, Stage: st.spec.ID, Attempt: 1}, minTS: coders.MaxTimestamp, started: e.flow.now, splitAt: e.flow.now, split: newSplitBook()}
 	e.flight[b.ID] = b
 	st.flight[b.ID] = b
 	return b
@@ -197,27 +197,27 @@ func (e *Engine) newBundle(st *stage) *bundle {
 // applyNextEvent applies one event of the first TestStream with events
 // left; after its last event a TestStream's watermark goes to the end of
 // time. It reports whether anything changed.
-func (e *Engine) applyNextEvent() bool {
-	for _, st := range e.stages {
+func (f *flow) applyNextEvent() bool {
+	for _, st := range f.stages {
 		if st.spec.Kind != stagekind.TestStream || (len(st.events) == 0 && st.outWM >= coders.MaxTimestamp) {
 			continue
 		}
 		if len(st.events) == 0 {
-			e.setTestStreamWatermark(st, "", coders.MaxTimestamp)
-			e.recompute()
+			f.setTestStreamWatermark(st, "", coders.MaxTimestamp)
+			f.recompute()
 			return true
 		}
 		ev := st.events[0]
 		st.events = st.events[1:]
 		switch ev.Kind {
 		case AddElements:
-			e.deliver(ev.PColl, ev.Elements)
+			f.deliver(ev.PColl, ev.Elements)
 		case AdvanceWatermark:
-			e.setTestStreamWatermark(st, ev.PColl, ev.Watermark)
+			f.setTestStreamWatermark(st, ev.PColl, ev.Watermark)
 		case AdvanceProcessingTime:
-			e.AdvanceProcessingTime(addSaturating(e.now, ev.Advance))
+			f.advanceTime(addSaturating(f.now, ev.Advance))
 		}
-		e.recompute()
+		f.recompute()
 		return true
 	}
 	return false
@@ -225,10 +225,10 @@ func (e *Engine) applyNextEvent() bool {
 
 // setTestStreamWatermark moves one output's watermark (all outputs when pc
 // is empty); the stage's own watermark is the least of its outputs'.
-func (e *Engine) setTestStreamWatermark(st *stage, pc string, wm int64) {
+func (f *flow) setTestStreamWatermark(st *stage, pc string, wm int64) {
 	least := coders.MaxTimestamp
 	for _, out := range st.spec.Outputs {
-		p := e.pcolls[out]
+		p := f.pcolls[out]
 		if (pc == "" || pc == out) && wm > p.wm {
 			p.wm = wm
 		}

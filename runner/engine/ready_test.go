@@ -53,7 +53,7 @@ func TestReadyErrAndDone(t *testing.T) {
 	if rd := e.Ready(); !rd.Done || len(rd.Bundles) > 0 || rd.Wake {
 		t.Fatalf("Ready after the last commit = %+v, want Done", rd)
 	}
-	e.fail(errors.New("boom"))
+	e.flow.fail(errors.New("boom"))
 	if rd := e.Ready(); rd.Err == nil || rd.Done || len(rd.Bundles) > 0 {
 		t.Fatalf("Ready of a failed engine = %+v, want its error alone", rd)
 	}

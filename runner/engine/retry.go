@@ -42,14 +42,14 @@ func (e *Engine) Retry(id int, f Failure) (bool, string) {
 		b.Avoid = append(slices.Clip(b.Avoid), f.Worker)
 	}
 	b.Attempt++
-	b.started, b.splitAt = e.now, e.now
+	b.started, b.splitAt = e.flow.now, e.flow.now
 	b.out, b.outAtCkpt = 0, 0 // the new run reports its output afresh
 	e.retries = append(e.retries, b)
 	return true, ""
 }
 
 // MaxAttempts is how many times one bundle may run.
-func (e *Engine) MaxAttempts() int { return max(1, e.spec.MaxAttempts) }
+func (e *Engine) MaxAttempts() int { return max(1, e.flow.spec.MaxAttempts) }
 
 // takeRetries returns the bundles waiting to run again, oldest first.
 func (e *Engine) takeRetries() []*bundle {

@@ -77,17 +77,17 @@ func (a *engineAPI) drain() []SplitRequest {
 	return out
 }
 func (a *engineAPI) expired() []StateWindow {
-	sortStateWindows(a.e.expired)
-	out := append(a.expiredBuf, a.e.expired...)
-	a.expiredBuf, a.e.expired = nil, nil
+	sortStateWindows(a.e.flow.expired)
+	out := append(a.expiredBuf, a.e.flow.expired...)
+	a.expiredBuf, a.e.flow.expired = nil, nil
 	return out
 }
-func (a *engineAPI) wakeup() (int64, bool)             { return a.e.nextWakeup() }
+func (a *engineAPI) wakeup() (int64, bool)             { return a.e.flow.nextWakeup() }
 func (a *engineAPI) noteWork(stage string, work int64) { a.e.NoteWork(stage, work) }
 func (a *engineAPI) watermark(pc string) int64         { return a.e.Watermark(pc) }
 func (a *engineAPI) now() int64                        { return processingTime(a.e) }
 func (a *engineAPI) status() (inFlight int, done bool, err error) {
-	return bundlesInFlight(a.e), a.e.done(), a.e.err
+	return bundlesInFlight(a.e), a.e.flow.done(), a.e.flow.err
 }
 func (a *engineAPI) draining() bool { return isDraining(a.e) }
 

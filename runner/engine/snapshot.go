@@ -38,8 +38,8 @@ const (
 // commit; a snapshot with bundles in flight is refused, as is one of a
 // failed engine. Snapshot does not change the engine.
 func (e *Engine) Snapshot() ([]byte, error) {
-	if e.err != nil {
-		return nil, fmt.Errorf("snapshot of a failed engine: %w", e.err)
+	if e.flow.err != nil {
+		return nil, fmt.Errorf("snapshot of a failed engine: %w", e.flow.err)
 	}
 	if len(e.flight) > 0 {
 		return nil, fmt.Errorf("snapshot needs a consistent point, but bundles %v are in flight (see SnapshotRequeuingFlight)", slices.Sorted(maps.Keys(e.flight)))
@@ -54,19 +54,19 @@ func (e *Engine) snapshot() ([]byte, error) {
 	w.String(snapshotMagic)
 	w.Uint(SnapshotVersion)
 	e.snapshotShape(&w)
-	w.Int(e.now)
+	w.Int(e.flow.now)
 	w.Int(int64(e.nextID))
 	w.Bool(e.draining)
 	e.snapshotExpired(&w)
-	for _, id := range slices.Sorted(maps.Keys(e.pcolls)) {
-		p := e.pcolls[id]
+	for _, id := range slices.Sorted(maps.Keys(e.flow.pcolls)) {
+		p := e.flow.pcolls[id]
 		w.Int(p.wm)
 		w.Bool(p.data != nil)
 		if p.data != nil {
 			snapshotChunks(&w, p.data.Chunks)
 		}
 	}
-	for _, st := range e.stages {
+	for _, st := range e.flow.stages {
 		if err := e.snapshotStage(&w, st); err != nil {
 			return nil, fmt.Errorf("stage %s: %w", st.spec.ID, err)
 		}
@@ -77,13 +77,13 @@ func (e *Engine) snapshot() ([]byte, error) {
 // snapshotShape records the stages and PCollections the state belongs to,
 // so a snapshot is never restored into a different pipeline.
 func (e *Engine) snapshotShape(w *wire.Writer) {
-	w.Len(len(e.stages))
-	for _, st := range e.stages {
+	w.Len(len(e.flow.stages))
+	for _, st := range e.flow.stages {
 		w.String(st.spec.ID)
 		w.Uint(uint64(st.spec.Kind))
 		w.Bool(st.keyed != nil)
 	}
-	ids := slices.Sorted(maps.Keys(e.pcolls))
+	ids := slices.Sorted(maps.Keys(e.flow.pcolls))
 	w.Len(len(ids))
 	for _, id := range ids {
 		w.String(id)
@@ -91,8 +91,8 @@ func (e *Engine) snapshotShape(w *wire.Writer) {
 }
 
 func (e *Engine) snapshotExpired(w *wire.Writer) {
-	w.Len(len(e.expired))
-	for _, x := range sortedStateWindows(e.expired) {
+	w.Len(len(e.flow.expired))
+	for _, x := range sortedStateWindows(e.flow.expired) {
 		w.String(x.Stage)
 		w.Blob(x.Key)
 		w.Blob(x.Window)
@@ -129,11 +129,11 @@ func (e *Engine) snapshotStage(w *wire.Writer, st *stage) error {
 	var back []agg.Uncombined
 	if st.gbk != nil {
 		var err error
-		if back, err = e.uncombined(st); err != nil {
+		if back, err = e.flow.uncombined(st); err != nil {
 			return err
 		}
 	}
-	return st.snapshot(w, e.pend, back)
+	return st.snapshot(w, e.flow.pend, back)
 }
 
 func (st *stage) snapshot(w *wire.Writer, pend *pendingSpill, back []agg.Uncombined) error {
@@ -253,30 +253,30 @@ func Restore(spec Spec, snap []byte) (*Engine, error) {
 	// A combiner tree's merges written back uncombined may fire windows
 	// they held open, which moves watermarks.
 	trees := false
-	for _, st := range e.stages {
+	for _, st := range e.flow.stages {
 		if st.spec.TreeStage != "" {
-			e.emitPanes(st)
+			e.flow.emitPanes(st)
 			trees = true
 		}
 	}
 	if trees {
-		e.recompute()
+		e.flow.recompute()
 	}
-	return e, e.err
+	return e, e.flow.err
 }
 
 func (e *Engine) restoreShape(r *wire.Reader) error {
 	n := r.Len()
-	if r.Err() == nil && n != len(e.stages) {
-		return fmt.Errorf("restore: snapshot has %d stages, the pipeline %d", n, len(e.stages))
+	if r.Err() == nil && n != len(e.flow.stages) {
+		return fmt.Errorf("restore: snapshot has %d stages, the pipeline %d", n, len(e.flow.stages))
 	}
-	for _, st := range e.stages {
+	for _, st := range e.flow.stages {
 		id, kind, keyed := r.String(), stagekind.Kind(r.Uint()), r.Bool()
 		if r.Err() == nil && (id != st.spec.ID || kind != st.spec.Kind || keyed != (st.keyed != nil)) {
 			return fmt.Errorf("restore: snapshot has stage %q (kind %d, keyed %v) where the pipeline has %q (kind %d, keyed %v)", id, kind, keyed, st.spec.ID, st.spec.Kind, st.keyed != nil)
 		}
 	}
-	ids := slices.Sorted(maps.Keys(e.pcolls))
+	ids := slices.Sorted(maps.Keys(e.flow.pcolls))
 	if n := r.Len(); r.Err() == nil && n != len(ids) {
 		return fmt.Errorf("restore: snapshot has %d PCollections, the pipeline %d", n, len(ids))
 	}
@@ -292,14 +292,14 @@ func (e *Engine) restoreShape(r *wire.Reader) error {
 }
 
 func (e *Engine) restoreState(r *wire.Reader) error {
-	e.now = r.Int()
+	e.flow.now = r.Int()
 	e.nextID = int(r.Int())
 	e.draining = r.Bool()
 	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
-		e.expired = append(e.expired, StateWindow{Stage: r.String(), Key: r.Blob(), Window: r.Blob(), maxTS: r.Int()})
+		e.flow.expired = append(e.flow.expired, StateWindow{Stage: r.String(), Key: r.Blob(), Window: r.Blob(), maxTS: r.Int()})
 	}
-	for _, id := range slices.Sorted(maps.Keys(e.pcolls)) {
-		p := e.pcolls[id]
+	for _, id := range slices.Sorted(maps.Keys(e.flow.pcolls)) {
+		p := e.flow.pcolls[id]
 		p.wm = r.Int()
 		p.data = nil
 		if r.Bool() {
@@ -312,7 +312,7 @@ func (e *Engine) restoreState(r *wire.Reader) error {
 	if r.Err() != nil {
 		return fmt.Errorf("restore: %w", r.Err())
 	}
-	for _, st := range e.stages {
+	for _, st := range e.flow.stages {
 		if err := st.restore(r); err != nil {
 			return fmt.Errorf("restore: stage %s: %w", st.spec.ID, err)
 		}

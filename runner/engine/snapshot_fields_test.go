@@ -12,7 +12,7 @@ import (
 // consistent point. A field added to one of these types fails this test
 // until snapshot.go handles it (and SnapshotVersion is bumped if the
 // format changes), so new state is never silently left out of checkpoints.
-// Engine.pend is scratch made from the spec (a restored engine starts with
+// Engine.flow is written field by field. flow.pend is scratch made from the spec (a restored engine starts with
 // its pending input in memory); a chunk's spill fields are resolved by
 // Snapshot, which writes spilled data itself, so the format is unchanged.
 // stage.probe is policy made from the spec: a restored stage probes its
@@ -24,7 +24,8 @@ import (
 // buffer's minTS and seq are rebuilt as its elements are added back in
 // arrival order.
 var snapshotFields = map[reflect.Type]string{
-	reflect.TypeOf(Engine{}):      "spec stages pcolls now nextID draining flight retries err expired pend splits",
+	reflect.TypeOf(Engine{}):      "flow nextID draining flight retries splits",
+	reflect.TypeOf(flow{}):        "spec stages pcolls now err expired pend",
 	reflect.TypeOf(stage{}):       "spec probe outWM inWM pending flight gbk events emitted keyed delayed combines",
 	reflect.TypeOf(pcoll{}):       "id spec wm consumers sides data windowMergeFor fromGBK", // windowMergeFor, fromGBK: from the spec
 	reflect.TypeOf(keyed{}):       "cfg pending busy timers windows scannedAt rescan ranEarly sorted",

@@ -16,14 +16,14 @@ import (
 // so nothing is lost and, as only committed results are in a snapshot,
 // nothing is committed twice. The engine itself is not changed.
 func (e *Engine) SnapshotRequeuingFlight() ([]byte, error) {
-	if e.err != nil || len(e.flight) == 0 {
+	if e.flow.err != nil || len(e.flight) == 0 {
 		return e.Snapshot()
 	}
 	snap, err := e.snapshot()
 	if err != nil {
 		return nil, err
 	}
-	c, err := Restore(e.spec, snap)
+	c, err := Restore(e.flow.spec, snap)
 	if err != nil {
 		return nil, fmt.Errorf("requeuing bundles in flight: %w", err)
 	}
@@ -36,7 +36,7 @@ func (e *Engine) SnapshotRequeuingFlight() ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("requeuing bundle %d: %w", id, err)
 		}
-		if err := c.requeueBundle(c.stage(b.Stage), b, owned); err != nil {
+		if err := c.requeueBundle(c.flow.stage(b.Stage), b, owned); err != nil {
 			return nil, fmt.Errorf("requeuing bundle %d of stage %s: %w", id, b.Stage, err)
 		}
 	}
@@ -56,5 +56,5 @@ func (e *Engine) requeueBundle(st *stage, b *bundle, owned [][]byte) error {
 	if err := st.keyed.requeue(owned, b.Timers); err != nil {
 		return fmt.Errorf("stage %s: %w", st.spec.ID, err)
 	}
-	return e.err
+	return e.flow.err
 }

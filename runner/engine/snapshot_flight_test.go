@@ -26,7 +26,7 @@ func TestSnapshotRequeuesStatefulBundles(t *testing.T) {
 	e2, _ := keyedEngine(t)
 	first2 := e2.Ready().Bundles
 	later := globalKV(2, "a", "4")
-	e2.deliver("src", later)
+	e2.flow.deliver("src", later)
 	snap, err := e2.SnapshotRequeuingFlight()
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func TestSnapshotRequeuesStatefulBundles(t *testing.T) {
 			inA = append(inA, b.Input[0]...)
 		}
 	}
-	if got := mustRestore(t, e2.spec, snap).stage("st").keyed.pending[keyA]; got == nil || string(got.data) != string(inA)+string(later) {
+	if got := mustRestore(t, e2.flow.spec, snap).flow.stage("st").keyed.pending[keyA]; got == nil || string(got.data) != string(inA)+string(later) {
 		t.Fatalf("key a's queue after requeuing = %v, want its bundle's input then the later element", got)
 	}
 	for _, b := range first {
@@ -76,7 +76,7 @@ func assertRequeued(t *testing.T, e *Engine, running []Bundle) {
 	if bundlesInFlight(e) != len(running) {
 		t.Fatalf("in flight %d, want %d", bundlesInFlight(e), len(running))
 	}
-	c := mustRestore(t, e.spec, snap)
+	c := mustRestore(t, e.flow.spec, snap)
 	again := c.Ready().Bundles
 	if got, want := workOf(again), workOf(running); got != want {
 		t.Fatalf("restored engine runs\n%s\nwant\n%s", got, want)
@@ -108,7 +108,7 @@ func TestSnapshotRequeuingFlightRandom(t *testing.T) {
 		taken := 0
 		for j, op := range simScript(r) {
 			a.step(op)
-			if bundlesInFlight(a.e) == 0 || a.e.err != nil || taken == 2 || r.Intn(4) > 0 {
+			if bundlesInFlight(a.e) == 0 || a.e.flow.err != nil || taken == 2 || r.Intn(4) > 0 {
 				continue
 			}
 			taken++
@@ -201,15 +201,15 @@ func handedOut(t *testing.T, spec Spec, bs []Bundle) map[string]int {
 // runToEnd commits everything and advances processing time until the
 // engine is done (scripts whose self-checkpointing never stops are cut).
 func runToEnd(t *testing.T, s *sim) {
-	for i := 0; i < 200 && !s.e.done(); i++ {
+	for i := 0; i < 200 && !s.e.flow.done(); i++ {
 		s.step(simOp{kind: "ready"})
 		s.step(simOp{kind: "drain", p: 999, q: 1}) // no new residuals or timer loops
 		s.step(simOp{kind: "pt", p: 11})
-		if s.e.err != nil {
-			t.Fatal(s.e.err)
+		if s.e.flow.err != nil {
+			t.Fatal(s.e.flow.err)
 		}
 	}
-	if !s.e.done() {
+	if !s.e.flow.done() {
 		t.Fatalf("restored engine not done after 200 rounds: %s", strings.Join(s.step(simOp{kind: "probe"}), "\n"))
 	}
 }
@@ -217,7 +217,7 @@ func runToEnd(t *testing.T, s *sim) {
 // setTimers lists the timers set in e as handedOut names them.
 func setTimers(e *Engine) map[string]bool {
 	out := map[string]bool{}
-	for _, st := range e.stages {
+	for _, st := range e.flow.stages {
 		if st.keyed == nil {
 			continue
 		}
@@ -247,7 +247,7 @@ func checkRequeued(t *testing.T, a, b *Engine, owed map[string]int) {
 	// the others hold their stage as they did while running.
 	for _, id := range slices.Sorted(maps.Keys(a.flight)) {
 		fb := a.flight[id]
-		st := b.stage(fb.Stage)
+		st := b.flow.stage(fb.Stage)
 		owned, err := a.ownedInput(id)
 		if err != nil {
 			t.Fatal(err)
@@ -255,7 +255,7 @@ func checkRequeued(t *testing.T, a, b *Engine, owed map[string]int) {
 		if st.keyed != nil || len(owned) == 0 {
 			continue
 		}
-		if hb := b.outputWatermark(st); hb > fb.minTS {
+		if hb := b.flow.outputWatermark(st); hb > fb.minTS {
 			t.Fatalf("bundle %d of stage %s held its output at %d, requeued at %d", id, fb.Stage, fb.minTS, hb)
 		}
 	}
@@ -264,7 +264,7 @@ func checkRequeued(t *testing.T, a, b *Engine, owed map[string]int) {
 // queued counts the elements waiting in SDK stages' queues.
 func queued(t *testing.T, e *Engine) map[string]int {
 	out := map[string]int{}
-	for _, st := range e.stages {
+	for _, st := range e.flow.stages {
 		var chunks [][]byte
 		for _, c := range st.pending {
 			chunks = append(chunks, c.data)
@@ -275,7 +275,7 @@ func queued(t *testing.T, e *Engine) map[string]int {
 			}
 		}
 		for _, c := range chunks {
-			err := coders.EachRaw(c, e.pcolls[st.spec.Inputs[0]].spec.Codec, func(_ *coders.WindowedValue, raw []byte) error {
+			err := coders.EachRaw(c, e.flow.pcolls[st.spec.Inputs[0]].spec.Codec, func(_ *coders.WindowedValue, raw []byte) error {
 				out[fmt.Sprintf("%s element %x", st.spec.ID, raw)]++
 				return nil
 			})

@@ -202,14 +202,14 @@ func (s *sim) step(op simOp) []string {
 	case "pt":
 		s.e.AdvanceProcessingTime(processingTime(s.e) + int64(op.p%12))
 	case "probe":
-		at, ok := s.e.nextWakeup()
+		at, ok := s.e.flow.nextWakeup()
 		out = append(out, fmt.Sprintf("split=%v wake=%d,%v", s.e.splitCandidates(), at, ok))
 	}
 	var wms []string
 	for _, pc := range slices.Sorted(maps.Keys(s.spec.PColls)) {
 		wms = append(wms, fmt.Sprintf("%s=%d", pc, s.e.Watermark(pc)))
 	}
-	out = append(out, fmt.Sprintf("now=%d done=%v inflight=%d err=%v wm %s", processingTime(s.e), s.e.done(), bundlesInFlight(s.e), s.e.err, strings.Join(wms, " ")))
+	out = append(out, fmt.Sprintf("now=%d done=%v inflight=%d err=%v wm %s", processingTime(s.e), s.e.flow.done(), bundlesInFlight(s.e), s.e.flow.err, strings.Join(wms, " ")))
 	return out
 }
 

@@ -37,7 +37,7 @@ func TestSnapshotMetamorphic(t *testing.T) {
 					t.Fatalf("script %d, op %d %+v: original\n%s\nrestored\n%s", i, j, op, strings.Join(la, "\n"), strings.Join(lb, "\n"))
 				}
 			}
-			if bundlesInFlight(a.e) > 0 || a.e.err != nil {
+			if bundlesInFlight(a.e) > 0 || a.e.flow.err != nil {
 				continue
 			}
 			snap := mustSnapshot(t, a.e)
@@ -134,7 +134,7 @@ func FuzzRestore(f *testing.F) {
 	s := newSim(f, spec)
 	for _, op := range simScript(r) {
 		s.step(op)
-		if bundlesInFlight(s.e) == 0 && s.e.err == nil {
+		if bundlesInFlight(s.e) == 0 && s.e.flow.err == nil {
 			f.Add(mustSnapshot(f, s.e))
 		}
 	}

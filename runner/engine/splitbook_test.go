@@ -163,7 +163,7 @@ func runSplitModel(t *testing.T, rng *rand.Rand, sizes []int) error {
 			running[b.ID] = newModelBundle(t, wv, b.ID, b.Input)
 		}
 		if len(running) == 0 {
-			if !e.done() {
+			if !e.flow.done() {
 				return fmt.Errorf("nothing runs but the engine is not done")
 			}
 			break
