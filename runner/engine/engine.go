@@ -12,9 +12,10 @@ import (
 
 // Engine decides what runs next. It is a single-threaded state machine
 // that does no I/O and reads no clock: the driver feeds it events (a bundle
-// committed, processing time advanced, a tick) and after each event asks
-// it for its decisions, all in one Ready value (ready.go), as etcd's raft
-// hands out its Ready.
+// committed, processing time advanced, a tick), then calls Advance, with
+// which the engine makes its decisions, and reads them, all in one Ready
+// value (ready.go), as etcd's raft hands out its Ready: Ready only reads,
+// and the next Advance acknowledges what it returned.
 //
 // Ordering contract: Ready hands out bundles whose outputs must be passed to
 // Commit (or the bundle to Fail) before the engine considers their input
@@ -32,9 +33,11 @@ type Engine struct {
 	retries []*bundle
 	// draining stops dynamic splits (splitpolicy.go).
 	draining bool
-	// splits are the split requests Tick and Drain decided, for the next
-	// Ready to hand out.
+	// splits are the split requests Tick and Drain decided, and out the
+	// bundles Advance cut (in flight already), for Ready to hand out until
+	// Advance acknowledges them.
 	splits []SplitRequest
+	out    []*bundle
 }
 
 // Bundle is work for an SDK harness, handed to the driver as a value:

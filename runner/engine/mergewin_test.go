@@ -123,7 +123,7 @@ func runMergeJob(t *testing.T, e *Engine, input []byte) (panes []string, merges 
 	t.Helper()
 	in := mergeCodec(t, "wv-ikvg")
 	for range 100 {
-		r := e.Ready()
+		r := nextReady(e)
 		if r.Err != nil {
 			t.Fatal(r.Err)
 		}
@@ -240,7 +240,7 @@ func TestMergeStageBadAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 10 {
-		r := e.Ready()
+		r := nextReady(e)
 		for _, b := range r.Bundles {
 			res := Result{Data: map[string][][]byte{}}
 			switch b.Stage {

@@ -82,7 +82,7 @@ func pendRun(t *testing.T, spec, restoreSpec Spec, snap bool) (groups []string, 
 	}
 	gc := spec.PColls["grouped"].Codec
 	for !e.flow.done() {
-		bs := e.Ready().Bundles
+		bs := nextReady(e).Bundles
 		if e.flow.err != nil {
 			t.Fatal(e.flow.err)
 		}
@@ -118,6 +118,7 @@ func pendRun(t *testing.T, spec, restoreSpec Spec, snap bool) (groups []string, 
 			}
 		}
 		if snap && !snapped && hasSpilled(e) {
+			acknowledgeLast(e)
 			data, err := e.Snapshot()
 			if err != nil {
 				t.Fatal(err)

@@ -2,13 +2,15 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
-// Ready is everything the engine decided since the driver last asked.
-// The driver handles its parts in the order of its fields:
+// Ready is everything the engine decided and the driver has not yet
+// acknowledged (Advance). The driver handles its parts in the order of
+// its fields:
 //
 //  1. Err: the engine failed (a malformed element, a spill that could not
 //     be read back); the job fails with it, and nothing else is set.
@@ -20,7 +22,7 @@ import (
 //  5. Done: the job is complete; nothing else will be decided.
 //  6. Otherwise wait for a bundle's end, a split's or progress's answer,
 //     a tick, or processing time WakeAt (when Wake is set), feed the
-//     engine that event and ask again.
+//     engine that event, then Advance past this Ready and read the next.
 type Ready struct {
 	Err     error
 	Expired []StateWindow
@@ -35,25 +37,48 @@ type Ready struct {
 	Wake   bool
 }
 
-// Ready returns the engine's decisions: the bundles that may start now,
-// the splits decided by Tick and Drain since the last call, the windows
-// whose state expired, and whether and when the job goes on. When nothing
-// else can run and no bundle is in flight, it applies the next TestStream
-// event, so a TestStream advances only once the pipeline has settled.
+// Ready returns the engine's decisions not yet acknowledged: the bundles
+// that may start now, the splits Tick and Drain decided, the windows whose
+// state expired, and whether and when the job goes on. It is a pure read:
+// it changes nothing, and asked again before Advance it returns the same.
+// The decisions are made by Advance (and the events: Tick, Drain and
+// watermarks moving decide splits and expiries).
 func (e *Engine) Ready() Ready {
-	bs := e.readyNow()
 	if e.flow.err != nil {
 		return Ready{Err: e.flow.err}
 	}
-	rd := Ready{Expired: e.flow.expired, Splits: e.splits, Done: e.flow.done()}
-	e.splits, e.flow.expired = nil, nil
+	rd := Ready{Splits: slices.Clone(e.splits), Done: e.flow.done()}
+	rd.Expired = slices.Clone(e.flow.expired)
 	sortStateWindows(rd.Expired)
-	rd.Bundles = make([]Bundle, len(bs))
-	for i, b := range bs {
+	rd.Bundles = make([]Bundle, len(e.out))
+	for i, b := range e.out {
 		rd.Bundles[i] = b.Bundle
 	}
 	rd.WakeAt, rd.Wake = e.flow.nextWakeup()
 	return rd
+}
+
+// Advance tells the engine the driver carried out rd, the Ready it read
+// last (the zero Ready before the first), and fed it every event since;
+// the engine forgets rd's decisions and makes its next ones, for the next
+// Ready: it cuts the bundles that may start now, retries first, and, when
+// nothing else can run and no bundle is in flight, applies the next
+// TestStream event, so a TestStream advances only once the pipeline has
+// settled. Decisions made after rd was read (a Tick's splits, say) stay
+// for the next Ready: each list only grows at its end until acknowledged.
+func (e *Engine) Advance(rd Ready) {
+	e.acknowledge(rd)
+	if e.flow.err == nil {
+		e.out = append(e.out, e.readyNow()...)
+	}
+}
+
+// acknowledge forgets the decisions rd handed out: the first of each list,
+// which grows only at its end.
+func (e *Engine) acknowledge(rd Ready) {
+	e.out = e.out[min(len(rd.Bundles), len(e.out)):]
+	e.splits = e.splits[min(len(rd.Splits), len(e.splits)):]
+	e.flow.expired = e.flow.expired[min(len(rd.Expired), len(e.flow.expired)):]
 }
 
 // readyNow cuts the bundles that may start now, retries first.

@@ -36,6 +36,8 @@ type engineAPI struct {
 	// expiredBuf holds what Ready handed out with bundles, until the
 	// script asks for it with expired.
 	expiredBuf []StateWindow
+	// last is the Ready read last, which the next ready acknowledges.
+	last Ready
 }
 
 func newEngineAPI(spec Spec) (*engineAPI, error) {
@@ -51,7 +53,9 @@ func restoreEngineAPI(spec Spec, snap []byte) (*engineAPI, error) {
 // ready hands out what Ready returns as bundles; its expired windows wait
 // for expired, its splits (decided by drain, returned there) are none.
 func (a *engineAPI) ready() []*Bundle {
+	a.e.Advance(a.last)
 	r := a.e.Ready()
+	a.last = r
 	a.expiredBuf = append(a.expiredBuf, r.Expired...)
 	out := make([]*Bundle, len(r.Bundles))
 	for i := range r.Bundles {
@@ -73,13 +77,15 @@ func (a *engineAPI) splitRequests() []SplitRequest { return a.e.splitRequests() 
 func (a *engineAPI) drain() []SplitRequest {
 	a.e.Drain()
 	out := a.e.splits
-	a.e.splits = nil
+	a.e.splits, a.last.Splits = nil, nil
 	return out
 }
 func (a *engineAPI) expired() []StateWindow {
-	sortStateWindows(a.e.flow.expired)
-	out := append(a.expiredBuf, a.e.flow.expired...)
-	a.expiredBuf, a.e.flow.expired = nil, nil
+	// Those the last Ready read are in expiredBuf already.
+	rest := a.e.flow.expired[len(a.last.Expired):]
+	sortStateWindows(rest)
+	out := append(a.expiredBuf, rest...)
+	a.expiredBuf, a.e.flow.expired, a.last.Expired = nil, nil, nil
 	return out
 }
 func (a *engineAPI) wakeup() (int64, bool)             { return a.e.flow.nextWakeup() }
@@ -91,7 +97,11 @@ func (a *engineAPI) status() (inFlight int, done bool, err error) {
 }
 func (a *engineAPI) draining() bool { return isDraining(a.e) }
 
+// snapshot is taken, as the driver takes it, with what the last Ready
+// handed out acknowledged.
 func (a *engineAPI) snapshot(requeueFlight bool) ([]byte, error) {
+	a.e.acknowledge(a.last)
+	a.last = Ready{}
 	if requeueFlight {
 		return a.e.SnapshotRequeuingFlight()
 	}

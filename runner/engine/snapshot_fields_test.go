@@ -17,14 +17,15 @@ import (
 // Snapshot, which writes spilled data itself, so the format is unchanged.
 // stage.probe is policy made from the spec: a restored stage probes its
 // concurrency afresh. Engine.splits are requests about bundles in flight
-// for the driver's next Ready; a snapshot holds no bundle in flight.
+// for the driver's next Ready, and Engine.out bundles in flight; a
+// snapshot holds no bundle in flight.
 // stage.combines, a GroupByKey's combines waiting to start, are written
 // back into its section uncombined (combtree.go), as its combines in flight are.
 // keyed.cfg is made from the spec. A timer's windows are parsed again from its encoding on restore. A sort
 // buffer's minTS and seq are rebuilt as its elements are added back in
 // arrival order.
 var snapshotFields = map[reflect.Type]string{
-	reflect.TypeOf(Engine{}):      "flow nextID draining flight retries splits",
+	reflect.TypeOf(Engine{}):      "flow nextID draining flight retries splits out",
 	reflect.TypeOf(flow{}):        "spec stages pcolls now err expired pend",
 	reflect.TypeOf(stage{}):       "spec probe outWM inWM pending flight gbk events emitted keyed delayed combines",
 	reflect.TypeOf(pcoll{}):       "id spec wm consumers sides data windowMergeFor fromGBK", // windowMergeFor, fromGBK: from the spec

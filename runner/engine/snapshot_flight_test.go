@@ -17,16 +17,17 @@ import (
 // again, and the original engine is unchanged.
 func TestSnapshotRequeuesStatefulBundles(t *testing.T) {
 	e, stream := keyedEngine(t)
-	first := e.Ready().Bundles
+	first := nextReady(e).Bundles
 	if len(first) != 2 {
 		t.Fatalf("Ready = %d bundles, want 2", len(first))
 	}
 	assertRequeued(t, e, first)
 	// Input for a busy key queues behind the bundle's, and stays there.
 	e2, _ := keyedEngine(t)
-	first2 := e2.Ready().Bundles
+	first2 := nextReady(e2).Bundles
 	later := globalKV(2, "a", "4")
 	e2.flow.deliver("src", later)
+	acknowledgeLast(e2)
 	snap, err := e2.SnapshotRequeuingFlight()
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +51,7 @@ func TestSnapshotRequeuesStatefulBundles(t *testing.T) {
 	}
 	var timers []Bundle
 	for i := 0; i < 3 && len(timers) == 0; i++ {
-		timers = e.Ready().Bundles // the watermark event makes the timers due
+		timers = nextReady(e).Bundles // the watermark event makes the timers due
 	}
 	if len(timers) != 2 || len(timers[0].Timers[stream]) == 0 {
 		t.Fatalf("Ready = %v, want two bundles of timers", timers)
@@ -66,6 +67,7 @@ func assertRequeued(t *testing.T, e *Engine, running []Bundle) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	acknowledgeLast(e)
 	snap, err := e.SnapshotRequeuingFlight()
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +79,7 @@ func assertRequeued(t *testing.T, e *Engine, running []Bundle) {
 		t.Fatalf("in flight %d, want %d", bundlesInFlight(e), len(running))
 	}
 	c := mustRestore(t, e.flow.spec, snap)
-	again := c.Ready().Bundles
+	again := nextReady(c).Bundles
 	if got, want := workOf(again), workOf(running); got != want {
 		t.Fatalf("restored engine runs\n%s\nwant\n%s", got, want)
 	}
@@ -112,6 +114,7 @@ func TestSnapshotRequeuingFlightRandom(t *testing.T) {
 				continue
 			}
 			taken++
+			acknowledgeLast(a.e)
 			snap, err := a.e.SnapshotRequeuingFlight()
 			if err != nil {
 				t.Fatalf("script %d op %d: %v", i, j, err)

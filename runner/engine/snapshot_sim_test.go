@@ -171,7 +171,7 @@ func (s *sim) step(op simOp) []string {
 	var out []string
 	switch op.kind {
 	case "ready":
-		rd := s.e.Ready()
+		rd := nextReady(s.e)
 		for _, x := range rd.Expired {
 			out = append(out, fmt.Sprintf("expired %s %x %x", x.Stage, x.Key, x.Window))
 		}

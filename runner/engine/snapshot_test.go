@@ -72,6 +72,7 @@ func newSim(t testing.TB, spec Spec) *sim {
 
 func mustSnapshot(t testing.TB, e *Engine) []byte {
 	t.Helper()
+	acknowledgeLast(e)
 	b, err := e.Snapshot()
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +99,7 @@ func TestSnapshotRefusals(t *testing.T) {
 	if bundlesInFlight(s.e) == 0 {
 		t.Fatal("no bundle in flight to test with")
 	}
+	acknowledgeLast(s.e)
 	if _, err := s.e.Snapshot(); err == nil || !strings.Contains(err.Error(), "in flight") {
 		t.Errorf("snapshot with bundles in flight: err = %v", err)
 	}
@@ -143,6 +145,7 @@ func FuzzRestore(f *testing.F) {
 		if err != nil {
 			return
 		}
+		acknowledgeLast(e)
 		if snap, err := e.Snapshot(); err == nil {
 			if _, err := Restore(spec, snap); err != nil {
 				t.Fatalf("snapshot of a restored engine does not restore: %v", err)

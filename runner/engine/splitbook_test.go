@@ -159,7 +159,7 @@ func runSplitModel(t *testing.T, rng *rand.Rand, sizes []int) error {
 	committed := map[[2]int]int{}
 	running := map[int]*modelBundle{}
 	for steps := 0; steps < 100000; steps++ {
-		for _, b := range e.Ready().Bundles {
+		for _, b := range nextReady(e).Bundles {
 			running[b.ID] = newModelBundle(t, wv, b.ID, b.Input)
 		}
 		if len(running) == 0 {
