@@ -8,7 +8,7 @@ import (
 
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
-	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
+	"github.com/beam-runner/beam-runner/runner/internal/wire"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 

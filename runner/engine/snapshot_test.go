@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
+	"github.com/beam-runner/beam-runner/runner/internal/wire"
 )
 
 // TestSnapshotMetamorphic runs random scripts (TestStream events, bundles

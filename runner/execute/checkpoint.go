@@ -9,7 +9,7 @@ import (
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/engine"
-	"github.com/beam-runner/beam-runner/runner/engine/userstate"
+	"github.com/beam-runner/beam-runner/runner/userstate"
 	"google.golang.org/protobuf/proto"
 )
 

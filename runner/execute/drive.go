@@ -13,9 +13,9 @@ import (
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine"
-	"github.com/beam-runner/beam-runner/runner/engine/userstate"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
+	"github.com/beam-runner/beam-runner/runner/userstate"
 )
 
 // sdkStage is what the driver needs to run bundles of one SDK stage.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/beam-runner/beam-runner/runner/engine"
-	"github.com/beam-runner/beam-runner/runner/engine/userstate"
+	"github.com/beam-runner/beam-runner/runner/userstate"
 )
 
 // driver is one drive of a job's engine: the engine, its SDK stages, a

@@ -7,7 +7,7 @@ import (
 	"sort"
 
 	"github.com/beam-runner/beam-runner/runner/coders"
-	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
+	"github.com/beam-runner/beam-runner/runner/internal/wire"
 )
 
 // snapshotVersion is the format of a GBK's snapshot section. Bump it when
