@@ -119,7 +119,7 @@ func pendRun(t *testing.T, spec, restoreSpec Spec, snap bool) (groups []string, 
 		}
 		if snap && !snapped && hasSpilled(e) {
 			acknowledgeLast(e)
-			data, err := e.Snapshot()
+			data, err := e.snapshotAtRest()
 			if err != nil {
 				t.Fatal(err)
 			}

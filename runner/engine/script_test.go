@@ -105,7 +105,7 @@ func (a *engineAPI) snapshot(requeueFlight bool) ([]byte, error) {
 	if requeueFlight {
 		return a.e.SnapshotRequeuingFlight()
 	}
-	return a.e.Snapshot()
+	return a.e.snapshotAtRest()
 }
 
 // script is one script's state: the pipeline, its engine, the bundles

@@ -25,19 +25,19 @@ const (
 	oldestSnapshotVersion = 1
 )
 
-// Snapshot returns the engine's whole state as bytes: processing time,
+// snapshotAtRest returns the engine's whole state as bytes: processing time,
 // watermarks, pending input, delayed residuals and their holds, keyed
 // input queues, timers and state windows, GroupByKey state, TestStream
 // positions, kept side-input data, expired state windows and the next
 // bundle id. Restore with the same Spec gives an engine that behaves the
 // same from here on.
 //
-// A snapshot is taken at a consistent point: no bundle in flight (so no
-// key is busy and every input is either pending or committed). The driver
-// reaches one by not asking Ready for more work until its running bundles
-// commit; a snapshot with bundles in flight is refused, as is one of a
-// failed engine. Snapshot does not change the engine.
-func (e *Engine) Snapshot() ([]byte, error) {
+// It is taken at a consistent point: no bundle in flight (so no key is
+// busy and every input is either pending or committed); one with bundles
+// in flight is refused, as is one of a failed engine. The driver takes
+// SnapshotRequeuingFlight, which is this at such a point. It does not
+// change the engine.
+func (e *Engine) snapshotAtRest() ([]byte, error) {
 	if e.flow.err != nil {
 		return nil, fmt.Errorf("snapshot of a failed engine: %w", e.flow.err)
 	}
@@ -217,7 +217,7 @@ func (k *keyed) snapshot(w *wire.Writer) {
 	}
 }
 
-// Restore builds an engine for spec in the state a Snapshot recorded. The
+// Restore builds an engine for spec in the state a snapshot recorded. The
 // spec must describe the same pipeline (stages, kinds, PCollections and
 // windowing) the snapshot was taken of; a snapshot of a newer format, of
 // another pipeline, or damaged bytes give an error that says which.

@@ -6,7 +6,8 @@ import (
 	"slices"
 )
 
-// SnapshotRequeuingFlight is Snapshot of the consistent point the engine
+// SnapshotRequeuingFlight is the snapshot (snapshotAtRest) of the
+// consistent point the engine
 // would be at if every bundle in flight had not started: what each still
 // owns of its input (after splits) is pending again, at the same
 // watermark hold, a stateful bundle's input goes back to the front of its
@@ -17,7 +18,7 @@ import (
 // nothing is committed twice. The engine itself is not changed.
 func (e *Engine) SnapshotRequeuingFlight() ([]byte, error) {
 	if e.flow.err != nil || len(e.flight) == 0 {
-		return e.Snapshot()
+		return e.snapshotAtRest()
 	}
 	snap, err := e.snapshot()
 	if err != nil {
@@ -40,7 +41,7 @@ func (e *Engine) SnapshotRequeuingFlight() ([]byte, error) {
 			return nil, fmt.Errorf("requeuing bundle %d of stage %s: %w", id, b.Stage, err)
 		}
 	}
-	return c.Snapshot()
+	return c.snapshotAtRest()
 }
 
 // requeueBundle gives a bundle's input and timers back to its stage.

@@ -73,7 +73,7 @@ func newSim(t testing.TB, spec Spec) *sim {
 func mustSnapshot(t testing.TB, e *Engine) []byte {
 	t.Helper()
 	acknowledgeLast(e)
-	b, err := e.Snapshot()
+	b, err := e.snapshotAtRest()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestSnapshotRefusals(t *testing.T) {
 		t.Fatal("no bundle in flight to test with")
 	}
 	acknowledgeLast(s.e)
-	if _, err := s.e.Snapshot(); err == nil || !strings.Contains(err.Error(), "in flight") {
+	if _, err := s.e.snapshotAtRest(); err == nil || !strings.Contains(err.Error(), "in flight") {
 		t.Errorf("snapshot with bundles in flight: err = %v", err)
 	}
 	s.step(simOp{kind: "drain"})
@@ -146,7 +146,7 @@ func FuzzRestore(f *testing.F) {
 			return
 		}
 		acknowledgeLast(e)
-		if snap, err := e.Snapshot(); err == nil {
+		if snap, err := e.snapshotAtRest(); err == nil {
 			if _, err := Restore(spec, snap); err != nil {
 				t.Fatalf("snapshot of a restored engine does not restore: %v", err)
 			}

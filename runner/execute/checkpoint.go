@@ -15,8 +15,8 @@ import (
 
 // Checkpoint format: the magic bytes, checkpointVersion as a uvarint, then
 // three sections, each a uvarint length and its bytes: the engine's
-// snapshot (engine.Snapshot, its own versioned format), the user-state
-// snapshot (userstate.Store.Snapshot, likewise) and the committed metrics
+// snapshot (engine.SnapshotRequeuingFlight, its own versioned format),
+// the user-state snapshot (userstate.Store.Snapshot, likewise) and the committed metrics
 // (jobpb.MetricResults). All three are taken at one consistent point of
 // the driver, between two commits.
 const (

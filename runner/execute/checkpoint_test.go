@@ -83,7 +83,7 @@ func TestResumeRefusesForeignCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := other.Snapshot()
+	snap, err := other.SnapshotRequeuingFlight()
 	if err != nil {
 		t.Fatal(err)
 	}
