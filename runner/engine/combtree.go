@@ -9,7 +9,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
 )
 
-// Merge bundles. The GroupByKey of a lifted combine with a combiner tree
+// Combine bundles. The GroupByKey of a lifted combine with a combiner tree
 // (agg/tree.go) hands out partial groups of accumulators as it fills; the
 // engine runs each as ordinary work: a bundle of the stage the spec's
 // TreeStage names (the SDK's merge-accumulators transform alone, reading
@@ -17,7 +17,7 @@ import (
 // GroupByKey stage, so it counts in that stage's flight, retries like any
 // bundle, and its results go back into the GroupByKey rather than to a
 // PCollection. The GroupByKey's hold covers the accumulators out in a
-// merge, and their windows wait for them, so no watermark passes one.
+// combine, and their windows wait for them, so no watermark passes one.
 
 // treeCheckpointBytes bounds the output of a source bundle that feeds a
 // combiner tree: the driver holds a bundle's output until it commits, so
@@ -31,9 +31,9 @@ const treeCheckpointBytes = 4 << 20
 
 // feedsTree reports whether a stage writes a PCollection a GroupByKey with
 // a combiner tree reads.
-func (e *Engine) feedsTree(st *stage) bool {
+func (f *flow) feedsTree(st *stage) bool {
 	for _, pc := range st.spec.Outputs {
-		if p := e.pcolls[pc]; p != nil {
+		if p := f.pcolls[pc]; p != nil {
 			for _, c := range p.consumers {
 				if c.spec.TreeStage != "" {
 					return true
@@ -44,43 +44,43 @@ func (e *Engine) feedsTree(st *stage) bool {
 	return false
 }
 
-// takeMerges queues the merges the GroupByKey's tree calls for now.
-func (e *Engine) takeMerges(st *stage) {
+// takeCombines queues the combines the GroupByKey's tree calls for now.
+func (f *flow) takeCombines(st *stage) {
 	if st.spec.TreeStage != "" {
-		st.merges = append(st.merges, st.gbk.TakeMerges(paneChunkBytes)...)
+		st.combines = append(st.combines, st.gbk.TakeCombines(paneChunkBytes)...)
 	}
 }
 
-// readyMerges starts queued merges while the merge stage has room.
-func (e *Engine) readyMerges(st *stage) []*bundle {
+// readyCombines starts queued combines while the tree stage has room.
+func (e *Engine) readyCombines(st *stage) []*bundle {
 	var out []*bundle
-	for free := e.maxMerges(st) - len(st.flight); free > 0 && len(st.merges) > 0; free-- {
-		m := st.merges[0]
-		st.merges = st.merges[1:]
+	for free := e.flow.maxCombines(st) - len(st.flight); free > 0 && len(st.combines) > 0; free-- {
+		m := st.combines[0]
+		st.combines = st.combines[1:]
 		b := e.newBundle(st)
 		b.Stage, b.Input = st.spec.TreeStage, m.Input
-		b.merge, b.mergeID, b.mergeGroups = true, m.ID, m.Groups
+		b.combine, b.combineID, b.combineGroups = true, m.ID, m.Groups
 		out = append(out, b)
 	}
 	return out
 }
 
-// maxMerges is how many merge bundles of a GroupByKey may run at once.
-func (e *Engine) maxMerges(st *stage) int {
-	n := e.spec.MaxBundles
+// maxCombines is how many combine bundles of a GroupByKey may run at once.
+func (f *flow) maxCombines(st *stage) int {
+	n := f.spec.MaxBundles
 	if m := st.spec.TreeMaxBundles; m > 0 && m < n {
 		n = m
 	}
 	return n
 }
 
-// commitMerge puts a merge bundle's results back into its GroupByKey, as
+// commitCombine puts a combine bundle's results back into its GroupByKey, as
 // one accumulator per key and window each, and emits what then fires.
-func (e *Engine) commitMerge(st *stage, b *bundle, res Result) error {
+func (f *flow) commitCombine(st *stage, b *bundle, res Result) error {
 	if len(res.Residuals) > 0 || len(res.Timers) > 0 {
-		return fmt.Errorf("stage %s: merge bundle %d returned residuals or timers, which merging accumulators never makes", b.Stage, b.ID)
+		return fmt.Errorf("stage %s: combine bundle %d returned residuals or timers, which merging accumulators never makes", b.Stage, b.ID)
 	}
-	in := e.pcolls[st.spec.Inputs[0]]
+	in := f.pcolls[st.spec.Inputs[0]]
 	n := 0
 	for _, pc := range slices.Sorted(maps.Keys(res.Data)) {
 		err := coders.Each(res.Data[pc], in.spec.Codec, func(v *coders.WindowedValue) error {
@@ -90,53 +90,53 @@ func (e *Engine) commitMerge(st *stage, b *bundle, res Result) error {
 			}
 			return coders.EachWindow(in.spec.Codec, v, func(win []byte) error {
 				n++
-				return st.gbk.AddMerged(v.Elem[:kn], win, v.Elem[kn:], v.Timestamp)
+				return st.gbk.AddCombined(v.Elem[:kn], win, v.Elem[kn:], v.Timestamp)
 			})
 		})
 		if err != nil {
-			return fmt.Errorf("stage %s: merged accumulators of bundle %d (%s): %w", b.Stage, b.ID, pc, err)
+			return fmt.Errorf("stage %s: combined accumulators of bundle %d (%s): %w", b.Stage, b.ID, pc, err)
 		}
 	}
-	// A group merged into nothing would lose its accumulators silently.
-	if n != b.mergeGroups {
-		return fmt.Errorf("stage %s: merge bundle %d returned %d accumulators for %d groups", b.Stage, b.ID, n, b.mergeGroups)
+	// A group combined into nothing would lose its accumulators silently.
+	if n != b.combineGroups {
+		return fmt.Errorf("stage %s: combine bundle %d returned %d accumulators for %d groups", b.Stage, b.ID, n, b.combineGroups)
 	}
-	st.gbk.FinishMerge(b.mergeID)
-	e.emitPanes(st)
-	e.takeMerges(st)
+	st.gbk.FinishCombine(b.combineID)
+	f.emitPanes(st)
+	f.takeCombines(st)
 	return nil
 }
 
-// unmerged lists the accumulators a GroupByKey's merges, queued or in
+// uncombined lists the accumulators a GroupByKey's combines, queued or in
 // flight, hold, for a snapshot to write back into the GroupByKey
-// (agg.GBK.SnapshotUnmerged): a restored engine merges them again.
-func (e *Engine) unmerged(st *stage) ([]agg.Unmerged, error) {
-	inputs := make([][][]byte, 0, len(st.merges)+len(st.flight))
-	for _, m := range st.merges {
+// (agg.GBK.SnapshotUncombined): a restored engine combines them again.
+func (f *flow) uncombined(st *stage) ([]agg.Uncombined, error) {
+	inputs := make([][][]byte, 0, len(st.combines)+len(st.flight))
+	for _, m := range st.combines {
 		inputs = append(inputs, m.Input)
 	}
 	for _, b := range oldestFirst(st.flight) {
-		if b.merge {
+		if b.combine {
 			inputs = append(inputs, b.Input)
 		}
 	}
-	grouped := e.pcolls[st.spec.Outputs[0]].spec.Codec
-	var out []agg.Unmerged
+	grouped := f.pcolls[st.spec.Outputs[0]].spec.Codec
+	var out []agg.Uncombined
 	for _, in := range inputs {
 		err := coders.Each(in, grouped, func(v *coders.WindowedValue) error {
 			return eachGrouped(grouped, v, func(key, win, value []byte) {
-				out = append(out, agg.Unmerged{Key: key, Window: win, Value: value, TS: v.Timestamp})
+				out = append(out, agg.Uncombined{Key: key, Window: win, Value: value, TS: v.Timestamp})
 			})
 		})
 		if err != nil {
-			return nil, fmt.Errorf("reading back the input of a merge: %w", err)
+			return nil, fmt.Errorf("reading back the input of a combine: %w", err)
 		}
 	}
 	return out, nil
 }
 
 // eachGrouped calls f for each value of a GroupByKey output element that
-// a merge's input holds: one window, a key and an iterable of values.
+// a combine's input holds: one window, a key and an iterable of values.
 func eachGrouped(wv *coders.WindowedValueCodec, v *coders.WindowedValue, f func(key, win, value []byte)) error {
 	keyC, iterC := wv.Elem.Component(0), wv.Elem.Component(1)
 	if keyC == nil || iterC == nil || iterC.Component(0) == nil {
@@ -144,7 +144,7 @@ func eachGrouped(wv *coders.WindowedValueCodec, v *coders.WindowedValue, f func(
 	}
 	win, _, err := wv.NextWindow(v.Windows)
 	if err != nil || v.NumWindows != 1 {
-		return fmt.Errorf("a merge's element has %d windows (%v), want one", v.NumWindows, err)
+		return fmt.Errorf("a combine's element has %d windows (%v), want one", v.NumWindows, err)
 	}
 	kn, err := keyC.Len(v.Elem)
 	if err != nil {
@@ -153,7 +153,7 @@ func eachGrouped(wv *coders.WindowedValueCodec, v *coders.WindowedValue, f func(
 	rest := v.Elem[kn:]
 	count, n, err := coders.IterableHeader(rest)
 	if err != nil || count < 0 {
-		return fmt.Errorf("a merge's values are not a counted iterable (%d, %v)", count, err)
+		return fmt.Errorf("a combine's values are not a counted iterable (%d, %v)", count, err)
 	}
 	rest = rest[n:]
 	for ; count > 0; count-- {

@@ -1,6 +1,3 @@
-// Package engine holds the runner's materialised PCollections and the
-// runner-side transforms over them (impulse, flatten, group by key and
-// window), and cuts inputs into bundles. It does no I/O and reads no clock.
 package engine
 
 import "github.com/beam-runner/beam-runner/runner/coders"

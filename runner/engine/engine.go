@@ -12,32 +12,32 @@ import (
 
 // Engine decides what runs next. It is a single-threaded state machine
 // that does no I/O and reads no clock: the driver feeds it events (a bundle
-// committed, processing time advanced, a tick) and after each event asks
-// it for its decisions, all in one Ready value (ready.go), as etcd's raft
-// hands out its Ready.
+// committed, processing time advanced, a tick), then calls Advance, with
+// which the engine makes its decisions, and reads them, all in one Ready
+// value (ready.go), as etcd's raft hands out its Ready: Ready only reads,
+// and the next Advance acknowledges what it returned.
 //
 // Ordering contract: Ready hands out bundles whose outputs must be passed to
 // Commit (or the bundle to Fail) before the engine considers their input
 // processed; watermarks never pass an uncommitted bundle's input.
+//
+// Its parts: flow keeps the stages, PCollections, data and watermarks
+// (flow.go); each stateful stage's keyed keeps its keys, timers and state
+// windows (keyed.go); the Engine itself keeps the bundles: cutting them,
+// those in flight, their retries and splits.
 type Engine struct {
-	spec   Spec
-	stages []*stage
-	pcolls map[string]*pcoll
-	now    int64 // processing time
+	flow   *flow
 	nextID int
 	flight map[int]*bundle
-	err    error
-	// expired are stateful windows whose state may be dropped.
-	expired []StateWindow
 	// retries are in-flight bundles whose failed attempt is to run again.
 	retries []*bundle
 	// draining stops dynamic splits (splitpolicy.go).
 	draining bool
-	// splits are the split requests Tick and Drain decided, for the next
-	// Ready to hand out.
+	// splits are the split requests Tick and Drain decided, and out the
+	// bundles Advance cut (in flight already), for Ready to hand out until
+	// Advance acknowledges them.
 	splits []SplitRequest
-	// pend bounds pending input in memory; nil without a limit.
-	pend *pendingSpill
+	out    []*bundle
 }
 
 // Bundle is work for an SDK harness, handed to the driver as a value:
@@ -70,38 +70,38 @@ type bundle struct {
 	// out is what the bundle has sent back so far (NoteOutput); outAtCkpt
 	// what it had sent at its last memory checkpoint.
 	out, outAtCkpt int64
-	// merge marks a GroupByKey's merge bundle (combtree.go), of its
-	// combiner tree's merge mergeID, of mergeGroups partial groups.
-	merge                bool
-	mergeID, mergeGroups int
+	// combine marks a GroupByKey's combine bundle (combtree.go), of its
+	// combiner tree's combine combineID, of combineGroups partial groups.
+	combine                  bool
+	combineID, combineGroups int
 	// userCauses are the causes of its user failures so far (Retry).
 	userCauses []string
 }
 
 type pcoll struct {
-	id        string
-	spec      PCollSpec
-	wm        int64
-	consumers []*stage // stages reading its data (main or copy inputs)
-	sides     []*stage // stages reading it as a side input
-	data      *Data    // kept only while side consumers need it
-	mergeFor  *stage   // the GBK whose merge answers this PCollection carries
-	fromGBK   *stage   // the GBK writing it, if one does
+	id             string
+	spec           PCollSpec
+	wm             int64
+	consumers      []*stage // stages reading its data (main or copy inputs)
+	sides          []*stage // stages reading it as a side input
+	data           *Data    // kept only while side consumers need it
+	windowMergeFor *stage   // the GBK whose window-merge answers this PCollection carries
+	fromGBK        *stage   // the GBK writing it, if one does
 }
 
 type stage struct {
-	spec    StageSpec
-	probe   *probe // picks the stage's concurrency (probe.go); nil: fixed
-	outWM   int64
-	inWM    int64
-	pending []chunk
-	flight  map[int]*bundle
-	gbk     *agg.GBK
-	events  []Event // TestStream events not yet applied
-	emitted bool    // Impulse
-	keyed   *keyed  // stateful stages
-	delayed []delayed
-	merges  []agg.Merge // a GroupByKey's merges waiting to start
+	spec     StageSpec
+	probe    *probe // picks the stage's concurrency (probe.go); nil: fixed
+	outWM    int64
+	inWM     int64
+	pending  []chunk
+	flight   map[int]*bundle
+	gbk      *agg.GBK
+	events   []Event // TestStream events not yet applied
+	emitted  bool    // Impulse
+	keyed    *keyed  // stateful stages
+	delayed  []delayed
+	combines []agg.Combine // a GroupByKey's combines waiting to start
 }
 
 type chunk struct {
@@ -121,41 +121,42 @@ func New(spec Spec) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.recompute()
-	return e, e.err
+	e.flow.recompute()
+	return e, e.flow.err
 }
 
 // build makes an engine's structure for spec, before any watermark moves.
 func build(spec Spec) (*Engine, error) {
-	e := &Engine{spec: spec, pcolls: map[string]*pcoll{}, flight: map[int]*bundle{}, now: spec.StartTime, pend: newPendingSpill(spec)}
+	f := &flow{spec: spec, pcolls: map[string]*pcoll{}, now: spec.StartTime, pend: newPendingSpill(spec)}
+	e := &Engine{flow: f, flight: map[int]*bundle{}}
 	for id, ps := range spec.PColls {
-		e.pcolls[id] = &pcoll{id: id, spec: ps, wm: coders.MinTimestamp}
+		e.flow.pcolls[id] = &pcoll{id: id, spec: ps, wm: coders.MinTimestamp}
 	}
 	for i := range spec.Stages {
-		st, err := e.newStage(spec.Stages[i])
+		st, err := e.flow.newStage(spec.Stages[i])
 		if err != nil {
 			return nil, err
 		}
-		e.stages = append(e.stages, st)
+		e.flow.stages = append(e.flow.stages, st)
 	}
-	if e.spec.MaxBundles <= 0 {
-		e.spec.MaxBundles = 1
+	if e.flow.spec.MaxBundles <= 0 {
+		e.flow.spec.MaxBundles = 1
 	}
-	return e, e.linkMergeStages()
+	return e, e.flow.linkWindowMergeStages()
 }
 
-func (e *Engine) newStage(ss StageSpec) (*stage, error) {
+func (f *flow) newStage(ss StageSpec) (*stage, error) {
 	st := &stage{spec: ss, outWM: coders.MinTimestamp, inWM: coders.MinTimestamp, flight: map[int]*bundle{}, events: ss.Events}
 	if ss.ProbeBundles {
-		st.probe = newProbe(e.maxBundles(st))
+		st.probe = newProbe(f.maxBundles(st))
 	}
 	for _, pc := range append(append([]string{}, ss.Inputs...), ss.SideInputs...) {
-		if e.pcolls[pc] == nil {
+		if f.pcolls[pc] == nil {
 			return nil, fmt.Errorf("stage %s reads unknown PCollection %q", ss.ID, pc)
 		}
 	}
 	if ss.TreeStage != "" && (ss.Kind != stagekind.GBK || ss.Agg.Combine == nil) {
-		return nil, fmt.Errorf("stage %s: merge stage %q given to a stage that is not a GroupByKey with a combiner tree", ss.ID, ss.TreeStage)
+		return nil, fmt.Errorf("stage %s: tree stage %q given to a stage that is not a GroupByKey with a combiner tree", ss.ID, ss.TreeStage)
 	}
 	switch ss.Kind {
 	case stagekind.GBK:
@@ -164,22 +165,23 @@ func (e *Engine) newStage(ss StageSpec) (*stage, error) {
 			return nil, fmt.Errorf("stage %s: %w", ss.ID, err)
 		}
 		st.gbk = g
-		e.addConsumer(ss.Inputs[0], st)
-		if p := e.pcolls[ss.Outputs[0]]; len(ss.Outputs) == 1 && p != nil {
+		f.addConsumer(ss.Inputs[0], st)
+		if p := f.pcolls[ss.Outputs[0]]; len(ss.Outputs) == 1 && p != nil {
 			p.fromGBK = st
 		}
 	case stagekind.SDK:
-		e.addConsumer(ss.Inputs[0], st)
+		f.addConsumer(ss.Inputs[0], st)
 		if ss.Keyed {
-			st.keyed = newKeyed()
+			st.keyed = newKeyed(keyedConfig{stage: ss.ID, in: f.pcolls[ss.Inputs[0]].spec, timers: ss.Timers,
+				timeSorted: ss.TimeSorted, lateness: ss.AllowedLateness})
 		}
 	case stagekind.Flatten:
 		for _, in := range ss.CopyInputs {
-			e.addConsumer(in, st)
+			f.addConsumer(in, st)
 		}
 	}
 	for _, side := range ss.SideInputs {
-		p := e.pcolls[side]
+		p := f.pcolls[side]
 		p.sides = append(p.sides, st)
 		if p.data == nil {
 			p.data = &Data{}
@@ -188,17 +190,14 @@ func (e *Engine) newStage(ss StageSpec) (*stage, error) {
 	return st, nil
 }
 
-func (e *Engine) addConsumer(pc string, st *stage) {
-	p := e.pcolls[pc]
+func (f *flow) addConsumer(pc string, st *stage) {
+	p := f.pcolls[pc]
 	p.consumers = append(p.consumers, st)
 }
 
-// Now is the engine's processing time.
-func (e *Engine) Now() int64 { return e.now }
-
 // Watermark returns a PCollection's current watermark.
 func (e *Engine) Watermark(pc string) int64 {
-	if p := e.pcolls[pc]; p != nil {
+	if p := e.flow.pcolls[pc]; p != nil {
 		return p.wm
 	}
 	return coders.MinTimestamp
@@ -207,7 +206,7 @@ func (e *Engine) Watermark(pc string) int64 {
 // SideData returns a complete side input's data. Valid while a stage that
 // reads it still runs; the data is never modified once complete.
 func (e *Engine) SideData(pc string) *Data {
-	if p := e.pcolls[pc]; p != nil && p.data != nil {
+	if p := e.flow.pcolls[pc]; p != nil && p.data != nil {
 		return p.data
 	}
 	return &Data{}
@@ -215,25 +214,19 @@ func (e *Engine) SideData(pc string) *Data {
 
 // done reports whether every watermark reached the end of time and no
 // bundle is in flight.
-func (e *Engine) done() bool {
-	if len(e.flight) > 0 {
-		return false
-	}
-	for _, st := range e.stages {
-		if st.outWM < coders.MaxTimestamp {
+func (f *flow) done() bool {
+	for _, st := range f.stages {
+		if st.outWM < coders.MaxTimestamp || len(st.flight) > 0 {
 			return false
 		}
 	}
 	return true
 }
 
-// InFlight is the number of bundles handed out and not yet committed.
-func (e *Engine) InFlight() int { return len(e.flight) }
-
 // maxBundles is how many bundles of st may be in flight at once: the
 // engine's bound, or less while the stage's probe allows less.
-func (e *Engine) maxBundles(st *stage) int {
-	n := e.spec.MaxBundles
+func (f *flow) maxBundles(st *stage) int {
+	n := f.spec.MaxBundles
 	if m := st.spec.MaxBundles; m > 0 && m < n {
 		n = m
 	}
@@ -271,61 +264,62 @@ func (e *Engine) Commit(id int, res Result) error {
 		return fmt.Errorf("commit of unknown bundle %d", id)
 	}
 	delete(e.flight, id)
-	st := e.stage(b.Stage)
+	st := e.flow.stage(b.Stage)
 	delete(st.flight, id)
-	e.pend.release(b)
-	if b.merge {
-		if err := e.commitMerge(st, b, res); err != nil {
-			e.fail(err)
+	e.flow.pend.release(b)
+	if b.combine {
+		if err := e.flow.commitCombine(st, b, res); err != nil {
+			e.flow.fail(err)
 		}
-		e.recompute()
-		return e.err
+		e.flow.recompute()
+		return e.flow.err
 	}
 	if st.keyed != nil {
-		for _, k := range b.Keys {
-			delete(st.keyed.busy, k)
-		}
-		st.keyed.rescan = true
-		if err := e.setTimers(st, timers); err != nil {
-			e.fail(err)
-			return err
+		st.keyed.release(b.Keys)
+		if err := st.keyed.setTimers(timers); err != nil {
+			e.flow.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
+			return e.flow.err
 		}
 	}
 	for _, pc := range slices.Sorted(maps.Keys(outputs)) {
 		for _, c := range outputs[pc] {
-			e.deliver(pc, c)
+			e.flow.deliver(pc, c)
 		}
 	}
-	if err := e.deferResiduals(st, res.Residuals); err != nil {
-		e.fail(err)
+	if err := e.flow.deferResiduals(st, res.Residuals); err != nil {
+		e.flow.fail(err)
 	}
-	e.recompute()
-	return e.err
+	e.flow.recompute()
+	return e.flow.err
 }
 
 // Fail forgets a failed bundle; the job is expected to fail with it.
 func (e *Engine) Fail(id int) {
 	if b := e.flight[id]; b != nil {
 		delete(e.flight, id)
-		delete(e.stage(b.Stage).flight, id)
-		e.pend.release(b)
+		delete(e.flow.stage(b.Stage).flight, id)
+		e.flow.pend.release(b)
 	}
 }
 
 // AdvanceProcessingTime moves processing time forward to now.
-func (e *Engine) AdvanceProcessingTime(now int64) {
-	if now <= e.now {
+func (e *Engine) AdvanceProcessingTime(now int64) { e.flow.advanceTime(now) }
+
+// advanceTime moves processing time forward to now: probes measure by it,
+// processing-time triggers fire, and watermarks follow.
+func (f *flow) advanceTime(now int64) {
+	if now <= f.now {
 		return
 	}
-	e.now = now
-	e.tickProbes()
-	for _, st := range e.stages {
+	f.now = now
+	f.tickProbes()
+	for _, st := range f.stages {
 		if st.gbk != nil {
 			st.gbk.AdvanceProcessingTime(now)
-			e.emitPanes(st)
+			f.emitPanes(st)
 		}
 	}
-	e.recompute()
+	f.recompute()
 }
 
 // nextWakeup is the earliest processing time after now at which something
@@ -333,15 +327,17 @@ func (e *Engine) AdvanceProcessingTime(now int64) {
 // What is due already but could not run (its key or its stage busy, its
 // side inputs incomplete) waits for a bundle's end, not for time: were it
 // reported, the driver would wake at once, again and again, until then.
-func (e *Engine) nextWakeup() (at int64, ok bool) {
+func (f *flow) nextWakeup() (at int64, ok bool) {
 	consider := func(t int64) {
-		if t > e.now && (!ok || t < at) {
+		if t > f.now && (!ok || t < at) {
 			at, ok = t, true
 		}
 	}
-	for _, st := range e.stages {
-		if t, has := st.nextTimerWakeup(e.now); has {
-			consider(t)
+	for _, st := range f.stages {
+		if st.keyed != nil {
+			if t, has := st.keyed.nextTimerWakeup(f.now); has {
+				consider(t)
+			}
 		}
 		for _, d := range st.delayed {
 			consider(d.readyAt)
@@ -356,10 +352,10 @@ func (e *Engine) nextWakeup() (at int64, ok bool) {
 	return at, ok
 }
 
-// stage finds a stage by id; a GroupByKey's merge stage id finds the
-// GroupByKey, which owns its merge bundles.
-func (e *Engine) stage(id string) *stage {
-	for _, st := range e.stages {
+// stage finds a stage by id; a GroupByKey's tree stage id finds the
+// GroupByKey, which owns its combine bundles.
+func (f *flow) stage(id string) *stage {
+	for _, st := range f.stages {
 		if st.spec.ID == id || (st.spec.TreeStage != "" && st.spec.TreeStage == id) {
 			return st
 		}
@@ -367,8 +363,8 @@ func (e *Engine) stage(id string) *stage {
 	return nil
 }
 
-func (e *Engine) fail(err error) {
-	if e.err == nil {
-		e.err = err
+func (f *flow) fail(err error) {
+	if f.err == nil {
+		f.err = err
 	}
 }

@@ -102,7 +102,7 @@ func startOne(t *testing.T, spec Spec) (*Engine, []Bundle) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bs := e.Ready().Bundles
+	bs := nextReady(e).Bundles
 	if len(bs) != 1 {
 		t.Fatalf("Ready = %d bundles, want 1", len(bs))
 	}

@@ -13,18 +13,18 @@ import "github.com/beam-runner/beam-runner/runner/coders"
 // expire waits for the key's timers.
 
 // armExpiry sets the expiry timers of a newly tracked window, of kind.
-func (st *stage) armExpiry(sw *StateWindow, kind coders.WindowKind) {
-	for _, ts := range st.spec.Timers {
+func (k *keyed) armExpiry(sw *StateWindow, kind coders.WindowKind) {
+	for _, ts := range k.cfg.timers {
 		if !ts.Expiry {
 			continue
 		}
-		t := expiryTimer(sw, st.spec.AllowedLateness)
+		t := expiryTimer(sw, k.cfg.lateness)
 		t.Windows = timerWindow(sw.Window, kind, ts.Codec)
 		id := timerID(ts.Stream, &t)
-		if _, set := st.keyed.timers[id]; set {
+		if _, set := k.timers[id]; set {
 			continue
 		}
-		st.keyed.timers[id] = &timer{
+		k.timers[id] = &timer{
 			id: id, stream: ts.Stream, key: string(sw.Key), windows: string(t.Windows), fire: t.Fire, hold: t.Hold,
 			enc: coders.AppendTimer(nil, &t),
 		}

@@ -7,39 +7,67 @@ import (
 	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
+// flow is the pipeline's data and watermark bookkeeping: its stages and
+// PCollections, where data written to a PCollection goes (deliver), and
+// the watermarks that moves (recompute), in processing time now. It sees
+// bundles only as each stage's flight, which holds the stage's output
+// watermark; the Engine cuts, hands out and tracks them.
+type flow struct {
+	spec   Spec
+	stages []*stage
+	pcolls map[string]*pcoll
+	now    int64 // processing time
+	err    error
+	// expired are stateful windows whose state may be dropped.
+	expired []StateWindow
+	// pend bounds pending input in memory; nil without a limit.
+	pend *pendingSpill
+}
+
 // deliver routes a chunk of elements written to a PCollection to whatever
 // reads it: side-input storage, SDK stages' pending input, GBKs, flattens.
-func (e *Engine) deliver(pc string, c []byte) {
-	p := e.pcolls[pc]
+func (f *flow) deliver(pc string, c []byte) {
+	p := f.pcolls[pc]
 	if p == nil || len(c) == 0 {
 		return
 	}
 	if p.data != nil {
 		p.data.Add(c)
 	}
-	if p.mergeFor != nil {
-		e.applyMerges(p.mergeFor, p, c)
+	if p.windowMergeFor != nil {
+		f.applyWindowMerges(p.windowMergeFor, p, c)
 		return
 	}
 	for _, st := range p.consumers {
 		switch st.spec.Kind {
 		case stagekind.SDK:
 			if st.keyed != nil {
-				e.enqueueKeyed(st, p, c)
+				f.enqueueKeyed(st, p, c)
 			} else {
-				e.enqueue(st, p, c)
+				f.enqueue(st, p, c)
 			}
 		case stagekind.GBK:
-			e.group(st, p, c)
+			f.group(st, p, c)
 		case stagekind.Flatten:
-			e.deliver(st.spec.Outputs[0], c)
+			f.deliver(st.spec.Outputs[0], c)
 		}
+	}
+}
+
+// enqueueKeyed hands a stateful stage its arriving input.
+func (f *flow) enqueueKeyed(st *stage, p *pcoll, c []byte) {
+	if p.spec.Key == nil {
+		f.fail(fmt.Errorf("stage %s: stateful input %s is not KV-coded", st.spec.ID, p.id))
+		return
+	}
+	if err := st.keyed.add(c, st.inWM); err != nil {
+		f.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, p.id, err))
 	}
 }
 
 // enqueue adds elements to an SDK stage's pending input, noting their
 // earliest timestamp, which holds the stage's output watermark.
-func (e *Engine) enqueue(st *stage, p *pcoll, c []byte) {
+func (f *flow) enqueue(st *stage, p *pcoll, c []byte) {
 	min := coders.MaxTimestamp
 	err := coders.Each([][]byte{c}, p.spec.Codec, func(v *coders.WindowedValue) error {
 		if v.Timestamp < min {
@@ -48,13 +76,13 @@ func (e *Engine) enqueue(st *stage, p *pcoll, c []byte) {
 		return nil
 	})
 	if err != nil {
-		e.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, p.id, err))
+		f.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, p.id, err))
 		return
 	}
 	ch := chunk{data: c, minTS: min}
-	if e.pend != nil {
-		if ch, err = e.pend.admit(st, ch); err != nil {
-			e.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
+	if f.pend != nil {
+		if ch, err = f.pend.admit(st, ch); err != nil {
+			f.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
 			return
 		}
 	}
@@ -62,12 +90,12 @@ func (e *Engine) enqueue(st *stage, p *pcoll, c []byte) {
 }
 
 // group feeds elements to a GBK, one value per window, and emits what fires.
-func (e *Engine) group(st *stage, p *pcoll, c []byte) {
+func (f *flow) group(st *stage, p *pcoll, c []byte) {
 	if p.spec.Key == nil {
-		e.fail(fmt.Errorf("stage %s: input %s is not KV-coded", st.spec.ID, p.id))
+		f.fail(fmt.Errorf("stage %s: input %s is not KV-coded", st.spec.ID, p.id))
 		return
 	}
-	if !e.spec.Streaming {
+	if !f.spec.Streaming {
 		// A batch GroupByKey sees each window's whole input at once:
 		// triggers are asked once the input is complete (outputWatermark).
 		st.gbk.BeginInput()
@@ -79,69 +107,71 @@ func (e *Engine) group(st *stage, p *pcoll, c []byte) {
 		}
 		key, value := v.Elem[:kn], v.Elem[kn:]
 		err = coders.EachWindow(p.spec.Codec, v, func(win []byte) error {
-			return st.gbk.AddShared(key, win, value, v.Timestamp, e.now)
+			return st.gbk.AddShared(key, win, value, v.Timestamp, f.now)
 		})
-		// A combiner tree may merge within a large chunk.
-		e.takeMerges(st)
+		// A combiner tree may start combines within a large chunk.
+		f.takeCombines(st)
 		return err
 	})
 	if err != nil {
-		e.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, p.id, err))
+		f.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, p.id, err))
 		return
 	}
-	e.emitPanes(st)
-	e.requestMerges(st)
+	f.emitPanes(st)
+	f.requestWindowMerges(st)
 }
 
 // emitPanes writes what a GBK fired to its output.
-func (e *Engine) emitPanes(st *stage) {
+func (f *flow) emitPanes(st *stage) {
 	// Chunks of at most a data-plane frame: bundles are then cut into
 	// frames without parsing them.
 	out := st.spec.Outputs[0]
-	if budget := e.paneBudget(st); budget != 0 {
-		st.gbk.FireEncodedUpTo(paneChunkBytes, budget, func(c []byte) { e.deliver(out, c) })
+	if budget := f.paneBudget(st); budget != 0 {
+		st.gbk.FireEncodedUpTo(paneChunkBytes, budget, func(c []byte) { f.deliver(out, c) })
 	}
 	if err := st.gbk.Err(); err != nil {
-		e.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
+		f.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
 	}
 }
 
 // recompute brings every watermark up to date, in topological order, so
 // each stage sees its producers' new watermarks in the same pass.
-func (e *Engine) recompute() {
-	for _, st := range e.stages {
-		st.inWM = e.inputWatermark(st)
-		out := e.outputWatermark(st)
+func (f *flow) recompute() {
+	for _, st := range f.stages {
+		st.inWM = f.inputWatermark(st)
+		out := f.outputWatermark(st)
 		if out > st.outWM {
 			st.outWM = out
 		}
 		for _, pc := range st.spec.Outputs {
-			if p := e.pcolls[pc]; p != nil && st.outWM > p.wm {
+			if p := f.pcolls[pc]; p != nil && st.outWM > p.wm {
 				p.wm = st.outWM
 			}
 		}
-		e.expire(st)
+		if st.keyed != nil {
+			f.expired = append(f.expired, st.keyed.expire(st.inWM)...)
+		}
 	}
-	e.releaseSides()
+	f.releaseSides()
 }
 
-func (e *Engine) inputWatermark(st *stage) int64 {
+func (f *flow) inputWatermark(st *stage) int64 {
 	wm := coders.MaxTimestamp
 	for _, pc := range st.spec.Inputs {
-		wm = min(wm, e.pcolls[pc].wm)
+		wm = min(wm, f.pcolls[pc].wm)
 	}
 	for _, pc := range st.spec.SideInputs {
-		wm = min(wm, e.pcolls[pc].wm)
+		wm = min(wm, f.pcolls[pc].wm)
 	}
 	return wm
 }
 
-func (e *Engine) outputWatermark(st *stage) int64 {
+func (f *flow) outputWatermark(st *stage) int64 {
 	switch st.spec.Kind {
 	case stagekind.Impulse:
 		if !st.emitted {
 			st.emitted = true
-			e.deliver(st.spec.Outputs[0], Impulse().Chunks[0])
+			f.deliver(st.spec.Outputs[0], Impulse().Chunks[0])
 		}
 		return coders.MaxTimestamp
 	case stagekind.TestStream:
@@ -151,8 +181,8 @@ func (e *Engine) outputWatermark(st *stage) int64 {
 			st.gbk.EndInput()
 		}
 		st.gbk.AdvanceWatermark(st.inWM)
-		e.emitPanes(st)
-		e.requestMerges(st)
+		f.emitPanes(st)
+		f.requestWindowMerges(st)
 		return min(st.inWM, st.gbk.Hold())
 	case stagekind.Flatten:
 		return st.inWM
@@ -169,18 +199,14 @@ func (e *Engine) outputWatermark(st *stage) int64 {
 		wm = coders.MaxTimestamp - 1 // residuals keep the stage open
 	}
 	if st.keyed != nil {
-		wm = e.keyedWatermark(st, wm)
-		if st.hasTimers() && wm >= coders.MaxTimestamp {
-			// Timers without holds still keep the stage, and the job, open.
-			wm = coders.MaxTimestamp - 1
-		}
+		wm = st.keyed.watermark(wm)
 	}
 	return wm
 }
 
 // releaseSides drops side-input data no running stage can read any more.
-func (e *Engine) releaseSides() {
-	for _, p := range e.pcolls {
+func (f *flow) releaseSides() {
+	for _, p := range f.pcolls {
 		if p.data == nil || p.wm < coders.MaxTimestamp {
 			continue
 		}

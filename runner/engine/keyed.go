@@ -21,10 +21,13 @@ type TimerSpec struct {
 	Expiry bool
 }
 
-// keyed is the state of a stateful stage: input and timers by key, and the
-// keys a bundle in flight owns, so each key is processed by one bundle at
-// a time, in order.
+// keyed is the keyed-state and timer machinery of a stateful stage: input
+// and timers by key, and the keys a bundle in flight owns, so each key is
+// processed by one bundle at a time, in order. It knows its stage only by
+// cfg; the engine hands it the times it decides by (the stage's input
+// watermark, processing time) and cuts its bundles.
 type keyed struct {
+	cfg     keyedConfig
 	pending map[string]*keyWork
 	busy    map[string]bool
 	timers  map[string]*timer // by identity: stream, key, windows, tag
@@ -42,6 +45,15 @@ type keyed struct {
 	// own callback waits for its time, so a timer that re-arms itself
 	// cannot loop at once forever.
 	ranEarly map[string]bool
+}
+
+// keyedConfig is what keyed needs of its stage's spec.
+type keyedConfig struct {
+	stage      string
+	in         PCollSpec // the stage's main input
+	timers     []TimerSpec
+	timeSorted bool
+	lateness   int64
 }
 
 // StateWindow is one key's window of a stateful stage. Once it expires
@@ -67,71 +79,68 @@ type timer struct {
 	enc        []byte // the timer as the SDK encoded it, redelivered as is
 }
 
-func newKeyed() *keyed {
-	return &keyed{pending: map[string]*keyWork{}, busy: map[string]bool{}, timers: map[string]*timer{}, windows: map[string]*StateWindow{}, sorted: map[string]*sortBuffer{},
+func newKeyed(cfg keyedConfig) *keyed {
+	return &keyed{cfg: cfg, pending: map[string]*keyWork{}, busy: map[string]bool{}, timers: map[string]*timer{}, windows: map[string]*StateWindow{}, sorted: map[string]*sortBuffer{},
 		scannedAt: coders.MinTimestamp, ranEarly: map[string]bool{}}
 }
 
-// enqueueKeyed takes a stateful stage's arriving input: filed under
-// their encoded keys, or first buffered for sorting (sorted.go).
-func (e *Engine) enqueueKeyed(st *stage, p *pcoll, c []byte) {
-	if p.spec.Key == nil {
-		e.fail(fmt.Errorf("stage %s: stateful input %s is not KV-coded", st.spec.ID, p.id))
-		return
+// add takes a stateful stage's arriving input: filed under their encoded
+// keys, or first buffered for sorting (sorted.go) against the stage's
+// input watermark inWM.
+func (k *keyed) add(c []byte, inWM int64) error {
+	if k.cfg.in.Key == nil {
+		return fmt.Errorf("stateful input is not KV-coded")
 	}
-	if st.spec.TimeSorted {
-		e.bufferSorted(st, p, c)
-		return
+	if k.cfg.timeSorted {
+		return k.buffer(c, inWM)
 	}
-	e.fileKeyed(st, p, c)
+	return k.file(c)
 }
 
-// fileKeyed files elements under their encoded keys, ready to run.
-func (e *Engine) fileKeyed(st *stage, p *pcoll, c []byte) {
-	if p.spec.Key == nil {
-		e.fail(fmt.Errorf("stage %s: stateful input %s is not KV-coded", st.spec.ID, p.id))
-		return
+// file files elements under their encoded keys, ready to run.
+func (k *keyed) file(c []byte) error {
+	in := k.cfg.in
+	if in.Key == nil {
+		return fmt.Errorf("stateful input is not KV-coded")
 	}
-	err := coders.EachRaw(c, p.spec.Codec, func(v *coders.WindowedValue, raw []byte) error {
-		kn, err := p.spec.Key.Len(v.Elem)
+	kind := in.Codec.WindowKind()
+	return coders.EachRaw(c, in.Codec, func(v *coders.WindowedValue, raw []byte) error {
+		kn, err := in.Key.Len(v.Elem)
 		if err != nil {
 			return fmt.Errorf("decoding key: %w", err)
 		}
-		k := string(v.Elem[:kn])
-		w := st.keyed.pending[k]
+		key := string(v.Elem[:kn])
+		w := k.pending[key]
 		if w == nil {
 			w = &keyWork{minTS: v.Timestamp}
-			st.keyed.pending[k] = w
+			k.pending[key] = w
 		}
 		w.data = append(w.data, raw...)
 		w.minTS = min(w.minTS, v.Timestamp)
-		return coders.EachWindow(p.spec.Codec, v, func(win []byte) error {
-			sw, err := st.keyed.track(st.spec.ID, k, win, p.spec.Codec.WindowKind())
+		return coders.EachWindow(in.Codec, v, func(win []byte) error {
+			sw, err := k.track(key, win, kind)
 			if sw != nil {
-				st.armExpiry(sw, p.spec.Codec.WindowKind())
+				k.armExpiry(sw, kind)
 			}
 			return err
 		})
 	})
-	if err != nil {
-		e.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, p.id, err))
-	}
 }
 
 // setTimers applies the timers a bundle set or cleared; the latest setting
 // of a timer wins, so it is never delivered twice.
-func (e *Engine) setTimers(st *stage, out map[TimerStream][][]byte) error {
-	for _, ts := range st.spec.Timers {
+func (k *keyed) setTimers(out map[TimerStream][][]byte) error {
+	for _, ts := range k.cfg.timers {
 		for _, c := range out[ts.Stream] {
-			if err := e.parseTimers(st, ts, c); err != nil {
-				return fmt.Errorf("stage %s: timers of %s/%s: %w", st.spec.ID, ts.Stream.Transform, ts.Stream.Family, err)
+			if err := k.parseTimers(ts, c); err != nil {
+				return fmt.Errorf("timers of %s/%s: %w", ts.Stream.Transform, ts.Stream.Family, err)
 			}
 		}
 	}
 	return nil
 }
 
-func (e *Engine) parseTimers(st *stage, ts TimerSpec, c []byte) error {
+func (k *keyed) parseTimers(ts TimerSpec, c []byte) error {
 	var t coders.Timer
 	for off := 0; off < len(c); {
 		n, err := ts.Codec.Parse(c[off:], &t)
@@ -142,10 +151,10 @@ func (e *Engine) parseTimers(st *stage, ts TimerSpec, c []byte) error {
 		off += n
 		id := timerID(ts.Stream, &t)
 		if t.Clear {
-			delete(st.keyed.timers, id)
+			delete(k.timers, id)
 			continue
 		}
-		st.keyed.timers[id] = &timer{
+		k.timers[id] = &timer{
 			id: id, stream: ts.Stream, key: string(t.Key), windows: string(t.Windows), fire: t.Fire, hold: t.Hold,
 			processing: ts.Processing, enc: raw,
 		}
@@ -153,8 +162,8 @@ func (e *Engine) parseTimers(st *stage, ts TimerSpec, c []byte) error {
 	return nil
 }
 
-// due reports whether a timer may fire at the stage's input watermark and
-// the engine's processing time. Event-time timers fire once the watermark
+// due reports whether a timer may fire at the stage's input watermark inWM
+// and processing time now. Event-time timers fire once the watermark
 // passes them (at the end of time, all of them do), but never before the
 // key's pending input at or before their time: the stage's input watermark
 // is held by input it has not processed, which may still reset or clear
@@ -167,53 +176,55 @@ func (e *Engine) parseTimers(st *stage, ts TimerSpec, c []byte) error {
 // ten-minute expiry) or, in TestStream's virtual time, forever. They
 // fire rather than being dropped, as Flink and Dataflow do at the end of
 // bounded input, since a callback may emit what it buffered.
-func (e *Engine) due(st *stage, t *timer) bool {
+func (k *keyed) due(t *timer, now, inWM int64) bool {
 	if t.processing {
-		return t.fire <= e.now || (st.inWM >= coders.MaxTimestamp && !st.keyed.ranEarly[t.id])
+		return t.fire <= now || (inWM >= coders.MaxTimestamp && !k.ranEarly[t.id])
 	}
-	if w := st.keyed.pending[t.key]; w != nil && w.minTS <= t.fire {
+	if w := k.pending[t.key]; w != nil && w.minTS <= t.fire {
 		return false
 	}
-	return t.fire < st.inWM || st.inWM >= coders.MaxTimestamp
+	return t.fire < inWM || inWM >= coders.MaxTimestamp
 }
 
-// readyKeyed cuts bundles for a stateful stage: each free key with pending
-// input (when the stage may run) or due timers goes to one bundle, keys
-// spread over at most n bundles. Per key only the earliest due timers are
-// delivered, so timers fire in timestamp order even when firing one sets
-// an earlier one.
-func (e *Engine) readyKeyed(st *stage, n int) []*bundle {
-	e.releaseSorted(st)
-	runInput := e.canRun(st)
+// cut hands out the stage's work at processing time now and input
+// watermark inWM: each free key with pending input (when runInput: the
+// stage may run) or due timers goes to one bundle, keys spread over at
+// most n bundles made by newBundle. Per key only the earliest due timers
+// are delivered, so timers fire in timestamp order even when firing one
+// sets an earlier one. Sorted input whose time came is released first.
+func (k *keyed) cut(now, inWM int64, runInput bool, n int, newBundle func() *bundle) ([]*bundle, error) {
+	if err := k.releaseSorted(inWM); err != nil {
+		return nil, err
+	}
 	work := map[string][]*timer{}
-	for _, t := range st.keyed.timers {
-		if !st.keyed.busy[t.key] && e.due(st, t) {
+	for _, t := range k.timers {
+		if !k.busy[t.key] && k.due(t, now, inWM) {
 			work[t.key] = earliest(work[t.key], t)
 		}
 	}
 	var keys []string
-	for k := range work {
-		keys = append(keys, k)
+	for key := range work {
+		keys = append(keys, key)
 	}
 	if runInput {
-		for k := range st.keyed.pending {
-			if _, ok := work[k]; !ok && !st.keyed.busy[k] {
-				keys = append(keys, k)
+		for key := range k.pending {
+			if _, ok := work[key]; !ok && !k.busy[key] {
+				keys = append(keys, key)
 			}
 		}
 	}
 	if len(keys) == 0 {
-		return nil
+		return nil, nil
 	}
 	sort.Strings(keys)
 	bundles := make([]*bundle, 0, n)
-	for i, k := range keys {
+	for i, key := range keys {
 		if i < n {
-			bundles = append(bundles, e.newBundle(st))
+			bundles = append(bundles, newBundle())
 		}
-		e.addKey(st, bundles[i%n], k, runInput, work[k])
+		k.addKey(bundles[i%n], key, runInput, work[key], now)
 	}
-	return bundles
+	return bundles, nil
 }
 
 // earliest keeps the timers with the smallest firing time.
@@ -227,13 +238,14 @@ func earliest(cur []*timer, t *timer) []*timer {
 	return cur
 }
 
-func (e *Engine) addKey(st *stage, b *bundle, k string, withInput bool, timers []*timer) {
-	st.keyed.busy[k] = true
-	b.Keys = append(b.Keys, k)
-	if w := st.keyed.pending[k]; w != nil && withInput {
+// addKey gives key, its pending input when withInput, and timers to b.
+func (k *keyed) addKey(b *bundle, key string, withInput bool, timers []*timer, now int64) {
+	k.busy[key] = true
+	b.Keys = append(b.Keys, key)
+	if w := k.pending[key]; w != nil && withInput {
 		b.Input = append(b.Input, w.data)
 		b.minTS = min(b.minTS, w.minTS)
-		delete(st.keyed.pending, k)
+		delete(k.pending, key)
 	}
 	sort.Slice(timers, func(i, j int) bool { return timers[i].id < timers[j].id })
 	for _, t := range timers {
@@ -242,44 +254,51 @@ func (e *Engine) addKey(st *stage, b *bundle, k string, withInput bool, timers [
 		}
 		b.Timers[t.stream] = append(b.Timers[t.stream], t.enc...)
 		b.minTS = min(b.minTS, t.hold, t.fire)
-		if t.processing && t.fire > e.now {
-			st.keyed.ranEarly[t.id] = true
+		if t.processing && t.fire > now {
+			k.ranEarly[t.id] = true
 		}
-		delete(st.keyed.timers, t.id)
+		delete(k.timers, t.id)
 	}
 }
 
-// keyedWatermark holds the output at pending input and timer holds.
-func (e *Engine) keyedWatermark(st *stage, wm int64) int64 {
-	for _, w := range st.keyed.pending {
+// release frees the keys of a bundle that ended, and asks the next expiry
+// check to look at their windows again.
+func (k *keyed) release(keys []string) {
+	for _, key := range keys {
+		delete(k.busy, key)
+	}
+	k.rescan = true
+}
+
+// watermark holds the output watermark wm at pending input, sort buffers
+// and timer holds; timers without holds still keep the stage, and the
+// job, open.
+func (k *keyed) watermark(wm int64) int64 {
+	for _, w := range k.pending {
 		wm = min(wm, w.minTS)
 	}
-	for _, b := range st.keyed.sorted {
+	for _, b := range k.sorted {
 		wm = min(wm, b.minTS)
 	}
-	for _, t := range st.keyed.timers {
+	for _, t := range k.timers {
 		wm = min(wm, t.hold)
+	}
+	if len(k.timers) > 0 && wm >= coders.MaxTimestamp {
+		wm = coders.MaxTimestamp - 1
 	}
 	return wm
 }
 
-// nextTimerWakeup is the earliest processing-time timer of the stage due
-// after now.
-func (st *stage) nextTimerWakeup(now int64) (int64, bool) {
-	if st.keyed == nil {
-		return 0, false
-	}
+// nextTimerWakeup is the earliest processing-time timer due after now.
+func (k *keyed) nextTimerWakeup(now int64) (int64, bool) {
 	at, ok := int64(0), false
-	for _, t := range st.keyed.timers {
+	for _, t := range k.timers {
 		if t.processing && t.fire > now && (!ok || t.fire < at) {
 			at, ok = t.fire, true
 		}
 	}
 	return at, ok
 }
-
-// hasTimers reports whether the stage still has timers set.
-func (st *stage) hasTimers() bool { return st.keyed != nil && len(st.keyed.timers) > 0 }
 
 // timerID is a timer's identity: a timer set again with the same one
 // replaces it.
@@ -289,7 +308,7 @@ func timerID(s TimerStream, t *coders.Timer) string {
 
 // track remembers that a key's window may hold state, and returns the
 // window if it is new.
-func (k *keyed) track(stage, key string, win []byte, kind coders.WindowKind) (*StateWindow, error) {
+func (k *keyed) track(key string, win []byte, kind coders.WindowKind) (*StateWindow, error) {
 	id := key + "\x00" + string(win)
 	if _, ok := k.windows[id]; ok {
 		return nil, nil
@@ -302,32 +321,37 @@ func (k *keyed) track(stage, key string, win []byte, kind coders.WindowKind) (*S
 		}
 		maxTS = ts
 	}
-	sw := &StateWindow{Stage: stage, Key: []byte(key), Window: append([]byte(nil), win...), maxTS: maxTS}
+	sw := &StateWindow{Stage: k.cfg.stage, Key: []byte(key), Window: append([]byte(nil), win...), maxTS: maxTS}
 	k.windows[id] = sw
 	return sw, nil
 }
 
-// expire moves the windows whose end plus allowed lateness the input
-// watermark has passed, and whose key no bundle owns, to e.expired.
-func (e *Engine) expire(st *stage) {
-	if st.keyed == nil || len(st.keyed.windows) == 0 {
-		return
+// expire returns, and forgets, the windows whose end plus allowed lateness
+// the input watermark inWM has passed, and whose key no bundle owns and
+// has no input or timer left.
+func (k *keyed) expire(inWM int64) []StateWindow {
+	if len(k.windows) == 0 {
+		return nil
 	}
-	if st.inWM <= st.keyed.scannedAt && !st.keyed.rescan {
-		return // nothing could have expired since the last scan
+	if inWM <= k.scannedAt && !k.rescan {
+		return nil // nothing could have expired since the last scan
 	}
-	st.keyed.scannedAt, st.keyed.rescan = st.inWM, false
-	for id, w := range st.keyed.windows {
-		if st.keyed.busy[string(w.Key)] || st.keyed.pending[string(w.Key)] != nil || st.keyed.sorted[string(w.Key)] != nil {
+	k.scannedAt, k.rescan = inWM, false
+	var out []StateWindow
+	kind := k.cfg.in.Codec.WindowKind()
+	for id, w := range k.windows {
+		key := string(w.Key)
+		if k.busy[key] || k.pending[key] != nil || k.sorted[key] != nil {
 			continue
 		}
-		if gc := w.maxTS + st.spec.AllowedLateness; gc < st.inWM || st.inWM >= coders.MaxTimestamp {
-			if !st.keyed.hasTimersFor(string(w.Key), string(w.Window), e.pcolls[st.spec.Inputs[0]].spec.Codec.WindowKind()) {
-				e.expired = append(e.expired, *w)
-				delete(st.keyed.windows, id)
+		if gc := w.maxTS + k.cfg.lateness; gc < inWM || inWM >= coders.MaxTimestamp {
+			if !k.hasTimersFor(key, string(w.Window), kind) {
+				out = append(out, *w)
+				delete(k.windows, id)
 			}
 		}
 	}
+	return out
 }
 
 // hasTimersFor reports whether a timer of the key is set in the window,
@@ -347,17 +371,54 @@ func (k *keyed) hasTimersFor(key, win string, kind coders.WindowKind) bool {
 	return false
 }
 
-// takeExpired returns, and forgets, the windows whose state is garbage:
-// the watermark passed their end plus the allowed lateness, and no input
-// or timer of their key is left.
-func (e *Engine) takeExpired() []StateWindow {
-	out := e.expired
-	e.expired = nil
+// requeue gives a bundle that had not started its input owned and the
+// timers it was handed back: its input goes to the front of its keys'
+// queues and its timers are set again, unless set anew since.
+func (k *keyed) requeue(owned [][]byte, timers map[TimerStream][]byte) error {
+	// The bundle's keys were busy, so input that arrived for them since
+	// queued behind; it goes back behind the bundle's.
+	later := k.pending
+	k.pending = map[string]*keyWork{}
+	for _, c := range owned {
+		if err := k.file(c); err != nil {
+			return err
+		}
+	}
+	for key, w := range later {
+		if cur := k.pending[key]; cur != nil {
+			cur.data = append(cur.data, w.data...)
+			cur.minTS = min(cur.minTS, w.minTS)
+		} else {
+			k.pending[key] = w
+		}
+	}
+	set := k.timers
+	k.timers = map[string]*timer{}
+	err := k.setTimers(oneChunkEach(timers))
+	for id, t := range k.timers {
+		if set[id] == nil {
+			set[id] = t
+		}
+	}
+	k.timers = set
+	return err
+}
+
+func oneChunkEach(m map[TimerStream][]byte) map[TimerStream][][]byte {
+	out := make(map[TimerStream][][]byte, len(m))
+	for k, v := range m {
+		out[k] = [][]byte{v}
+	}
+	return out
+}
+
+// sortStateWindows sorts expired windows by key and window, the order
+// Ready hands them out in.
+func sortStateWindows(out []StateWindow) {
 	sort.Slice(out, func(i, j int) bool {
 		if string(out[i].Key) != string(out[j].Key) {
 			return string(out[i].Key) < string(out[j].Key)
 		}
 		return string(out[i].Window) < string(out[j].Window)
 	})
-	return out
 }

@@ -15,18 +15,18 @@ import (
 // its answers back to the GBK. Its input PCollection has no producer and is
 // complete from the start, so a batch job runs merges as soon as asked.
 
-// requestMerges sends a merge GBK's waiting windows to its merge stage: in a
+// requestWindowMerges sends a merge GBK's waiting windows to its merge stage: in a
 // streaming job as soon as they arrive, in a batch job once the GBK's input
 // is complete, so a batch merges in one bundle.
-func (e *Engine) requestMerges(st *stage) {
-	if st.spec.MergeStage == "" || !st.gbk.MergeRequests() {
+func (f *flow) requestWindowMerges(st *stage) {
+	if st.spec.WindowMergeStage == "" || !st.gbk.MergeRequests() {
 		return
 	}
-	if !e.spec.Streaming && st.inWM < coders.MaxTimestamp {
+	if !f.spec.Streaming && st.inWM < coders.MaxTimestamp {
 		return
 	}
-	ms := e.stage(st.spec.MergeStage)
-	in := e.pcolls[ms.spec.Inputs[0]]
+	ms := f.stage(st.spec.WindowMergeStage)
+	in := f.pcolls[ms.spec.Inputs[0]]
 	var c []byte
 	for _, r := range st.gbk.TakeMergeRequests() {
 		elem := coders.AppendLengthPrefixed(nil, r.Key)
@@ -36,12 +36,12 @@ func (e *Engine) requestMerges(st *stage) {
 		}
 		c = coders.AppendWindowedValue(c, coders.MinTimestamp, 1, nil, coders.NoFiringPane, elem)
 	}
-	e.enqueue(ms, in, c)
+	f.enqueue(ms, in, c)
 }
 
-// applyMerges hands a merge stage's answers to its GBK and emits what the
+// applyWindowMerges hands a merge stage's answers to its GBK and emits what the
 // merged windows fire.
-func (e *Engine) applyMerges(st *stage, p *pcoll, c []byte) {
+func (f *flow) applyWindowMerges(st *stage, p *pcoll, c []byte) {
 	var results []agg.MergeResult
 	win, merge, err := mergeCodecs(p.spec.Codec.Elem)
 	if err == nil {
@@ -55,11 +55,11 @@ func (e *Engine) applyMerges(st *stage, p *pcoll, c []byte) {
 		err = st.gbk.ApplyMerges(results)
 	}
 	if err != nil {
-		e.fail(fmt.Errorf("stage %s: merging windows: %w", st.spec.ID, err))
+		f.fail(fmt.Errorf("stage %s: merging windows: %w", st.spec.ID, err))
 		return
 	}
-	e.emitPanes(st)
-	e.requestMerges(st)
+	f.emitPanes(st)
+	f.requestWindowMerges(st)
 }
 
 // parseMergeResult reads one answer of merge_windows. The unmerged windows
@@ -106,23 +106,23 @@ func mergeCodecs(elem *coders.Codec) (win, merge *coders.Codec, err error) {
 	return win, merge, nil
 }
 
-// linkMergeStages checks each merge stage and routes its answers to its
+// linkWindowMergeStages checks each merge stage and routes its answers to its
 // GBK. Its input is complete from the start: nothing but the GBK writes it.
-func (e *Engine) linkMergeStages() error {
-	for _, st := range e.stages {
-		if st.spec.MergeStage == "" {
+func (f *flow) linkWindowMergeStages() error {
+	for _, st := range f.stages {
+		if st.spec.WindowMergeStage == "" {
 			continue
 		}
-		ms := e.stage(st.spec.MergeStage)
+		ms := f.stage(st.spec.WindowMergeStage)
 		if st.gbk == nil || ms == nil || ms.gbk != nil || len(ms.spec.Inputs) != 1 || len(ms.spec.Outputs) != 1 || !st.spec.Agg.SDKMerge {
-			return fmt.Errorf("stage %s: merge stage %q must be an SDK stage with one input and one output, for a GroupByKey whose windows the SDK merges", st.spec.ID, st.spec.MergeStage)
+			return fmt.Errorf("stage %s: merge stage %q must be an SDK stage with one input and one output, for a GroupByKey whose windows the SDK merges", st.spec.ID, st.spec.WindowMergeStage)
 		}
-		out := e.pcolls[ms.spec.Outputs[0]]
-		if out == nil || out.mergeFor != nil {
+		out := f.pcolls[ms.spec.Outputs[0]]
+		if out == nil || out.windowMergeFor != nil {
 			return fmt.Errorf("stage %s: merge stage %s writes an unknown or shared PCollection %q", st.spec.ID, ms.spec.ID, ms.spec.Outputs[0])
 		}
-		out.mergeFor = st
-		e.pcolls[ms.spec.Inputs[0]].wm = coders.MaxTimestamp
+		out.windowMergeFor = st
+		f.pcolls[ms.spec.Inputs[0]].wm = coders.MaxTimestamp
 	}
 	return nil
 }

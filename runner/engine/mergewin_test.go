@@ -63,7 +63,7 @@ func mergeSpec(t *testing.T, streaming bool) Spec {
 		Stages: []StageSpec{
 			{ID: "impulse", Kind: stagekind.Impulse, Outputs: []string{"imp"}},
 			{ID: "src", Kind: stagekind.SDK, Inputs: []string{"imp"}, Outputs: []string{"in"}},
-			{ID: "gbk", Kind: stagekind.GBK, Inputs: []string{"in"}, Outputs: []string{"grouped"}, MergeStage: "mw",
+			{ID: "gbk", Kind: stagekind.GBK, Inputs: []string{"in"}, Outputs: []string{"grouped"}, WindowMergeStage: "mw",
 				Agg: agg.Config{Window: coders.IntervalWindows, Merging: true, SDKMerge: true}},
 			{ID: "sink", Kind: stagekind.SDK, Inputs: []string{"grouped"}},
 			{ID: "mw", Kind: stagekind.SDK, Inputs: []string{"mw-in"}, Outputs: []string{"mw-out"}},
@@ -123,7 +123,7 @@ func runMergeJob(t *testing.T, e *Engine, input []byte) (panes []string, merges 
 	t.Helper()
 	in := mergeCodec(t, "wv-ikvg")
 	for range 100 {
-		r := e.Ready()
+		r := nextReady(e)
 		if r.Err != nil {
 			t.Fatal(r.Err)
 		}
@@ -226,7 +226,7 @@ func TestMergeStage(t *testing.T) {
 // TestMergeStageBadSpec: a merge stage must exist and be an SDK stage.
 func TestMergeStageBadSpec(t *testing.T) {
 	spec := mergeSpec(t, false)
-	spec.Stages[2].MergeStage = "sink-missing"
+	spec.Stages[2].WindowMergeStage = "sink-missing"
 	if _, err := New(spec); err == nil || !strings.Contains(err.Error(), "merge stage") {
 		t.Errorf("New with a missing merge stage: %v", err)
 	}
@@ -240,7 +240,7 @@ func TestMergeStageBadAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 10 {
-		r := e.Ready()
+		r := nextReady(e)
 		for _, b := range r.Bundles {
 			res := Result{Data: map[string][][]byte{}}
 			switch b.Stage {

@@ -55,7 +55,7 @@ func runOwnerJob(t *testing.T, spec Spec, rng *rand.Rand) ([]string, error) {
 
 // ready takes the bundles the engine hands out.
 func (j *ownerJob) ready() (bool, error) {
-	r := j.e.Ready()
+	r := nextReady(j.e)
 	if r.Err != nil || r.Done {
 		return r.Done, r.Err
 	}

@@ -13,17 +13,17 @@ import "github.com/beam-runner/beam-runner/runner/stagekind"
 // pullBytes is how much pending input a GBK's readers get ahead of their
 // bundles: by default enough for every bundle slot to get a good-sized
 // bundle.
-func (e *Engine) pullBytes() int {
-	if e.spec.PaneRoom > 0 {
-		return e.spec.PaneRoom
+func (f *flow) pullBytes() int {
+	if f.spec.PaneRoom > 0 {
+		return f.spec.PaneRoom
 	}
-	return 4 << 20 * max(e.spec.MaxBundles, 1)
+	return 4 << 20 * max(f.spec.MaxBundles, 1)
 }
 
 // paneBudget is how many bytes of panes st may hand out now: -1 (all)
 // unless every reader is an unkeyed SDK stage reading it as main input.
-func (e *Engine) paneBudget(st *stage) int {
-	p := e.pcolls[st.spec.Outputs[0]]
+func (f *flow) paneBudget(st *stage) int {
+	p := f.pcolls[st.spec.Outputs[0]]
 	if p == nil || p.data != nil || len(p.consumers) == 0 {
 		return -1 // side-input readers need it whole
 	}
@@ -34,7 +34,7 @@ func (e *Engine) paneBudget(st *stage) int {
 		}
 		most = max(most, pendingBytes(c)+flightBytes(c))
 	}
-	return max(e.pullBytes()-most, 0)
+	return max(f.pullBytes()-most, 0)
 }
 
 func pendingBytes(st *stage) int {
@@ -60,16 +60,16 @@ func flightBytes(st *stage) int {
 
 // topUpPanes lets each GBK with panes due hand out what its readers have
 // room for, and moves watermarks if one handed out its last.
-func (e *Engine) topUpPanes() {
+func (f *flow) topUpPanes() {
 	finished := false
-	for _, st := range e.stages {
+	for _, st := range f.stages {
 		if st.gbk == nil || !st.gbk.Due() {
 			continue
 		}
-		e.emitPanes(st)
+		f.emitPanes(st)
 		finished = finished || !st.gbk.Due()
 	}
 	if finished {
-		e.recompute()
+		f.recompute()
 	}
 }

@@ -131,8 +131,8 @@ const sourceCheckpointBytes = 8 << 20
 
 // outputBound is how much output a bundle of st may send before it is
 // checkpointed.
-func (e *Engine) outputBound(st *stage) int64 {
-	if e.feedsTree(st) {
+func (f *flow) outputBound(st *stage) int64 {
+	if f.feedsTree(st) {
 		return treeCheckpointBytes
 	}
 	return sourceCheckpointBytes
@@ -153,15 +153,15 @@ func (e *Engine) NoteOutput(bundle int, bytes int64) {
 // otherwise.
 func (e *Engine) memoryCheckpoints() []SplitRequest {
 	var out []SplitRequest
-	for _, st := range e.stages {
-		every := e.outputBound(st)
+	for _, st := range e.flow.stages {
+		every := e.flow.outputBound(st)
 		if !st.spec.Splittable {
 			continue
 		}
 		for _, b := range oldestFirst(st.flight) {
 			if b.out-b.outAtCkpt >= every {
 				b.outAtCkpt = b.out
-				b.splitAt = e.now // also keeps the dynamic split policy off it
+				b.splitAt = e.flow.now // also keeps the dynamic split policy off it
 				out = append(out, SplitRequest{Bundle: b.ID})
 			}
 		}

@@ -81,12 +81,12 @@ func pendRun(t *testing.T, spec, restoreSpec Spec, snap bool) (groups []string, 
 		t.Fatal(err)
 	}
 	gc := spec.PColls["grouped"].Codec
-	for !e.done() {
-		bs := e.Ready().Bundles
-		if e.err != nil {
-			t.Fatal(e.err)
+	for !e.flow.done() {
+		bs := nextReady(e).Bundles
+		if e.flow.err != nil {
+			t.Fatal(e.flow.err)
 		}
-		if len(bs) == 0 && e.InFlight() == 0 {
+		if len(bs) == 0 && bundlesInFlight(e) == 0 {
 			t.Fatal("stuck: nothing ready and nothing in flight")
 		}
 		flight := 0
@@ -118,7 +118,8 @@ func pendRun(t *testing.T, spec, restoreSpec Spec, snap bool) (groups []string, 
 			}
 		}
 		if snap && !snapped && hasSpilled(e) {
-			data, err := e.Snapshot()
+			acknowledgeLast(e)
+			data, err := e.snapshotAtRest()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +134,7 @@ func pendRun(t *testing.T, spec, restoreSpec Spec, snap bool) (groups []string, 
 }
 
 func hasSpilled(e *Engine) bool {
-	for _, st := range e.stages {
+	for _, st := range e.flow.stages {
 		for _, c := range st.pending {
 			if c.spillKey != nil {
 				return true

@@ -68,16 +68,16 @@ func (p *probe) tick(now int64, inFlight int) {
 // NoteWork records work a running bundle of the stage reported since its
 // last report: the driver sums the SDK's element counts.
 func (e *Engine) NoteWork(stage string, work int64) {
-	if st := e.stage(stage); st != nil && st.probe != nil && work > 0 {
+	if st := e.flow.stage(stage); st != nil && st.probe != nil && work > 0 {
 		st.probe.observe(work)
 	}
 }
 
 // tickProbes advances the probes of stages that have one.
-func (e *Engine) tickProbes() {
-	for _, st := range e.stages {
+func (f *flow) tickProbes() {
+	for _, st := range f.stages {
 		if st.probe != nil {
-			st.probe.tick(e.now, len(st.flight))
+			st.probe.tick(f.now, len(st.flight))
 		}
 	}
 }
@@ -87,14 +87,14 @@ func (e *Engine) tickProbes() {
 // pay, the extra bundle's rest waits for the others instead of contending.
 func (e *Engine) excessCheckpoints() []SplitRequest {
 	var out []SplitRequest
-	for _, st := range e.stages {
+	for _, st := range e.flow.stages {
 		if st.probe == nil || !st.spec.Splittable {
 			continue
 		}
 		bs := oldestFirst(st.flight)
-		for _, b := range bs[min(e.maxBundles(st), len(bs)):] {
-			if e.now-b.splitAt >= splitMinAge {
-				b.splitAt = e.now
+		for _, b := range bs[min(e.flow.maxBundles(st), len(bs)):] {
+			if e.flow.now-b.splitAt >= splitMinAge {
+				b.splitAt = e.flow.now
 				out = append(out, SplitRequest{Bundle: b.ID})
 			}
 		}

@@ -2,13 +2,15 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
-// Ready is everything the engine decided since the driver last asked.
-// The driver handles its parts in the order of its fields:
+// Ready is everything the engine decided and the driver has not yet
+// acknowledged (Advance). The driver handles its parts in the order of
+// its fields:
 //
 //  1. Err: the engine failed (a malformed element, a spill that could not
 //     be read back); the job fails with it, and nothing else is set.
@@ -20,7 +22,7 @@ import (
 //  5. Done: the job is complete; nothing else will be decided.
 //  6. Otherwise wait for a bundle's end, a split's or progress's answer,
 //     a tick, or processing time WakeAt (when Wake is set), feed the
-//     engine that event and ask again.
+//     engine that event, then Advance past this Ready and read the next.
 type Ready struct {
 	Err     error
 	Expired []StateWindow
@@ -35,24 +37,48 @@ type Ready struct {
 	Wake   bool
 }
 
-// Ready returns the engine's decisions: the bundles that may start now,
-// the splits decided by Tick and Drain since the last call, the windows
-// whose state expired, and whether and when the job goes on. When nothing
-// else can run and no bundle is in flight, it applies the next TestStream
-// event, so a TestStream advances only once the pipeline has settled.
+// Ready returns the engine's decisions not yet acknowledged: the bundles
+// that may start now, the splits Tick and Drain decided, the windows whose
+// state expired, and whether and when the job goes on. It is a pure read:
+// it changes nothing, and asked again before Advance it returns the same.
+// The decisions are made by Advance (and the events: Tick, Drain and
+// watermarks moving decide splits and expiries).
 func (e *Engine) Ready() Ready {
-	bs := e.readyNow()
-	if e.err != nil {
-		return Ready{Err: e.err}
+	if e.flow.err != nil {
+		return Ready{Err: e.flow.err}
 	}
-	rd := Ready{Expired: e.takeExpired(), Splits: e.splits, Done: e.done()}
-	e.splits = nil
-	rd.Bundles = make([]Bundle, len(bs))
-	for i, b := range bs {
+	rd := Ready{Splits: slices.Clone(e.splits), Done: e.flow.done()}
+	rd.Expired = slices.Clone(e.flow.expired)
+	sortStateWindows(rd.Expired)
+	rd.Bundles = make([]Bundle, len(e.out))
+	for i, b := range e.out {
 		rd.Bundles[i] = b.Bundle
 	}
-	rd.WakeAt, rd.Wake = e.nextWakeup()
+	rd.WakeAt, rd.Wake = e.flow.nextWakeup()
 	return rd
+}
+
+// Advance tells the engine the driver carried out rd, the Ready it read
+// last (the zero Ready before the first), and fed it every event since;
+// the engine forgets rd's decisions and makes its next ones, for the next
+// Ready: it cuts the bundles that may start now, retries first, and, when
+// nothing else can run and no bundle is in flight, applies the next
+// TestStream event, so a TestStream advances only once the pipeline has
+// settled. Decisions made after rd was read (a Tick's splits, say) stay
+// for the next Ready: each list only grows at its end until acknowledged.
+func (e *Engine) Advance(rd Ready) {
+	e.acknowledge(rd)
+	if e.flow.err == nil {
+		e.out = append(e.out, e.readyNow()...)
+	}
+}
+
+// acknowledge forgets the decisions rd handed out: the first of each list,
+// which grows only at its end.
+func (e *Engine) acknowledge(rd Ready) {
+	e.out = e.out[min(len(rd.Bundles), len(e.out)):]
+	e.splits = e.splits[min(len(rd.Splits), len(e.splits)):]
+	e.flow.expired = e.flow.expired[min(len(rd.Expired), len(e.flow.expired)):]
 }
 
 // readyNow cuts the bundles that may start now, retries first.
@@ -62,40 +88,45 @@ func (e *Engine) readyNow() []*bundle {
 	}
 	for {
 		out := e.readyBundles()
-		if len(out) > 0 || len(e.flight) > 0 || e.err != nil {
+		if len(out) > 0 || len(e.flight) > 0 || e.flow.err != nil {
 			return out
 		}
-		if !e.applyNextEvent() {
+		if !e.flow.applyNextEvent() {
 			return nil
 		}
 	}
 }
 
 func (e *Engine) readyBundles() []*bundle {
-	e.topUpPanes()
+	e.flow.topUpPanes()
 	var out []*bundle
-	for _, st := range e.stages {
-		if len(st.merges) > 0 {
-			out = append(out, e.readyMerges(st)...)
+	for _, st := range e.flow.stages {
+		if len(st.combines) > 0 {
+			out = append(out, e.readyCombines(st)...)
 		}
-		if st.spec.Kind != stagekind.SDK || !e.sidesReady(st) {
+		if st.spec.Kind != stagekind.SDK || !e.flow.sidesReady(st) {
 			continue
 		}
-		e.wakeResiduals(st)
-		free := e.maxBundles(st) - len(st.flight)
+		e.flow.wakeResiduals(st)
+		free := e.flow.maxBundles(st) - len(st.flight)
 		if free <= 0 {
 			continue
 		}
 		if st.keyed != nil {
-			out = append(out, e.readyKeyed(st, free)...)
+			bs, err := st.keyed.cut(e.flow.now, st.inWM, e.flow.canRun(st), free, func() *bundle { return e.newBundle(st) })
+			if err != nil {
+				e.flow.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, st.spec.Inputs[0], err))
+				return append(out, bs...)
+			}
+			out = append(out, bs...)
 			continue
 		}
-		if len(st.pending) == 0 || !e.canRun(st) {
+		if len(st.pending) == 0 || !e.flow.canRun(st) {
 			continue
 		}
-		taken, bytes, rest, err := e.pend.take(st, st.pending)
+		taken, bytes, rest, err := e.flow.pend.take(st, st.pending)
 		if err != nil {
-			e.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
+			e.flow.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
 			return out
 		}
 		if len(taken) == 0 {
@@ -121,9 +152,9 @@ func (e *Engine) readyBundles() []*bundle {
 }
 
 // sidesReady: side inputs must be complete before a stage runs.
-func (e *Engine) sidesReady(st *stage) bool {
+func (f *flow) sidesReady(st *stage) bool {
 	for _, pc := range st.spec.SideInputs {
-		if e.pcolls[pc].wm < coders.MaxTimestamp {
+		if f.pcolls[pc].wm < coders.MaxTimestamp {
 			return false
 		}
 	}
@@ -132,11 +163,11 @@ func (e *Engine) sidesReady(st *stage) bool {
 
 // canRun: in batch, a stage's main input must be complete, so the stage
 // gets few large bundles.
-func (e *Engine) canRun(st *stage) bool {
-	if e.spec.Streaming {
+func (f *flow) canRun(st *stage) bool {
+	if f.spec.Streaming {
 		return true
 	}
-	p := e.pcolls[st.spec.Inputs[0]]
+	p := f.pcolls[st.spec.Inputs[0]]
 	// A GroupByKey whose input is complete has fired every window; it
 	// hands the panes out as they are read (panes.go).
 	return p.wm >= coders.MaxTimestamp || (p.fromGBK != nil && p.fromGBK.inWM >= coders.MaxTimestamp)
@@ -150,15 +181,15 @@ func (e *Engine) cut(st *stage, n int) []chunkSet {
 		d.Add(c.data)
 		minTS = min(minTS, c.minTS)
 	}
-	if e.spec.MinBundleBytes > 0 {
-		n = min(n, max(1, d.Bytes/e.spec.MinBundleBytes))
+	if e.flow.spec.MinBundleBytes > 0 {
+		n = min(n, max(1, d.Bytes/e.flow.spec.MinBundleBytes))
 	}
 	if n <= 1 {
 		return []chunkSet{{d.Chunks, minTS}}
 	}
-	parts, err := coders.Split(d.Chunks, e.pcolls[st.spec.Inputs[0]].spec.Codec, n)
+	parts, err := coders.Split(d.Chunks, e.flow.pcolls[st.spec.Inputs[0]].spec.Codec, n)
 	if err != nil {
-		e.fail(err)
+		e.flow.fail(err)
 		return nil
 	}
 	sets := make([]chunkSet, len(parts))
@@ -182,7 +213,7 @@ func (e *Engine) start(st *stage, in chunkSet) *bundle {
 // newBundle registers an empty bundle of the stage as in flight.
 func (e *Engine) newBundle(st *stage) *bundle {
 	e.nextID++
-	b := &bundle{Bundle: Bundle{ID: e.nextID, Stage: st.spec.ID, Attempt: 1}, minTS: coders.MaxTimestamp, started: e.now, splitAt: e.now, split: newSplitBook()}
+	b := &bundle{Bundle: Bundle{ID: e.nextID, Stage: st.spec.ID, Attempt: 1}, minTS: coders.MaxTimestamp, started: e.flow.now, splitAt: e.flow.now, split: newSplitBook()}
 	e.flight[b.ID] = b
 	st.flight[b.ID] = b
 	return b
@@ -191,27 +222,27 @@ func (e *Engine) newBundle(st *stage) *bundle {
 // applyNextEvent applies one event of the first TestStream with events
 // left; after its last event a TestStream's watermark goes to the end of
 // time. It reports whether anything changed.
-func (e *Engine) applyNextEvent() bool {
-	for _, st := range e.stages {
+func (f *flow) applyNextEvent() bool {
+	for _, st := range f.stages {
 		if st.spec.Kind != stagekind.TestStream || (len(st.events) == 0 && st.outWM >= coders.MaxTimestamp) {
 			continue
 		}
 		if len(st.events) == 0 {
-			e.setTestStreamWatermark(st, "", coders.MaxTimestamp)
-			e.recompute()
+			f.setTestStreamWatermark(st, "", coders.MaxTimestamp)
+			f.recompute()
 			return true
 		}
 		ev := st.events[0]
 		st.events = st.events[1:]
 		switch ev.Kind {
 		case AddElements:
-			e.deliver(ev.PColl, ev.Elements)
+			f.deliver(ev.PColl, ev.Elements)
 		case AdvanceWatermark:
-			e.setTestStreamWatermark(st, ev.PColl, ev.Watermark)
+			f.setTestStreamWatermark(st, ev.PColl, ev.Watermark)
 		case AdvanceProcessingTime:
-			e.AdvanceProcessingTime(addSaturating(e.now, ev.Advance))
+			f.advanceTime(addSaturating(f.now, ev.Advance))
 		}
-		e.recompute()
+		f.recompute()
 		return true
 	}
 	return false
@@ -219,10 +250,10 @@ func (e *Engine) applyNextEvent() bool {
 
 // setTestStreamWatermark moves one output's watermark (all outputs when pc
 // is empty); the stage's own watermark is the least of its outputs'.
-func (e *Engine) setTestStreamWatermark(st *stage, pc string, wm int64) {
+func (f *flow) setTestStreamWatermark(st *stage, pc string, wm int64) {
 	least := coders.MaxTimestamp
 	for _, out := range st.spec.Outputs {
-		p := e.pcolls[out]
+		p := f.pcolls[out]
 		if (pc == "" || pc == out) && wm > p.wm {
 			p.wm = wm
 		}

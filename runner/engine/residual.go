@@ -14,11 +14,11 @@ type delayed struct {
 }
 
 // deferResiduals files a bundle's residuals to run again at now+delay.
-func (e *Engine) deferResiduals(st *stage, rs []Residual) error {
+func (f *flow) deferResiduals(st *stage, rs []Residual) error {
 	if len(rs) == 0 {
 		return nil
 	}
-	in := e.pcolls[st.spec.Inputs[0]]
+	in := f.pcolls[st.spec.Inputs[0]]
 	for _, r := range rs {
 		hold := r.Hold
 		if hold == 0 {
@@ -28,28 +28,29 @@ func (e *Engine) deferResiduals(st *stage, rs []Residual) error {
 			}
 			hold = v.Timestamp
 		}
-		st.delayed = append(st.delayed, delayed{data: r.Element, readyAt: e.now + r.Delay, hold: hold})
+		st.delayed = append(st.delayed, delayed{data: r.Element, readyAt: f.now + r.Delay, hold: hold})
 	}
 	return nil
 }
 
 // wakeResiduals moves residuals whose time has come back to pending input.
-func (e *Engine) wakeResiduals(st *stage) {
+func (f *flow) wakeResiduals(st *stage) {
 	kept := st.delayed[:0]
 	for _, d := range st.delayed {
-		if d.readyAt > e.now {
+		if d.readyAt > f.now {
 			kept = append(kept, d)
 			continue
 		}
-		e.requeue(st, d)
+		f.requeue(st, d)
 	}
 	st.delayed = kept
 }
 
-func (e *Engine) requeue(st *stage, d delayed) {
-	in := e.pcolls[st.spec.Inputs[0]]
+func (f *flow) requeue(st *stage, d delayed) {
 	if st.keyed != nil {
-		e.fileKeyed(st, in, d.data)
+		if err := st.keyed.file(d.data); err != nil {
+			f.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, st.spec.Inputs[0], err))
+		}
 		return
 	}
 	st.pending = append(st.pending, chunk{data: d.data, minTS: d.hold})

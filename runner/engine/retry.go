@@ -12,7 +12,7 @@ import "slices"
 // false, saying why: the job is expected to fail.
 //
 // A bundle that gave up work by splits runs again on what it still owns
-// (see OwnedInput): its residuals were filed to run elsewhere. One whose
+// (see ownedInput): its residuals were filed to run elsewhere. One whose
 // split did not say which input it gave up cannot be run again exactly,
 // so it is not retried.
 func (e *Engine) Retry(id int, f Failure) (bool, string) {
@@ -29,7 +29,7 @@ func (e *Engine) Retry(id int, f Failure) (bool, string) {
 		return false, why
 	}
 	if b.split.owned >= 0 || b.split.primaryAt >= 0 {
-		in, err := e.OwnedInput(id)
+		in, err := e.ownedInput(id)
 		if err != nil {
 			e.Fail(id)
 			return false, "not retried: " + err.Error()
@@ -42,14 +42,14 @@ func (e *Engine) Retry(id int, f Failure) (bool, string) {
 		b.Avoid = append(slices.Clip(b.Avoid), f.Worker)
 	}
 	b.Attempt++
-	b.started, b.splitAt = e.now, e.now
+	b.started, b.splitAt = e.flow.now, e.flow.now
 	b.out, b.outAtCkpt = 0, 0 // the new run reports its output afresh
 	e.retries = append(e.retries, b)
 	return true, ""
 }
 
 // MaxAttempts is how many times one bundle may run.
-func (e *Engine) MaxAttempts() int { return max(1, e.spec.MaxAttempts) }
+func (e *Engine) MaxAttempts() int { return max(1, e.flow.spec.MaxAttempts) }
 
 // takeRetries returns the bundles waiting to run again, oldest first.
 func (e *Engine) takeRetries() []*bundle {

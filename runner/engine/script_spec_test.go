@@ -24,14 +24,14 @@ type scriptPipeline struct {
 	// merge are the merge stages of GroupByKeys with a combiner tree, as
 	// the SDK stage they stand for: the GroupByKey's output in, its input
 	// out.
-	merge map[string]StageSpec
+	trees map[string]StageSpec
 }
 
 // parsePipeline reads a pipeline directive: its options, and one line per
 // PCollection, stage and TestStream event (testdata/README.md).
 func parsePipeline(td *datadriven.TestData) (*scriptPipeline, error) {
 	a := newLineArgs(td.Pos, td.CmdArgs)
-	p := &scriptPipeline{byID: map[string]*pcollDecl{}, stage: map[string]int{}, merge: map[string]StageSpec{}}
+	p := &scriptPipeline{byID: map[string]*pcollDecl{}, stage: map[string]int{}, trees: map[string]StageSpec{}}
 	p.spec = Spec{
 		Streaming: a.flag("streaming"), MaxBundles: int(a.int("max-bundles", 1)),
 		MinBundleBytes: int(a.int("min-bundle-bytes", 0)), MaxAttempts: int(a.int("max-attempts", 0)),
@@ -210,16 +210,17 @@ func (p *scriptPipeline) gbkConfig(a *lineArgs, ss StageSpec) agg.Config {
 }
 
 // combineTree reads a GroupByKey's combiner tree options: combine=BYTES
-// (agg.CombineTree.MergeBytes), merge-bundle-bytes=N and
-// merge-max-bundles=N. Its merge stage is ID/merge.
+// (agg.CombineTree.PassBytes), combine-bundle-bytes=N and
+// combine-max-bundles=N. Its tree stage is ID/merge (after the combine's
+// Merge transform, which it runs).
 func (p *scriptPipeline) combineTree(a *lineArgs, ss *StageSpec) {
 	if !a.has("combine") {
 		return
 	}
-	ss.Agg.Combine = &agg.CombineTree{MergeBytes: int(a.int("combine", 0)), BundleBytes: int(a.int("merge-bundle-bytes", 0))}
+	ss.Agg.Combine = &agg.CombineTree{PassBytes: int(a.int("combine", 0)), BundleBytes: int(a.int("combine-bundle-bytes", 0))}
 	ss.TreeStage = ss.ID + "/merge"
-	ss.TreeMaxBundles = int(a.int("merge-max-bundles", 0))
-	p.merge[ss.TreeStage] = StageSpec{ID: ss.TreeStage, Kind: stagekind.SDK, Inputs: ss.Outputs, Outputs: ss.Inputs}
+	ss.TreeMaxBundles = int(a.int("combine-max-bundles", 0))
+	p.trees[ss.TreeStage] = StageSpec{ID: ss.TreeStage, Kind: stagekind.SDK, Inputs: ss.Outputs, Outputs: ss.Inputs}
 }
 
 // pick reads an option naming one of choices; absent, the zero value
@@ -274,7 +275,7 @@ func (p *scriptPipeline) event(a *lineArgs) {
 func (p *scriptPipeline) stageSpec(id string) (StageSpec, bool) {
 	i, ok := p.stage[id]
 	if !ok {
-		ss, ok := p.merge[id]
+		ss, ok := p.trees[id]
 		return ss, ok
 	}
 	return p.spec.Stages[i], true

@@ -36,6 +36,8 @@ type engineAPI struct {
 	// expiredBuf holds what Ready handed out with bundles, until the
 	// script asks for it with expired.
 	expiredBuf []StateWindow
+	// last is the Ready read last, which the next ready acknowledges.
+	last Ready
 }
 
 func newEngineAPI(spec Spec) (*engineAPI, error) {
@@ -51,7 +53,9 @@ func restoreEngineAPI(spec Spec, snap []byte) (*engineAPI, error) {
 // ready hands out what Ready returns as bundles; its expired windows wait
 // for expired, its splits (decided by drain, returned there) are none.
 func (a *engineAPI) ready() []*Bundle {
+	a.e.Advance(a.last)
 	r := a.e.Ready()
+	a.last = r
 	a.expiredBuf = append(a.expiredBuf, r.Expired...)
 	out := make([]*Bundle, len(r.Bundles))
 	for i := range r.Bundles {
@@ -63,7 +67,7 @@ func (a *engineAPI) commit(id int, r Result) error            { return a.e.Commi
 func (a *engineAPI) fail(id int)                              { a.e.Fail(id) }
 func (a *engineAPI) retry(id int, f Failure) (bool, string)   { return a.e.Retry(id, f) }
 func (a *engineAPI) split(id int, r SplitResult) (int, error) { return a.e.ApplySplit(id, r) }
-func (a *engineAPI) owned(id int) ([][]byte, error)           { return a.e.OwnedInput(id) }
+func (a *engineAPI) owned(id int) ([][]byte, error)           { return a.e.ownedInput(id) }
 func (a *engineAPI) advanceProcessingTime(now int64)          { a.e.AdvanceProcessingTime(now) }
 
 // splitRequests is what a Tick decides, read without handing out bundles.
@@ -73,28 +77,35 @@ func (a *engineAPI) splitRequests() []SplitRequest { return a.e.splitRequests() 
 func (a *engineAPI) drain() []SplitRequest {
 	a.e.Drain()
 	out := a.e.splits
-	a.e.splits = nil
+	a.e.splits, a.last.Splits = nil, nil
 	return out
 }
 func (a *engineAPI) expired() []StateWindow {
-	out := append(a.expiredBuf, a.e.takeExpired()...)
-	a.expiredBuf = nil
+	// Those the last Ready read are in expiredBuf already.
+	rest := a.e.flow.expired[len(a.last.Expired):]
+	sortStateWindows(rest)
+	out := append(a.expiredBuf, rest...)
+	a.expiredBuf, a.e.flow.expired, a.last.Expired = nil, nil, nil
 	return out
 }
-func (a *engineAPI) wakeup() (int64, bool)             { return a.e.nextWakeup() }
+func (a *engineAPI) wakeup() (int64, bool)             { return a.e.flow.nextWakeup() }
 func (a *engineAPI) noteWork(stage string, work int64) { a.e.NoteWork(stage, work) }
 func (a *engineAPI) watermark(pc string) int64         { return a.e.Watermark(pc) }
-func (a *engineAPI) now() int64                        { return a.e.Now() }
+func (a *engineAPI) now() int64                        { return processingTime(a.e) }
 func (a *engineAPI) status() (inFlight int, done bool, err error) {
-	return a.e.InFlight(), a.e.done(), a.e.err
+	return bundlesInFlight(a.e), a.e.flow.done(), a.e.flow.err
 }
-func (a *engineAPI) draining() bool { return a.e.Draining() }
+func (a *engineAPI) draining() bool { return isDraining(a.e) }
 
+// snapshot is taken, as the driver takes it, with what the last Ready
+// handed out acknowledged.
 func (a *engineAPI) snapshot(requeueFlight bool) ([]byte, error) {
+	a.e.acknowledge(a.last)
+	a.last = Ready{}
 	if requeueFlight {
 		return a.e.SnapshotRequeuingFlight()
 	}
-	return a.e.Snapshot()
+	return a.e.snapshotAtRest()
 }
 
 // script is one script's state: the pipeline, its engine, the bundles

@@ -8,7 +8,7 @@ import (
 
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
-	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
+	"github.com/beam-runner/beam-runner/runner/internal/wire"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
@@ -25,21 +25,21 @@ const (
 	oldestSnapshotVersion = 1
 )
 
-// Snapshot returns the engine's whole state as bytes: processing time,
+// snapshotAtRest returns the engine's whole state as bytes: processing time,
 // watermarks, pending input, delayed residuals and their holds, keyed
 // input queues, timers and state windows, GroupByKey state, TestStream
 // positions, kept side-input data, expired state windows and the next
 // bundle id. Restore with the same Spec gives an engine that behaves the
 // same from here on.
 //
-// A snapshot is taken at a consistent point: no bundle in flight (so no
-// key is busy and every input is either pending or committed). The driver
-// reaches one by not asking Ready for more work until its running bundles
-// commit; a snapshot with bundles in flight is refused, as is one of a
-// failed engine. Snapshot does not change the engine.
-func (e *Engine) Snapshot() ([]byte, error) {
-	if e.err != nil {
-		return nil, fmt.Errorf("snapshot of a failed engine: %w", e.err)
+// It is taken at a consistent point: no bundle in flight (so no key is
+// busy and every input is either pending or committed); one with bundles
+// in flight is refused, as is one of a failed engine. The driver takes
+// SnapshotRequeuingFlight, which is this at such a point. It does not
+// change the engine.
+func (e *Engine) snapshotAtRest() ([]byte, error) {
+	if e.flow.err != nil {
+		return nil, fmt.Errorf("snapshot of a failed engine: %w", e.flow.err)
 	}
 	if len(e.flight) > 0 {
 		return nil, fmt.Errorf("snapshot needs a consistent point, but bundles %v are in flight (see SnapshotRequeuingFlight)", slices.Sorted(maps.Keys(e.flight)))
@@ -54,19 +54,19 @@ func (e *Engine) snapshot() ([]byte, error) {
 	w.String(snapshotMagic)
 	w.Uint(SnapshotVersion)
 	e.snapshotShape(&w)
-	w.Int(e.now)
+	w.Int(e.flow.now)
 	w.Int(int64(e.nextID))
 	w.Bool(e.draining)
 	e.snapshotExpired(&w)
-	for _, id := range slices.Sorted(maps.Keys(e.pcolls)) {
-		p := e.pcolls[id]
+	for _, id := range slices.Sorted(maps.Keys(e.flow.pcolls)) {
+		p := e.flow.pcolls[id]
 		w.Int(p.wm)
 		w.Bool(p.data != nil)
 		if p.data != nil {
 			snapshotChunks(&w, p.data.Chunks)
 		}
 	}
-	for _, st := range e.stages {
+	for _, st := range e.flow.stages {
 		if err := e.snapshotStage(&w, st); err != nil {
 			return nil, fmt.Errorf("stage %s: %w", st.spec.ID, err)
 		}
@@ -77,13 +77,13 @@ func (e *Engine) snapshot() ([]byte, error) {
 // snapshotShape records the stages and PCollections the state belongs to,
 // so a snapshot is never restored into a different pipeline.
 func (e *Engine) snapshotShape(w *wire.Writer) {
-	w.Len(len(e.stages))
-	for _, st := range e.stages {
+	w.Len(len(e.flow.stages))
+	for _, st := range e.flow.stages {
 		w.String(st.spec.ID)
 		w.Uint(uint64(st.spec.Kind))
 		w.Bool(st.keyed != nil)
 	}
-	ids := slices.Sorted(maps.Keys(e.pcolls))
+	ids := slices.Sorted(maps.Keys(e.flow.pcolls))
 	w.Len(len(ids))
 	for _, id := range ids {
 		w.String(id)
@@ -91,8 +91,8 @@ func (e *Engine) snapshotShape(w *wire.Writer) {
 }
 
 func (e *Engine) snapshotExpired(w *wire.Writer) {
-	w.Len(len(e.expired))
-	for _, x := range sortedStateWindows(e.expired) {
+	w.Len(len(e.flow.expired))
+	for _, x := range sortedStateWindows(e.flow.expired) {
 		w.String(x.Stage)
 		w.Blob(x.Key)
 		w.Blob(x.Window)
@@ -124,19 +124,19 @@ func snapshotChunks(w *wire.Writer, cs [][]byte) {
 }
 
 // snapshotStage writes a stage's state; a GroupByKey's merges, queued or
-// in flight, go back into it unmerged (combtree.go).
+// in flight, go back into it uncombined (combtree.go).
 func (e *Engine) snapshotStage(w *wire.Writer, st *stage) error {
-	var back []agg.Unmerged
+	var back []agg.Uncombined
 	if st.gbk != nil {
 		var err error
-		if back, err = e.unmerged(st); err != nil {
+		if back, err = e.flow.uncombined(st); err != nil {
 			return err
 		}
 	}
-	return st.snapshot(w, e.pend, back)
+	return st.snapshot(w, e.flow.pend, back)
 }
 
-func (st *stage) snapshot(w *wire.Writer, pend *pendingSpill, back []agg.Unmerged) error {
+func (st *stage) snapshot(w *wire.Writer, pend *pendingSpill, back []agg.Uncombined) error {
 	w.Int(st.outWM)
 	w.Int(st.inWM)
 	w.Bool(st.emitted)
@@ -164,7 +164,7 @@ func (st *stage) snapshot(w *wire.Writer, pend *pendingSpill, back []agg.Unmerge
 		st.keyed.snapshot(w)
 	}
 	if st.gbk != nil {
-		return st.gbk.SnapshotUnmerged(w, back)
+		return st.gbk.SnapshotUncombined(w, back)
 	}
 	return nil
 }
@@ -217,7 +217,7 @@ func (k *keyed) snapshot(w *wire.Writer) {
 	}
 }
 
-// Restore builds an engine for spec in the state a Snapshot recorded. The
+// Restore builds an engine for spec in the state a snapshot recorded. The
 // spec must describe the same pipeline (stages, kinds, PCollections and
 // windowing) the snapshot was taken of; a snapshot of a newer format, of
 // another pipeline, or damaged bytes give an error that says which.
@@ -250,33 +250,33 @@ func Restore(spec Spec, snap []byte) (*Engine, error) {
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("restore: %w", err)
 	}
-	// A combiner tree's merges written back unmerged may fire windows
+	// A combiner tree's merges written back uncombined may fire windows
 	// they held open, which moves watermarks.
 	trees := false
-	for _, st := range e.stages {
+	for _, st := range e.flow.stages {
 		if st.spec.TreeStage != "" {
-			e.emitPanes(st)
+			e.flow.emitPanes(st)
 			trees = true
 		}
 	}
 	if trees {
-		e.recompute()
+		e.flow.recompute()
 	}
-	return e, e.err
+	return e, e.flow.err
 }
 
 func (e *Engine) restoreShape(r *wire.Reader) error {
 	n := r.Len()
-	if r.Err() == nil && n != len(e.stages) {
-		return fmt.Errorf("restore: snapshot has %d stages, the pipeline %d", n, len(e.stages))
+	if r.Err() == nil && n != len(e.flow.stages) {
+		return fmt.Errorf("restore: snapshot has %d stages, the pipeline %d", n, len(e.flow.stages))
 	}
-	for _, st := range e.stages {
+	for _, st := range e.flow.stages {
 		id, kind, keyed := r.String(), stagekind.Kind(r.Uint()), r.Bool()
 		if r.Err() == nil && (id != st.spec.ID || kind != st.spec.Kind || keyed != (st.keyed != nil)) {
 			return fmt.Errorf("restore: snapshot has stage %q (kind %d, keyed %v) where the pipeline has %q (kind %d, keyed %v)", id, kind, keyed, st.spec.ID, st.spec.Kind, st.keyed != nil)
 		}
 	}
-	ids := slices.Sorted(maps.Keys(e.pcolls))
+	ids := slices.Sorted(maps.Keys(e.flow.pcolls))
 	if n := r.Len(); r.Err() == nil && n != len(ids) {
 		return fmt.Errorf("restore: snapshot has %d PCollections, the pipeline %d", n, len(ids))
 	}
@@ -292,14 +292,14 @@ func (e *Engine) restoreShape(r *wire.Reader) error {
 }
 
 func (e *Engine) restoreState(r *wire.Reader) error {
-	e.now = r.Int()
+	e.flow.now = r.Int()
 	e.nextID = int(r.Int())
 	e.draining = r.Bool()
 	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
-		e.expired = append(e.expired, StateWindow{Stage: r.String(), Key: r.Blob(), Window: r.Blob(), maxTS: r.Int()})
+		e.flow.expired = append(e.flow.expired, StateWindow{Stage: r.String(), Key: r.Blob(), Window: r.Blob(), maxTS: r.Int()})
 	}
-	for _, id := range slices.Sorted(maps.Keys(e.pcolls)) {
-		p := e.pcolls[id]
+	for _, id := range slices.Sorted(maps.Keys(e.flow.pcolls)) {
+		p := e.flow.pcolls[id]
 		p.wm = r.Int()
 		p.data = nil
 		if r.Bool() {
@@ -312,7 +312,7 @@ func (e *Engine) restoreState(r *wire.Reader) error {
 	if r.Err() != nil {
 		return fmt.Errorf("restore: %w", r.Err())
 	}
-	for _, st := range e.stages {
+	for _, st := range e.flow.stages {
 		if err := st.restore(r); err != nil {
 			return fmt.Errorf("restore: stage %s: %w", st.spec.ID, err)
 		}

@@ -12,22 +12,24 @@ import (
 // consistent point. A field added to one of these types fails this test
 // until snapshot.go handles it (and SnapshotVersion is bumped if the
 // format changes), so new state is never silently left out of checkpoints.
-// Engine.pend is scratch made from the spec (a restored engine starts with
+// Engine.flow is written field by field. flow.pend is scratch made from the spec (a restored engine starts with
 // its pending input in memory); a chunk's spill fields are resolved by
 // Snapshot, which writes spilled data itself, so the format is unchanged.
 // stage.probe is policy made from the spec: a restored stage probes its
 // concurrency afresh. Engine.splits are requests about bundles in flight
-// for the driver's next Ready; a snapshot holds no bundle in flight.
-// stage.merges, a GroupByKey's merges waiting to start, are written back
-// into its section unmerged (combtree.go), as its merges in flight are.
-// A timer's windows are parsed again from its encoding on restore. A sort
+// for the driver's next Ready, and Engine.out bundles in flight; a
+// snapshot holds no bundle in flight.
+// stage.combines, a GroupByKey's combines waiting to start, are written
+// back into its section uncombined (combtree.go), as its combines in flight are.
+// keyed.cfg is made from the spec. A timer's windows are parsed again from its encoding on restore. A sort
 // buffer's minTS and seq are rebuilt as its elements are added back in
 // arrival order.
 var snapshotFields = map[reflect.Type]string{
-	reflect.TypeOf(Engine{}):      "spec stages pcolls now nextID draining flight retries err expired pend splits",
-	reflect.TypeOf(stage{}):       "spec probe outWM inWM pending flight gbk events emitted keyed delayed merges",
-	reflect.TypeOf(pcoll{}):       "id spec wm consumers sides data mergeFor fromGBK", // mergeFor, fromGBK: from the spec
-	reflect.TypeOf(keyed{}):       "pending busy timers windows scannedAt rescan ranEarly sorted",
+	reflect.TypeOf(Engine{}):      "flow nextID draining flight retries splits out",
+	reflect.TypeOf(flow{}):        "spec stages pcolls now err expired pend",
+	reflect.TypeOf(stage{}):       "spec probe outWM inWM pending flight gbk events emitted keyed delayed combines",
+	reflect.TypeOf(pcoll{}):       "id spec wm consumers sides data windowMergeFor fromGBK", // windowMergeFor, fromGBK: from the spec
+	reflect.TypeOf(keyed{}):       "cfg pending busy timers windows scannedAt rescan ranEarly sorted",
 	reflect.TypeOf(timer{}):       "id stream key windows fire hold processing enc",
 	reflect.TypeOf(keyWork{}):     "data minTS",
 	reflect.TypeOf(sortBuffer{}):  "elems minTS seq",

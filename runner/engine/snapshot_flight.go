@@ -6,7 +6,8 @@ import (
 	"slices"
 )
 
-// SnapshotRequeuingFlight is Snapshot of the consistent point the engine
+// SnapshotRequeuingFlight is the snapshot (snapshotAtRest) of the
+// consistent point the engine
 // would be at if every bundle in flight had not started: what each still
 // owns of its input (after splits) is pending again, at the same
 // watermark hold, a stateful bundle's input goes back to the front of its
@@ -16,31 +17,31 @@ import (
 // so nothing is lost and, as only committed results are in a snapshot,
 // nothing is committed twice. The engine itself is not changed.
 func (e *Engine) SnapshotRequeuingFlight() ([]byte, error) {
-	if e.err != nil || len(e.flight) == 0 {
-		return e.Snapshot()
+	if e.flow.err != nil || len(e.flight) == 0 {
+		return e.snapshotAtRest()
 	}
 	snap, err := e.snapshot()
 	if err != nil {
 		return nil, err
 	}
-	c, err := Restore(e.spec, snap)
+	c, err := Restore(e.flow.spec, snap)
 	if err != nil {
 		return nil, fmt.Errorf("requeuing bundles in flight: %w", err)
 	}
 	for _, id := range slices.Sorted(maps.Keys(e.flight)) {
 		b := e.flight[id]
-		if b.merge {
-			continue // its accumulators are in the snapshot (unmerged)
+		if b.combine {
+			continue // its accumulators are in the snapshot (uncombined)
 		}
-		owned, err := e.OwnedInput(id)
+		owned, err := e.ownedInput(id)
 		if err != nil {
 			return nil, fmt.Errorf("requeuing bundle %d: %w", id, err)
 		}
-		if err := c.requeueBundle(c.stage(b.Stage), b, owned); err != nil {
+		if err := c.requeueBundle(c.flow.stage(b.Stage), b, owned); err != nil {
 			return nil, fmt.Errorf("requeuing bundle %d of stage %s: %w", id, b.Stage, err)
 		}
 	}
-	return c.Snapshot()
+	return c.snapshotAtRest()
 }
 
 // requeueBundle gives a bundle's input and timers back to its stage.
@@ -53,42 +54,8 @@ func (e *Engine) requeueBundle(st *stage, b *bundle, owned [][]byte) error {
 		st.pending = append(back, st.pending...)
 		return nil
 	}
-	// The bundle's keys were busy, so input that arrived for them since
-	// queued behind; it goes back behind the bundle's.
-	later := st.keyed.pending
-	st.keyed.pending = map[string]*keyWork{}
-	in := e.pcolls[st.spec.Inputs[0]]
-	for _, c := range owned {
-		e.fileKeyed(st, in, c)
+	if err := st.keyed.requeue(owned, b.Timers); err != nil {
+		return fmt.Errorf("stage %s: %w", st.spec.ID, err)
 	}
-	for k, w := range later {
-		if cur := st.keyed.pending[k]; cur != nil {
-			cur.data = append(cur.data, w.data...)
-			cur.minTS = min(cur.minTS, w.minTS)
-		} else {
-			st.keyed.pending[k] = w
-		}
-	}
-	// Delivered timers are set again, unless the same timer was set since.
-	set := st.keyed.timers
-	st.keyed.timers = map[string]*timer{}
-	err := e.setTimers(st, oneChunkEach(b.Timers))
-	for id, t := range st.keyed.timers {
-		if set[id] == nil {
-			set[id] = t
-		}
-	}
-	st.keyed.timers = set
-	if err != nil {
-		return err
-	}
-	return e.err
-}
-
-func oneChunkEach(m map[TimerStream][]byte) map[TimerStream][][]byte {
-	out := make(map[TimerStream][][]byte, len(m))
-	for k, v := range m {
-		out[k] = [][]byte{v}
-	}
-	return out
+	return e.flow.err
 }

@@ -17,16 +17,17 @@ import (
 // again, and the original engine is unchanged.
 func TestSnapshotRequeuesStatefulBundles(t *testing.T) {
 	e, stream := keyedEngine(t)
-	first := e.Ready().Bundles
+	first := nextReady(e).Bundles
 	if len(first) != 2 {
 		t.Fatalf("Ready = %d bundles, want 2", len(first))
 	}
 	assertRequeued(t, e, first)
 	// Input for a busy key queues behind the bundle's, and stays there.
 	e2, _ := keyedEngine(t)
-	first2 := e2.Ready().Bundles
+	first2 := nextReady(e2).Bundles
 	later := globalKV(2, "a", "4")
-	e2.deliver("src", later)
+	e2.flow.deliver("src", later)
+	acknowledgeLast(e2)
 	snap, err := e2.SnapshotRequeuingFlight()
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +39,7 @@ func TestSnapshotRequeuesStatefulBundles(t *testing.T) {
 			inA = append(inA, b.Input[0]...)
 		}
 	}
-	if got := mustRestore(t, e2.spec, snap).stage("st").keyed.pending[keyA]; got == nil || string(got.data) != string(inA)+string(later) {
+	if got := mustRestore(t, e2.flow.spec, snap).flow.stage("st").keyed.pending[keyA]; got == nil || string(got.data) != string(inA)+string(later) {
 		t.Fatalf("key a's queue after requeuing = %v, want its bundle's input then the later element", got)
 	}
 	for _, b := range first {
@@ -50,7 +51,7 @@ func TestSnapshotRequeuesStatefulBundles(t *testing.T) {
 	}
 	var timers []Bundle
 	for i := 0; i < 3 && len(timers) == 0; i++ {
-		timers = e.Ready().Bundles // the watermark event makes the timers due
+		timers = nextReady(e).Bundles // the watermark event makes the timers due
 	}
 	if len(timers) != 2 || len(timers[0].Timers[stream]) == 0 {
 		t.Fatalf("Ready = %v, want two bundles of timers", timers)
@@ -66,6 +67,7 @@ func assertRequeued(t *testing.T, e *Engine, running []Bundle) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	acknowledgeLast(e)
 	snap, err := e.SnapshotRequeuingFlight()
 	if err != nil {
 		t.Fatal(err)
@@ -73,11 +75,11 @@ func assertRequeued(t *testing.T, e *Engine, running []Bundle) {
 	if after, _ := e.snapshot(); string(after) != string(before) {
 		t.Fatal("SnapshotRequeuingFlight changed the engine")
 	}
-	if e.InFlight() != len(running) {
-		t.Fatalf("in flight %d, want %d", e.InFlight(), len(running))
+	if bundlesInFlight(e) != len(running) {
+		t.Fatalf("in flight %d, want %d", bundlesInFlight(e), len(running))
 	}
-	c := mustRestore(t, e.spec, snap)
-	again := c.Ready().Bundles
+	c := mustRestore(t, e.flow.spec, snap)
+	again := nextReady(c).Bundles
 	if got, want := workOf(again), workOf(running); got != want {
 		t.Fatalf("restored engine runs\n%s\nwant\n%s", got, want)
 	}
@@ -108,10 +110,11 @@ func TestSnapshotRequeuingFlightRandom(t *testing.T) {
 		taken := 0
 		for j, op := range simScript(r) {
 			a.step(op)
-			if a.e.InFlight() == 0 || a.e.err != nil || taken == 2 || r.Intn(4) > 0 {
+			if bundlesInFlight(a.e) == 0 || a.e.flow.err != nil || taken == 2 || r.Intn(4) > 0 {
 				continue
 			}
 			taken++
+			acknowledgeLast(a.e)
 			snap, err := a.e.SnapshotRequeuingFlight()
 			if err != nil {
 				t.Fatalf("script %d op %d: %v", i, j, err)
@@ -157,7 +160,7 @@ func TestSnapshotRequeuingFlightRandom(t *testing.T) {
 func owedWork(t *testing.T, s *sim) map[string]int {
 	var bs []Bundle
 	for _, b := range s.flight {
-		owned, err := s.e.OwnedInput(b.ID)
+		owned, err := s.e.ownedInput(b.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,15 +204,15 @@ func handedOut(t *testing.T, spec Spec, bs []Bundle) map[string]int {
 // runToEnd commits everything and advances processing time until the
 // engine is done (scripts whose self-checkpointing never stops are cut).
 func runToEnd(t *testing.T, s *sim) {
-	for i := 0; i < 200 && !s.e.done(); i++ {
+	for i := 0; i < 200 && !s.e.flow.done(); i++ {
 		s.step(simOp{kind: "ready"})
 		s.step(simOp{kind: "drain", p: 999, q: 1}) // no new residuals or timer loops
 		s.step(simOp{kind: "pt", p: 11})
-		if s.e.err != nil {
-			t.Fatal(s.e.err)
+		if s.e.flow.err != nil {
+			t.Fatal(s.e.flow.err)
 		}
 	}
-	if !s.e.done() {
+	if !s.e.flow.done() {
 		t.Fatalf("restored engine not done after 200 rounds: %s", strings.Join(s.step(simOp{kind: "probe"}), "\n"))
 	}
 }
@@ -217,7 +220,7 @@ func runToEnd(t *testing.T, s *sim) {
 // setTimers lists the timers set in e as handedOut names them.
 func setTimers(e *Engine) map[string]bool {
 	out := map[string]bool{}
-	for _, st := range e.stages {
+	for _, st := range e.flow.stages {
 		if st.keyed == nil {
 			continue
 		}
@@ -247,15 +250,15 @@ func checkRequeued(t *testing.T, a, b *Engine, owed map[string]int) {
 	// the others hold their stage as they did while running.
 	for _, id := range slices.Sorted(maps.Keys(a.flight)) {
 		fb := a.flight[id]
-		st := b.stage(fb.Stage)
-		owned, err := a.OwnedInput(id)
+		st := b.flow.stage(fb.Stage)
+		owned, err := a.ownedInput(id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if st.keyed != nil || len(owned) == 0 {
 			continue
 		}
-		if hb := b.outputWatermark(st); hb > fb.minTS {
+		if hb := b.flow.outputWatermark(st); hb > fb.minTS {
 			t.Fatalf("bundle %d of stage %s held its output at %d, requeued at %d", id, fb.Stage, fb.minTS, hb)
 		}
 	}
@@ -264,7 +267,7 @@ func checkRequeued(t *testing.T, a, b *Engine, owed map[string]int) {
 // queued counts the elements waiting in SDK stages' queues.
 func queued(t *testing.T, e *Engine) map[string]int {
 	out := map[string]int{}
-	for _, st := range e.stages {
+	for _, st := range e.flow.stages {
 		var chunks [][]byte
 		for _, c := range st.pending {
 			chunks = append(chunks, c.data)
@@ -275,7 +278,7 @@ func queued(t *testing.T, e *Engine) map[string]int {
 			}
 		}
 		for _, c := range chunks {
-			err := coders.EachRaw(c, e.pcolls[st.spec.Inputs[0]].spec.Codec, func(_ *coders.WindowedValue, raw []byte) error {
+			err := coders.EachRaw(c, e.flow.pcolls[st.spec.Inputs[0]].spec.Codec, func(_ *coders.WindowedValue, raw []byte) error {
 				out[fmt.Sprintf("%s element %x", st.spec.ID, raw)]++
 				return nil
 			})

@@ -26,7 +26,7 @@ func TestSnapshotGolden(t *testing.T) {
 		var snap []byte
 		for _, op := range simScript(r) {
 			s.step(op)
-			if s.e.InFlight() == 0 && s.e.err == nil && !s.e.done() {
+			if bundlesInFlight(s.e) == 0 && s.e.flow.err == nil && !s.e.flow.done() {
 				snap = mustSnapshot(t, s.e)
 			}
 		}
@@ -45,7 +45,7 @@ func TestSnapshotGolden(t *testing.T) {
 	if again := mustSnapshot(t, e); !bytes.Equal(again, golden) {
 		t.Fatalf("version %d golden snapshot re-encodes differently (%d bytes, was %d)", SnapshotVersion, len(again), len(golden))
 	}
-	if e.done() {
+	if e.flow.done() {
 		t.Error("golden snapshot is of a finished engine: it covers too little state")
 	}
 	// The same state in older formats restores to the same engine: version

@@ -171,7 +171,7 @@ func (s *sim) step(op simOp) []string {
 	var out []string
 	switch op.kind {
 	case "ready":
-		rd := s.e.Ready()
+		rd := nextReady(s.e)
 		for _, x := range rd.Expired {
 			out = append(out, fmt.Sprintf("expired %s %x %x", x.Stage, x.Key, x.Window))
 		}
@@ -200,16 +200,16 @@ func (s *sim) step(op simOp) []string {
 	case "split":
 		out = append(out, s.split(op))
 	case "pt":
-		s.e.AdvanceProcessingTime(s.e.Now() + int64(op.p%12))
+		s.e.AdvanceProcessingTime(processingTime(s.e) + int64(op.p%12))
 	case "probe":
-		at, ok := s.e.nextWakeup()
+		at, ok := s.e.flow.nextWakeup()
 		out = append(out, fmt.Sprintf("split=%v wake=%d,%v", s.e.splitCandidates(), at, ok))
 	}
 	var wms []string
 	for _, pc := range slices.Sorted(maps.Keys(s.spec.PColls)) {
 		wms = append(wms, fmt.Sprintf("%s=%d", pc, s.e.Watermark(pc)))
 	}
-	out = append(out, fmt.Sprintf("now=%d done=%v inflight=%d err=%v wm %s", s.e.Now(), s.e.done(), s.e.InFlight(), s.e.err, strings.Join(wms, " ")))
+	out = append(out, fmt.Sprintf("now=%d done=%v inflight=%d err=%v wm %s", processingTime(s.e), s.e.flow.done(), bundlesInFlight(s.e), s.e.flow.err, strings.Join(wms, " ")))
 	return out
 }
 
@@ -239,7 +239,7 @@ func (s *sim) result(b Bundle, op simOp) (Result, error) {
 	case "sideprod":
 		res.Data["side"] = [][]byte{globalKV(0, "s", "1")}
 	case "map":
-		owned, err := s.e.OwnedInput(b.ID)
+		owned, err := s.e.ownedInput(b.ID)
 		if err != nil {
 			return res, err
 		}
@@ -292,7 +292,7 @@ func (s *sim) stateful(b Bundle, op simOp) (Result, error) {
 		fire := s.e.Watermark("grouped") + int64((op.p+i)%30)
 		fire = min(max(fire, 0), coders.EndOfGlobalWindow) // as SDKs clamp
 		ev := &coders.Timer{Key: []byte(k), NumWindows: 1, Fire: fire, Hold: fire, Pane: coders.NoFiringPane, Clear: (op.p+i)%7 == 0}
-		pt := &coders.Timer{Key: []byte(k), Tag: []byte("p"), NumWindows: 1, Fire: s.e.Now() + int64((op.q+i)%15), Hold: fire, Pane: coders.NoFiringPane}
+		pt := &coders.Timer{Key: []byte(k), Tag: []byte("p"), NumWindows: 1, Fire: processingTime(s.e) + int64((op.q+i)%15), Hold: fire, Pane: coders.NoFiringPane}
 		res.Timers[evStream] = append(res.Timers[evStream], coders.AppendTimer(nil, ev))
 		if (op.q+i)%2 == 0 {
 			res.Timers[ptStream] = append(res.Timers[ptStream], coders.AppendTimer(nil, pt))
@@ -324,7 +324,7 @@ func (s *sim) split(op simOp) string {
 		return "split: none"
 	}
 	b := maps[op.p%len(maps)]
-	owned, err := s.e.OwnedInput(b.ID)
+	owned, err := s.e.ownedInput(b.ID)
 	if err != nil {
 		s.t.Fatal(err)
 	}

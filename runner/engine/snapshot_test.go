@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
+	"github.com/beam-runner/beam-runner/runner/internal/wire"
 )
 
 // TestSnapshotMetamorphic runs random scripts (TestStream events, bundles
@@ -37,7 +37,7 @@ func TestSnapshotMetamorphic(t *testing.T) {
 					t.Fatalf("script %d, op %d %+v: original\n%s\nrestored\n%s", i, j, op, strings.Join(la, "\n"), strings.Join(lb, "\n"))
 				}
 			}
-			if a.e.InFlight() > 0 || a.e.err != nil {
+			if bundlesInFlight(a.e) > 0 || a.e.flow.err != nil {
 				continue
 			}
 			snap := mustSnapshot(t, a.e)
@@ -72,7 +72,8 @@ func newSim(t testing.TB, spec Spec) *sim {
 
 func mustSnapshot(t testing.TB, e *Engine) []byte {
 	t.Helper()
-	b, err := e.Snapshot()
+	acknowledgeLast(e)
+	b, err := e.snapshotAtRest()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,10 +96,11 @@ func TestSnapshotRefusals(t *testing.T) {
 	spec := simPipeline(t, r)
 	s := newSim(t, spec)
 	s.step(simOp{kind: "ready"})
-	if s.e.InFlight() == 0 {
+	if bundlesInFlight(s.e) == 0 {
 		t.Fatal("no bundle in flight to test with")
 	}
-	if _, err := s.e.Snapshot(); err == nil || !strings.Contains(err.Error(), "in flight") {
+	acknowledgeLast(s.e)
+	if _, err := s.e.snapshotAtRest(); err == nil || !strings.Contains(err.Error(), "in flight") {
 		t.Errorf("snapshot with bundles in flight: err = %v", err)
 	}
 	s.step(simOp{kind: "drain"})
@@ -134,7 +136,7 @@ func FuzzRestore(f *testing.F) {
 	s := newSim(f, spec)
 	for _, op := range simScript(r) {
 		s.step(op)
-		if s.e.InFlight() == 0 && s.e.err == nil {
+		if bundlesInFlight(s.e) == 0 && s.e.flow.err == nil {
 			f.Add(mustSnapshot(f, s.e))
 		}
 	}
@@ -143,7 +145,8 @@ func FuzzRestore(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if snap, err := e.Snapshot(); err == nil {
+		acknowledgeLast(e)
+		if snap, err := e.snapshotAtRest(); err == nil {
 			if _, err := Restore(spec, snap); err != nil {
 				t.Fatalf("snapshot of a restored engine does not restore: %v", err)
 			}

@@ -76,50 +76,49 @@ func (b *sortBuffer) release(wm, lateness int64) []sortedElem {
 	return out
 }
 
-// bufferSorted files arriving elements of a time-sorted stage in their
-// keys' sort buffers, dropping late ones.
-func (e *Engine) bufferSorted(st *stage, p *pcoll, c []byte) {
-	err := coders.EachRaw(c, p.spec.Codec, func(v *coders.WindowedValue, raw []byte) error {
-		if sortPassed(sortDeadline(v.Timestamp, st.spec.AllowedLateness), st.inWM) {
+// buffer files arriving elements of a time-sorted stage in their keys'
+// sort buffers, dropping late ones: those the input watermark inWM
+// passed.
+func (k *keyed) buffer(c []byte, inWM int64) error {
+	in := k.cfg.in
+	return coders.EachRaw(c, in.Codec, func(v *coders.WindowedValue, raw []byte) error {
+		if sortPassed(sortDeadline(v.Timestamp, k.cfg.lateness), inWM) {
 			return nil // late: a sorted element before it was released already
 		}
-		kn, err := p.spec.Key.Len(v.Elem)
+		kn, err := in.Key.Len(v.Elem)
 		if err != nil {
 			return fmt.Errorf("decoding key: %w", err)
 		}
-		k := string(v.Elem[:kn])
-		b := st.keyed.sorted[k]
+		key := string(v.Elem[:kn])
+		b := k.sorted[key]
 		if b == nil {
 			b = &sortBuffer{}
-			st.keyed.sorted[k] = b
+			k.sorted[key] = b
 		}
 		b.add(v.Timestamp, raw)
 		return nil
 	})
-	if err != nil {
-		e.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, p.id, err))
-	}
 }
 
-// releaseSorted moves the elements of a time-sorted stage whose deadline
-// passed to their keys' pending input, in order. Released elements sort
-// after those released before: anything earlier arriving since was late.
-func (e *Engine) releaseSorted(st *stage) {
-	if len(st.keyed.sorted) == 0 {
-		return
-	}
-	p := e.pcolls[st.spec.Inputs[0]]
-	for _, k := range slices.Sorted(maps.Keys(st.keyed.sorted)) {
-		b := st.keyed.sorted[k]
+// releaseSorted moves the elements whose deadline the input watermark
+// inWM passed to their keys' pending input, in order. Released elements
+// sort after those released before: anything earlier arriving since was
+// late.
+func (k *keyed) releaseSorted(inWM int64) error {
+	for _, key := range slices.Sorted(maps.Keys(k.sorted)) {
+		b := k.sorted[key]
 		var data []byte
-		for _, el := range b.release(st.inWM, st.spec.AllowedLateness) {
+		for _, el := range b.release(inWM, k.cfg.lateness) {
 			data = append(data, el.raw...)
 		}
 		if len(b.elems) == 0 {
-			delete(st.keyed.sorted, k)
+			delete(k.sorted, key)
 		}
 		if len(data) > 0 {
-			e.fileKeyed(st, p, data)
+			if err := k.file(data); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
 }

@@ -22,11 +22,11 @@ type StageSpec struct {
 	Outputs []string
 	// Agg configures a GBK stage.
 	Agg agg.Config
-	// MergeStage is the SDK stage that merges a GBK's windows when its
+	// WindowMergeStage is the SDK stage that merges a GBK's windows when its
 	// WindowFn is a custom merging one (Agg.SDKMerge; mergewin.go).
-	MergeStage string
+	WindowMergeStage string
 	// TreeStage is, for the GroupByKey of a lifted combine with a
-	// combiner tree (Agg.Combine), the stage id its merge bundles carry:
+	// combiner tree (Agg.Combine), the stage id its combine bundles carry:
 	// the driver runs them with the SDK's merge-accumulators transform
 	// alone (combtree.go). TreeMaxBundles caps those in flight below
 	// Spec.MaxBundles (0: no cap of its own).

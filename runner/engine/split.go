@@ -17,19 +17,19 @@ const splitMinAge = 500 // milliseconds
 // a GroupByKey's merges, whose input and output the GroupByKey keeps.
 func (e *Engine) splitCandidates() []int {
 	var out []int
-	for _, st := range e.stages {
-		if st.keyed != nil || st.gbk != nil || len(st.flight) == 0 || len(st.pending) > 0 || st.hasReadyResiduals(e.now) {
+	for _, st := range e.flow.stages {
+		if st.keyed != nil || st.gbk != nil || len(st.flight) == 0 || len(st.pending) > 0 || st.hasReadyResiduals(e.flow.now) {
 			continue
 		}
-		idle := e.maxBundles(st) - len(st.flight)
+		idle := e.flow.maxBundles(st) - len(st.flight)
 		for _, b := range oldestFirst(st.flight) {
 			if idle <= 0 {
 				break
 			}
-			if e.now-b.started < splitMinAge || e.now-b.splitAt < splitMinAge {
+			if e.flow.now-b.started < splitMinAge || e.flow.now-b.splitAt < splitMinAge {
 				continue
 			}
-			b.splitAt = e.now
+			b.splitAt = e.flow.now
 			out = append(out, b.ID)
 			idle--
 		}

@@ -50,18 +50,18 @@ func (e *Engine) ApplySplit(id int, s SplitResult) (int, error) {
 	if b == nil {
 		return 0, fmt.Errorf("split of unknown bundle %d", id)
 	}
-	st := e.stage(b.Stage)
-	rest, err := b.takeChannelResiduals(e.pcolls[st.spec.Inputs[0]].spec.Codec, s)
+	st := e.flow.stage(b.Stage)
+	rest, err := b.takeChannelResiduals(e.flow.pcolls[st.spec.Inputs[0]].spec.Codec, s)
 	if err != nil {
 		return 0, fmt.Errorf("stage %s, bundle %d: %w", b.Stage, id, err)
 	}
 	rs := append(rest, s.Residuals...)
-	if err := e.deferResiduals(st, rs); err != nil {
-		e.fail(err)
+	if err := e.flow.deferResiduals(st, rs); err != nil {
+		e.flow.fail(err)
 		return 0, err
 	}
-	e.recompute()
-	return len(rs), e.err
+	e.flow.recompute()
+	return len(rs), e.flow.err
 }
 
 // takeChannelResiduals returns the input elements a channel split gave up
@@ -127,9 +127,9 @@ func (b *bundle) ownedByIndex(wv *coders.WindowedValueCodec) ([][][]byte, error)
 	return out, nil
 }
 
-// OwnedInput is the input a bundle still owns after its splits, as whole
+// ownedInput is the input a bundle still owns after its splits, as whole
 // encoded elements: what a retry of the bundle must process.
-func (e *Engine) OwnedInput(id int) ([][]byte, error) {
+func (e *Engine) ownedInput(id int) ([][]byte, error) {
 	b := e.flight[id]
 	if b == nil {
 		return nil, fmt.Errorf("unknown bundle %d", id)
@@ -137,7 +137,7 @@ func (e *Engine) OwnedInput(id int) ([][]byte, error) {
 	if b.split.owned < 0 && b.split.primaryAt < 0 {
 		return b.Input, nil
 	}
-	owned, err := b.ownedByIndex(e.pcolls[e.stage(b.Stage).spec.Inputs[0]].spec.Codec)
+	owned, err := b.ownedByIndex(e.flow.pcolls[e.flow.stage(b.Stage).spec.Inputs[0]].spec.Codec)
 	if err != nil {
 		return nil, err
 	}

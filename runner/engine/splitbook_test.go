@@ -159,11 +159,11 @@ func runSplitModel(t *testing.T, rng *rand.Rand, sizes []int) error {
 	committed := map[[2]int]int{}
 	running := map[int]*modelBundle{}
 	for steps := 0; steps < 100000; steps++ {
-		for _, b := range e.Ready().Bundles {
+		for _, b := range nextReady(e).Bundles {
 			running[b.ID] = newModelBundle(t, wv, b.ID, b.Input)
 		}
 		if len(running) == 0 {
-			if !e.done() {
+			if !e.flow.done() {
 				return fmt.Errorf("nothing runs but the engine is not done")
 			}
 			break
@@ -189,7 +189,7 @@ func runSplitModel(t *testing.T, rng *rand.Rand, sizes []int) error {
 		case roll == 1:
 			// The attempt fails: its work is dropped and it starts again
 			// on what the bundle still owns.
-			in, err := e.OwnedInput(mb.id)
+			in, err := e.ownedInput(mb.id)
 			if err != nil {
 				return err
 			}

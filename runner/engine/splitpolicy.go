@@ -47,7 +47,7 @@ func (e *Engine) Drain() {
 	e.draining = true
 	ids := make([]int, 0, len(e.flight))
 	for id, b := range e.flight {
-		if e.stage(b.Stage).spec.Splittable {
+		if e.flow.stage(b.Stage).spec.Splittable {
 			ids = append(ids, id)
 		}
 	}
@@ -56,6 +56,3 @@ func (e *Engine) Drain() {
 		e.splits = append(e.splits, SplitRequest{Bundle: id})
 	}
 }
-
-// Draining reports whether Drain was called.
-func (e *Engine) Draining() bool { return e.draining }

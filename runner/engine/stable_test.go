@@ -46,7 +46,7 @@ func TestStableInputCheckpointed(t *testing.T) {
 	var stableIn [][]byte
 	randInFlight := false
 	for round := 0; round < 10 && stableIn == nil; round++ {
-		for _, b := range e.Ready().Bundles {
+		for _, b := range nextReady(e).Bundles {
 			switch {
 			case b.Stage == "rand" && committed == nil:
 				out := randomOut()
@@ -67,6 +67,7 @@ func TestStableInputCheckpointed(t *testing.T) {
 	if !randInFlight {
 		t.Fatal("no rand bundle in flight at the checkpoint")
 	}
+	acknowledgeLast(e)
 	snap, err := e.SnapshotRequeuingFlight()
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +78,7 @@ func TestStableInputCheckpointed(t *testing.T) {
 	}
 	var after [][]byte
 	for round := 0; round < 10; round++ {
-		for _, b := range r.Ready().Bundles {
+		for _, b := range nextReady(r).Bundles {
 			res := Result{}
 			if b.Stage == "rand" {
 				res = randomOut()

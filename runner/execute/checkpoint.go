@@ -9,14 +9,14 @@ import (
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/engine"
-	"github.com/beam-runner/beam-runner/runner/engine/userstate"
+	"github.com/beam-runner/beam-runner/runner/userstate"
 	"google.golang.org/protobuf/proto"
 )
 
 // Checkpoint format: the magic bytes, checkpointVersion as a uvarint, then
 // three sections, each a uvarint length and its bytes: the engine's
-// snapshot (engine.Snapshot, its own versioned format), the user-state
-// snapshot (userstate.Store.Snapshot, likewise) and the committed metrics
+// snapshot (engine.SnapshotRequeuingFlight, its own versioned format),
+// the user-state snapshot (userstate.Store.Snapshot, likewise) and the committed metrics
 // (jobpb.MetricResults). All three are taken at one consistent point of
 // the driver, between two commits.
 const (

@@ -10,7 +10,7 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/beam-runner/beam-runner/runner/engine"
-	"github.com/beam-runner/beam-runner/runner/engine/userstate"
+	"github.com/beam-runner/beam-runner/runner/userstate"
 )
 
 func TestCheckpointRoundTrip(t *testing.T) {
@@ -83,7 +83,7 @@ func TestResumeRefusesForeignCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := other.Snapshot()
+	snap, err := other.SnapshotRequeuingFlight()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine"
-	"github.com/beam-runner/beam-runner/runner/engine/userstate"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
+	"github.com/beam-runner/beam-runner/runner/userstate"
 )
 
 // sdkStage is what the driver needs to run bundles of one SDK stage.
@@ -36,9 +36,9 @@ type sdkStage struct {
 	// The truncation descriptor of a splittable stage, used while draining.
 	truncDesc, truncSink string
 	truncIO              plan.StageIO
-	// merge is, for the merge stage of a lifted combine's combiner tree,
+	// treeOf is, for the tree stage of a lifted combine's combiner tree,
 	// its GroupByKey's stage id, under which its bundles are reported.
-	merge string
+	treeOf string
 }
 
 // frameBytes is the largest data-plane frame the runner cuts input into.
@@ -111,7 +111,7 @@ func (r *run) hasTestStream() bool {
 	return false
 }
 
-// prepareSDKStages builds every SDK stage's descriptor, and the merge
+// prepareSDKStages builds every SDK stage's descriptor, and the tree
 // stages of lifted combines' combiner trees, then registers them all with
 // each harness in one request.
 func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error) {
@@ -132,7 +132,7 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 func (r *run) buildSDKStages() (map[string]*sdkStage, error) {
 	out := map[string]*sdkStage{}
 	for _, s := range r.plan.Stages {
-		if s.Kind == stagekind.GBK && s.Merge != "" && r.opts.CombineMergeBytes >= 0 {
+		if s.Kind == stagekind.GBK && s.TreeTransform != "" && r.opts.CombineMergeBytes >= 0 {
 			ms, err := r.plan.TreeStage(s)
 			if err != nil {
 				return nil, err
@@ -140,7 +140,7 @@ func (r *run) buildSDKStages() (map[string]*sdkStage, error) {
 			if out[ms.ID], err = r.buildSDKStage(ms); err != nil {
 				return nil, err
 			}
-			out[ms.ID].merge = s.ID
+			out[ms.ID].treeOf = s.ID
 		}
 		if s.Kind != stagekind.SDK {
 			continue
@@ -245,8 +245,8 @@ func (r *run) commit(ctx context.Context, eng *engine.Engine, ss *sdkStage, d bu
 		r.state.Commit(d.txn)
 	}
 	infos := d.res.Monitoring
-	if ss.merge != "" {
-		// A combiner tree's partial merges are the runner's work, not
+	if ss.treeOf != "" {
+		// A combiner tree's partial combines are the runner's work, not
 		// elements of the pipeline's PCollections; user metrics count.
 		infos = withoutPCollectionMetrics(infos)
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/beam-runner/beam-runner/runner/engine"
-	"github.com/beam-runner/beam-runner/runner/engine/userstate"
+	"github.com/beam-runner/beam-runner/runner/userstate"
 )
 
 // driver is one drive of a job's engine: the engine, its SDK stages, a
@@ -27,6 +27,9 @@ type driver struct {
 	drainCh  <-chan struct{} // nil once the drain began
 	ticks    int
 	stable   map[string]bool // stable-input stages, filled on first use (stable.go)
+	// last is the engine's Ready the driver read last, acknowledged by
+	// the next advance.
+	last engine.Ready
 }
 
 func (r *run) newDriver(eng *engine.Engine, ckpt checkpointPolicy, stages map[string]*sdkStage) *driver {
@@ -45,11 +48,23 @@ func (d *driver) syncClock() {
 	}
 }
 
-// handle feeds the engine the wall clock and carries out its decisions in
-// the order engine.Ready documents, returning them for the wait.
+// advance acknowledges the Ready the driver read last and has the engine
+// decide from the events fed since (engine.Advance): before each Ready,
+// and before a checkpoint, so a snapshot holds nothing the driver has
+// carried out already.
+func (d *driver) advance() {
+	d.eng.Advance(d.last)
+	d.last = engine.Ready{}
+}
+
+// handle feeds the engine the wall clock, has it decide, and carries out
+// its decisions in the order engine.Ready documents, returning them for
+// the wait.
 func (d *driver) handle(ctx context.Context) (engine.Ready, error) {
 	d.syncClock()
+	d.advance()
 	rd := d.eng.Ready()
+	d.last = rd
 	if rd.Err != nil {
 		return rd, rd.Err
 	}
@@ -117,6 +132,7 @@ func (d *driver) onDone(ctx context.Context, bd bundleDone) error {
 	d.publishMetrics()
 	if now := time.Now(); d.ckpt.due(now) {
 		d.ckpt.taken(now)
+		d.advance()
 		d.r.checkpoint(d.eng)
 	}
 	return nil

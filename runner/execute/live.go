@@ -40,14 +40,14 @@ func (r *run) publishStages() {
 }
 
 // liveStarted records that a bundle was handed to a worker. A combiner
-// tree's merge bundles count as bundles of their GroupByKey.
+// tree's combine bundles count as bundles of their GroupByKey.
 func (r *run) liveStarted(rec *inflight) {
 	r.job.Stats().BundleStarted(statsStage(rec))
 }
 
 func statsStage(rec *inflight) string {
-	if rec.ss.merge != "" {
-		return rec.ss.merge
+	if rec.ss.treeOf != "" {
+		return rec.ss.treeOf
 	}
 	return rec.b.Stage
 }
@@ -66,8 +66,8 @@ func (r *run) liveFinished(rec *inflight, d bundleDone) {
 			res.BytesOut += int64(len(f))
 		}
 	}
-	if ss.merge != "" {
-		// A merge's partial groups are no PCollection's elements.
+	if ss.treeOf != "" {
+		// A combine's partial groups are no PCollection's elements.
 		res.PCollections = nil
 	}
 	res.ElementsIn = res.PCollections[ss.stage.Inputs[0]]

@@ -15,12 +15,12 @@ import (
 	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/coders"
-	"github.com/beam-runner/beam-runner/runner/engine/userstate"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/metrics"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
 	"github.com/beam-runner/beam-runner/runner/store"
+	"github.com/beam-runner/beam-runner/runner/userstate"
 	"github.com/beam-runner/beam-runner/worker"
 )
 

@@ -170,7 +170,7 @@ func (b specBuilder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 			cfg.Hot, cfg.HotPrefix, cfg.HotBytes = b.gbkHot(s, cfg.SpillBudget)
 		}
 		ss.Agg = cfg
-		ss.MergeStage = s.MergeStage
+		ss.WindowMergeStage = s.WindowMergeStage
 		if err := b.combineTree(s, &ss); err != nil {
 			return ss, err
 		}
@@ -187,14 +187,14 @@ func (b specBuilder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 // combineTree gives the GroupByKey of a lifted combine its combiner tree
 // and merge stage, unless the options turned trees off.
 func (b specBuilder) combineTree(s *plan.Stage, ss *engine.StageSpec) error {
-	if s.Merge == "" || b.cfg.CombineMergeBytes < 0 {
+	if s.TreeTransform == "" || b.cfg.CombineMergeBytes < 0 {
 		return nil
 	}
 	ms, err := b.pl.TreeStage(s)
 	if err != nil {
 		return err
 	}
-	ss.Agg.Combine = &agg.CombineTree{MergeBytes: b.cfg.CombineMergeBytes}
+	ss.Agg.Combine = &agg.CombineTree{PassBytes: b.cfg.CombineMergeBytes}
 	ss.TreeStage = ms.ID
 	// As the SDK stage it stands for: merges would only contend for one
 	// interpreter, or for more than its Python processes.

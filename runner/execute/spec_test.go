@@ -147,7 +147,7 @@ func TestBuildSpecCombineTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	gbk := onlyStage(t, spec, stagekind.GBK)
-	if c := gbk.Agg.Combine; c == nil || c.MergeBytes != 1000 || gbk.TreeStage != gbk.ID+"/merge" {
+	if c := gbk.Agg.Combine; c == nil || c.PassBytes != 1000 || gbk.TreeStage != gbk.ID+"/merge" {
 		t.Errorf("lifted combine's GroupByKey: tree %+v, merge stage %q", c, gbk.TreeStage)
 	}
 	if _, err := engine.New(spec); err != nil {

@@ -47,5 +47,6 @@ func (d *driver) checkpointStableInput(bs []engine.Bundle) {
 		return
 	}
 	d.ckpt.taken(time.Now())
+	d.advance()
 	d.r.checkpoint(d.eng)
 }

@@ -6,7 +6,7 @@ import (
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
-	"github.com/beam-runner/beam-runner/runner/engine/userstate"
+	"github.com/beam-runner/beam-runner/runner/userstate"
 	"github.com/beam-runner/beam-runner/stateplane"
 )
 

@@ -15,7 +15,7 @@ import (
 // wire coder, as lifting makes them (both KV<key, accumulator> in the
 // input's windowing).
 
-// markCombineTrees sets Merge on the GroupByKeys of lifted combines whose
+// markCombineTrees sets TreeTransform on the GroupByKeys of lifted combines whose
 // Merge starts an SDK stage and writes the GroupByKey's wire coding.
 func (p *Plan) markCombineTrees(lifted map[string]string) {
 	for _, s := range p.Stages {
@@ -23,17 +23,17 @@ func (p *Plan) markCombineTrees(lifted map[string]string) {
 			continue
 		}
 		merge, ok := lifted[s.Transforms[0]]
-		if !ok || p.mergeHome(merge) == nil {
+		if !ok || p.treeHome(merge) == nil {
 			continue
 		}
 		if out, ok := onlyValue(p.Components.GetTransforms()[merge].GetOutputs()); ok && p.Wire[out] == p.Wire[s.Inputs[0]] {
-			s.Merge = merge
+			s.TreeTransform = merge
 		}
 	}
 }
 
-// mergeHome is the SDK stage a Merge transform starts.
-func (p *Plan) mergeHome(merge string) *Stage {
+// treeHome is the SDK stage a Merge transform starts.
+func (p *Plan) treeHome(merge string) *Stage {
 	for _, s := range p.Stages {
 		if s.Kind == stagekind.SDK && s.Transforms[0] == merge {
 			return s
@@ -48,15 +48,15 @@ func (p *Plan) mergeHome(merge string) *Stage {
 // for SDKs that do not know the GroupByKey's), and writes what the
 // GroupByKey reads. Its id is the GroupByKey's with "/merge".
 func (p *Plan) TreeStage(gbk *Stage) (*Stage, error) {
-	home := p.mergeHome(gbk.Merge)
-	if gbk.Kind != stagekind.GBK || gbk.Merge == "" || home == nil {
+	home := p.treeHome(gbk.TreeTransform)
+	if gbk.Kind != stagekind.GBK || gbk.TreeTransform == "" || home == nil {
 		return nil, fmt.Errorf("stage %s is not the GroupByKey of a lifted combine", gbk.ID)
 	}
-	out, _ := onlyValue(p.Components.GetTransforms()[gbk.Merge].GetOutputs())
+	out, _ := onlyValue(p.Components.GetTransforms()[gbk.TreeTransform].GetOutputs())
 	grouped := gbk.Outputs[0]
 	s := &Stage{
 		ID: gbk.ID + "/merge", Kind: stagekind.SDK, Env: home.Env,
-		Transforms: []string{gbk.Merge}, Inputs: []string{grouped}, Outputs: []string{out},
+		Transforms: []string{gbk.TreeTransform}, Inputs: []string{grouped}, Outputs: []string{out},
 		Windowing: home.Windowing,
 	}
 	if ic, ok := home.InputCoders[grouped]; ok {

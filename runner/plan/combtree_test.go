@@ -30,7 +30,7 @@ func TestLiftedCombineMergeStage(t *testing.T) {
 			gbk = st
 		}
 	}
-	if gbk == nil || gbk.Merge == "" {
+	if gbk == nil || gbk.TreeTransform == "" {
 		t.Fatalf("the lifted combine's GroupByKey names no Merge: %+v", gbk)
 	}
 	ms, err := pl.TreeStage(gbk)
@@ -102,7 +102,7 @@ func TestEarliestUnboundedNotLifted(t *testing.T) {
 		}
 		lifted := false
 		for _, st := range pl.Stages {
-			if st.Kind == stagekind.GBK && st.Merge != "" {
+			if st.Kind == stagekind.GBK && st.TreeTransform != "" {
 				lifted = true
 			}
 		}

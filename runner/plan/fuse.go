@@ -60,13 +60,14 @@ type Stage struct {
 	// it reads whose coders that SDK does not know (foreign.go), and the
 	// GroupByKey output a Python stage reads (statebacked.go).
 	InputCoders map[string]InputCoder
-	// MergeStage is, for a GroupByKey whose windows the SDK merges, the
+	// WindowMergeStage is, for a GroupByKey whose windows the SDK merges, the
 	// stage that runs the WindowFn's merge_windows (mergewin.go).
-	MergeStage string
-	// Merge is, for the GroupByKey of a lifted combine, its Merge
-	// transform, which the runner also runs on partial groups (a
-	// combiner tree, combtree.go); empty otherwise.
-	Merge string
+	WindowMergeStage string
+	// TreeTransform is, for the GroupByKey of a lifted combine, the
+	// combine's Merge (merge-accumulators) transform, which the runner
+	// also runs on partial groups (its combiner tree, combtree.go);
+	// empty otherwise.
+	TreeTransform string
 }
 
 // Plan is a pipeline ready to execute.
@@ -392,7 +393,7 @@ func (f *fuser) finish() (*Plan, error) {
 			p.Consumers[si.PColl]++
 		}
 	}
-	if err := p.addMergeStages(); err != nil {
+	if err := p.addWindowMergeStages(); err != nil {
 		return nil, err
 	}
 	p.foreignInputs()

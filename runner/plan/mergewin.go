@@ -21,12 +21,12 @@ const (
 	mergeNonceCoderID = "beam-runner/bytes"
 )
 
-// addMergeStages gives every GroupByKey whose windows the SDK merges a
+// addWindowMergeStages gives every GroupByKey whose windows the SDK merges a
 // stage of its own running the WindowFn's merge_windows, as Python's
 // FnApiRunner asks its workers: KV<nonce, iterable<window>> in, KV<nonce,
 // KV<iterable<window>, iterable<KV<window, iterable<window>>>>> out, in the
 // global window. Windows are coded with the GBK input's wire window coder.
-func (p *Plan) addMergeStages() error {
+func (p *Plan) addWindowMergeStages() error {
 	n := len(p.Stages)
 	for _, s := range p.Stages[:n] {
 		if s.Kind != stagekind.GBK || !SDKMerges(s.Windowing) {
@@ -36,7 +36,7 @@ func (p *Plan) addMergeStages() error {
 		if err != nil {
 			return fmt.Errorf("GroupByKey stage %s: %v", s.ID, err)
 		}
-		s.MergeStage = ms.ID
+		s.WindowMergeStage = ms.ID
 		p.Stages = append(p.Stages, ms)
 		p.Consumers[ms.Inputs[0]]++
 	}

@@ -42,17 +42,17 @@ func TestPlansCustomWindows(t *testing.T) {
 		t.Fatalf("Build: %v", err)
 	}
 	merging := gbkStage(t, pl, "merging/GBK")
-	if merging.MergeStage == "" {
+	if merging.WindowMergeStage == "" {
 		t.Fatal("the custom merging GroupByKey has no merge stage")
 	}
 	var ms *Stage
 	for _, s := range pl.Stages {
-		if s.ID == merging.MergeStage {
+		if s.ID == merging.WindowMergeStage {
 			ms = s
 		}
 	}
 	if ms == nil || ms.Kind != stagekind.SDK || len(ms.Transforms) != 1 {
-		t.Fatalf("merge stage %q: %+v", merging.MergeStage, ms)
+		t.Fatalf("merge stage %q: %+v", merging.WindowMergeStage, ms)
 	}
 	mt := pl.Components.GetTransforms()[ms.Transforms[0]]
 	var fn pipepb.FunctionSpec
@@ -73,7 +73,7 @@ func TestPlansCustomWindows(t *testing.T) {
 	}
 
 	evenOdd := gbkStage(t, pl, "evenodd/GBK")
-	if evenOdd.MergeStage != "" {
+	if evenOdd.WindowMergeStage != "" {
 		t.Error("a non-merging custom WindowFn got a merge stage")
 	}
 	wc := windowCoderOf(t, pl, evenOdd.Inputs[0])

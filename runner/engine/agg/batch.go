@@ -45,7 +45,7 @@ type batchWin struct {
 	// iter reads a due window's panes, from where the last call stopped
 	// (a budgeted FireEncoded stops between panes); nil before the first.
 	iter *mergeIter
-	// inflight counts the merges (tree.go) holding the window open.
+	// inflight counts the combines (tree.go) holding the window open.
 	inflight int
 }
 
@@ -230,7 +230,7 @@ func keyPrefix(k []byte) uint64 {
 
 // advance moves windows whose end the watermark passed to due, ordered by
 // end, then window bytes (as the general machine orders them); a window
-// that merges hold open waits for them (FinishMerge).
+// that combines hold open waits for them (FinishCombine).
 func (b *batch) advance(wm int64) {
 	b.wm = max(b.wm, wm)
 	start := len(b.due)

@@ -272,7 +272,7 @@ func (g *GBK) addAnswered(keys map[string]bool, into map[string][]byte) {
 		if r, ok := into[string(appendID(nil, e.win, e.key))]; ok {
 			win = r
 		}
-		g.addMerged(e, win)
+		g.addCombined(e, win)
 	}
 	clear(m.waiting[len(rest):])
 	m.waiting, m.askedN = rest, askedN
@@ -281,9 +281,9 @@ func (g *GBK) addAnswered(keys map[string]bool, into map[string][]byte) {
 	}
 }
 
-// addMerged adds one element to its window after merging: it is dropped as
+// addCombined adds one element to its window after merging: it is dropped as
 // late if that window expired meanwhile.
-func (g *GBK) addMerged(e waiting, win []byte) {
+func (g *GBK) addCombined(e waiting, win []byte) {
 	start, maxTS, err := g.s.windowBounds(win)
 	if err != nil || g.s.gcTime(maxTS) < g.wm {
 		g.droppedLate++

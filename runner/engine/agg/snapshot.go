@@ -7,7 +7,7 @@ import (
 	"sort"
 
 	"github.com/beam-runner/beam-runner/runner/coders"
-	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
+	"github.com/beam-runner/beam-runner/runner/internal/wire"
 )
 
 // snapshotVersion is the format of a GBK's snapshot section. Bump it when
@@ -21,27 +21,27 @@ const snapshotVersion = 1
 // FireEncoded (the engine drains panes after every call), so panes in
 // flight are never part of a snapshot. The configuration is not written:
 // the restoring side passes the same Config to Restore.
-func (g *GBK) Snapshot(w *wire.Writer) error { return g.SnapshotUnmerged(w, nil) }
+func (g *GBK) Snapshot(w *wire.Writer) error { return g.SnapshotUncombined(w, nil) }
 
-// Unmerged is an accumulator that a merge of the combiner tree took and
-// has not put back, as the merge's input holds it.
-type Unmerged struct {
+// Uncombined is an accumulator that a combine of the combiner tree took and
+// has not put back, as the combine's input holds it.
+type Uncombined struct {
 	Key, Window, Value []byte
 	TS                 int64 // the partial group's timestamp
 }
 
-// SnapshotUnmerged is Snapshot of a GBK whose combiner tree has merges
+// SnapshotUncombined is Snapshot of a GBK whose combiner tree has combines
 // taken and not finished: the caller, who holds their input, gives their
 // accumulators back, and they are written as buffered values of their
-// windows, as AddMerged would add them. So the format is Snapshot's, and
-// a restored GBK merges them again (a window the watermark passed fires
+// windows, as AddCombined would add them. So the format is Snapshot's, and
+// a restored GBK combines them again (a window the watermark passed fires
 // with them once restored).
-func (g *GBK) SnapshotUnmerged(w *wire.Writer, back []Unmerged) error {
+func (g *GBK) SnapshotUncombined(w *wire.Writer, back []Uncombined) error {
 	if len(g.out) > 0 || (g.fast != nil && len(g.fast.due) > 0) {
 		return fmt.Errorf("agg: snapshot with panes not yet taken by Fire")
 	}
-	if n := g.MergesInFlight(); n > 0 && len(back) == 0 {
-		return fmt.Errorf("agg: snapshot with %d merges of the combiner tree in flight and none of their accumulators", n)
+	if n := g.CombinesInFlight(); n > 0 && len(back) == 0 {
+		return fmt.Errorf("agg: snapshot with %d combines of the combiner tree in flight and none of their accumulators", n)
 	}
 	if len(back) > 0 && g.fast == nil {
 		return errNoTree
@@ -184,8 +184,8 @@ func (b *batch) hasSpilled() bool {
 	return false
 }
 
-func (b *batch) snapshot(w *wire.Writer, back []Unmerged) error {
-	extra := map[string][]Unmerged{}
+func (b *batch) snapshot(w *wire.Writer, back []Uncombined) error {
+	extra := map[string][]Uncombined{}
 	for _, u := range back {
 		extra[string(u.Window)] = append(extra[string(u.Window)], u)
 	}
@@ -202,7 +202,7 @@ func (b *batch) snapshot(w *wire.Writer, back []Unmerged) error {
 		if bw == nil {
 			_, maxTS, err := b.s.windowBounds([]byte(k))
 			if err != nil {
-				return fmt.Errorf("agg: unmerged accumulator in bad window %x: %w", k, err)
+				return fmt.Errorf("agg: uncombined accumulator in bad window %x: %w", k, err)
 			}
 			bw = &batchWin{win: []byte(k), maxTS: maxTS, hold: coders.MaxTimestamp}
 		}
@@ -249,7 +249,7 @@ func Restore(cfg Config, r *wire.Reader) (*GBK, error) {
 	if g.fast != nil {
 		g.fast.restore(r)
 		// Windows the watermark passed are pending only if a combiner
-		// tree's merges held them open; their accumulators are back.
+		// tree's combines held them open; their accumulators are back.
 		g.fast.advance(g.wm)
 	} else {
 		g.restoreMachine(r)

@@ -18,11 +18,11 @@ var snapshotFields = map[reflect.Type]string{
 	reflect.TypeOf(nstate{}):   "count at armed finished late",
 	reflect.TypeOf(timer{}):    "at w gen",
 	// spill: the store handle, given by the config; tree: made from the
-	// config, its merges in flight refused, its load a policy's measure
+	// config, its combines in flight refused, its load a policy's measure
 	// that starts afresh; wm: the GBK's.
 	reflect.TypeOf(batch{}): "s wins due pending spill tree wm",
 	// next: restored as the count; spilled: refused; inflight: zero
-	// without merges in flight; blk, runs: saved as one list;
+	// without combines in flight; blk, runs: saved as one list;
 	// iter: only due windows, which are never saved.
 	reflect.TypeOf(batchWin{}):  "win maxTS hold blk runs next spilled iter inflight",
 	reflect.TypeOf(batchElem{}): "prefix key value out held",

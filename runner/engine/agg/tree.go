@@ -16,24 +16,25 @@ import (
 // the GroupByKey hands partial groups of them (KV<key, iterable<accum>>,
 // encoded as its output is) to the caller, who runs them through the
 // SDK's merge-accumulators transform and puts each result back as one
-// accumulator (AddMerged), which later passes may merge again. The
+// accumulator (AddCombined), which later passes may merge again. The
 // runner never decodes an accumulator, so this is exact for every coder.
 //
-// While a window has merges in flight it does not fire, even once the
-// watermark passed it: its pane waits for the merged accumulators
-// (FinishMerge). Its watermark hold stays, since a window's hold only
+// While a window has combines in flight it does not fire, even once the
+// watermark passed it: its pane waits for the combined accumulators
+// (FinishCombine). Its watermark hold stays, since a window's hold only
 // ever falls while it is pending, and a partial group goes out at its
 // pane time, the least held output time of its accumulators, which the
 // merged result comes back with; so the final pane's timestamp is what it
 // would have been without the tree.
 
-var errNoTree = errors.New("agg: merged accumulators put back into a GroupByKey without a combiner tree")
+var errNoTree = errors.New("agg: combined accumulators put back into a GroupByKey without a combiner tree")
 
-// Merge is one merge bundle of a pass.
-type Merge struct {
+// Combine is one combine bundle of a pass: partial groups for the SDK to
+// merge into one accumulator each.
+type Combine struct {
 	ID int
 	// Input holds the partial groups as GroupByKey output elements, in
-	// chunks of whole elements; Groups counts them. The merge puts back
+	// chunks of whole elements; Groups counts them. The combine puts back
 	// one accumulator per group.
 	Input  [][]byte
 	Groups int
@@ -43,15 +44,15 @@ type Merge struct {
 type combTree struct {
 	policy treePolicy
 	load   treeLoad
-	next   int                 // id of the next merge
-	flight map[int][]*batchWin // windows each merge in flight holds open
+	next   int                 // id of the next combine
+	flight map[int][]*batchWin // windows each combine in flight holds open
 }
 
 func newTree(c CombineTree, spill bool, spillBudget int) *combTree {
 	p := newTreePolicy(c)
 	if spill {
-		// Merge well before the spill would take the accumulators.
-		p.mergeBytes = max(min(p.mergeBytes, spillBudget/4), 1)
+		// Combine well before the spill would take the accumulators.
+		p.passBytes = max(min(p.passBytes, spillBudget/4), 1)
 	}
 	return &combTree{policy: p, flight: map[int][]*batchWin{}}
 }
@@ -59,43 +60,43 @@ func newTree(c CombineTree, spill bool, spillBudget int) *combTree {
 // elemBytes is what one buffered value counts for the tree's policy.
 func elemBytes(key, value []byte) int { return len(key) + len(value) + elemOverhead }
 
-// TakeMerges returns the merges of a new pass when the tree's policy
+// TakeCombines returns the combines of a new pass when the tree's policy
 // calls for one (none on GroupByKeys without a tree), their input in
-// chunks of about chunkBytes. Each must come back through AddMerged and
-// FinishMerge, or the windows it took from never fire.
-func (g *GBK) TakeMerges(chunkBytes int) []Merge {
+// chunks of about chunkBytes. Each must come back through AddCombined and
+// FinishCombine, or the windows it took from never fire.
+func (g *GBK) TakeCombines(chunkBytes int) []Combine {
 	if g.fast == nil || g.fast.tree == nil {
 		return nil
 	}
-	ms := g.fast.takeMerges(chunkBytes)
+	ms := g.fast.takeCombines(chunkBytes)
 	if len(ms) > 0 {
 		g.holdValid = false
 	}
 	return ms
 }
 
-// AddMerged puts back one accumulator a merge produced: a value of the
-// window at output time ts (the merge's input element's timestamp). It is
+// AddCombined puts back one accumulator a combine produced: a value of the
+// window at output time ts (the combine's input element's timestamp). It is
 // not dropped as late, as its window waits for it. Key and value are
 // copied.
-func (g *GBK) AddMerged(key, window, value []byte, ts int64) error {
+func (g *GBK) AddCombined(key, window, value []byte, ts int64) error {
 	if g.fast == nil || g.fast.tree == nil {
 		return errNoTree
 	}
 	_, maxTS, err := g.s.windowBounds(window)
 	if err != nil {
-		return fmt.Errorf("agg: merged accumulator in bad window %x: %w", window, err)
+		return fmt.Errorf("agg: combined accumulator in bad window %x: %w", window, err)
 	}
 	g.holdValid = false
-	g.fast.addMerged(key, window, value, ts, maxTS)
+	g.fast.addCombined(key, window, value, ts, maxTS)
 	return g.Err()
 }
 
-// FinishMerge records that merge id's results are all back: the windows
+// FinishCombine records that combine id's results are all back: the windows
 // it held fire now if the watermark passed them. An id not in flight is
 // ignored, but due windows still fire: a restored GBK puts a requeued
-// merge's input back with AddMerged and has no record of its id.
-func (g *GBK) FinishMerge(id int) {
+// combine's input back with AddCombined and has no record of its id.
+func (g *GBK) FinishCombine(id int) {
 	if g.fast == nil || g.fast.tree == nil {
 		return
 	}
@@ -108,25 +109,25 @@ func (g *GBK) FinishMerge(id int) {
 	b.advance(b.wm)
 }
 
-// MergesInFlight is the number of merges taken and not yet finished.
-func (g *GBK) MergesInFlight() int {
+// CombinesInFlight is the number of combines taken and not yet finished.
+func (g *GBK) CombinesInFlight() int {
 	if g.fast == nil || g.fast.tree == nil {
 		return 0
 	}
 	return len(g.fast.tree.flight)
 }
 
-// takeMerges runs a pass over the pending windows the watermark has not
+// takeCombines runs a pass over the pending windows the watermark has not
 // passed, in window order: every key with enough accumulators goes to a
-// merge, the others stay, copied out of the input chunks they referenced
+// combine, the others stay, copied out of the input chunks they referenced
 // so those are released.
-func (b *batch) takeMerges(chunkBytes int) []Merge {
+func (b *batch) takeCombines(chunkBytes int) []Combine {
 	t := b.tree
 	if !t.policy.due(t.load) {
 		return nil
 	}
 	t.load = treeLoad{}
-	c := &mergeCutter{policy: t.policy, chunkBytes: chunkBytes}
+	c := &combineCutter{policy: t.policy, chunkBytes: chunkBytes}
 	for _, w := range b.sortedWins() {
 		if w.maxTS >= b.wm && w.count() > 0 {
 			b.passWin(w, c)
@@ -155,12 +156,12 @@ func (b *batch) sortedWins() []*batchWin {
 
 // passWin sends a window's groups with enough accumulators to c and keeps
 // the rest, in a run of their own.
-func (b *batch) passWin(w *batchWin, c *mergeCutter) {
+func (b *batch) passWin(w *batchWin, c *combineCutter) {
 	// every run's accumulators take part, not only the newest block's
 	var kept runWriter
 	it := w.sorted(false)
 	for g := it.nextGroup(); g != nil; g = it.nextGroup() {
-		if !b.tree.policy.merges(len(g)) {
+		if !b.tree.policy.combines(len(g)) {
 			for _, e := range g {
 				kept.add(e)
 				b.tree.load.kept += elemBytes(e.key, e.value)
@@ -178,7 +179,7 @@ func (b *batch) passWin(w *batchWin, c *mergeCutter) {
 	}
 }
 
-// forget uncounts a buffered value that left for a merge.
+// forget uncounts a buffered value that left for a combine.
 func (b *batch) forget(e batchElem) {
 	b.pending--
 	if b.spill != nil {
@@ -186,10 +187,10 @@ func (b *batch) forget(e batchElem) {
 	}
 }
 
-// addMerged buffers a merged accumulator as held at ts: it comes back at
+// addCombined buffers a combined accumulator as held at ts: it comes back at
 // its group's pane time, which the window's hold already covers, and the
 // final pane's time must count it even once the watermark passed it.
-func (b *batch) addMerged(key, window, value []byte, ts, maxTS int64) {
+func (b *batch) addCombined(key, window, value []byte, ts, maxTS int64) {
 	w := b.wins[string(window)]
 	if w == nil {
 		w = &batchWin{win: append([]byte(nil), window...), maxTS: maxTS, hold: coders.MaxTimestamp}
@@ -205,22 +206,22 @@ func (b *batch) addMerged(key, window, value []byte, ts, maxTS int64) {
 	}
 }
 
-// mergeCutter packs a pass's groups into merges of about the policy's
+// combineCutter packs a pass's groups into combines of about the policy's
 // bundle size, each in chunks of about chunkBytes.
-type mergeCutter struct {
+type combineCutter struct {
 	policy     treePolicy
 	chunkBytes int
-	out        []Merge
-	wins       [][]*batchWin // per merge, the windows it took from
+	out        []Combine
+	wins       [][]*batchWin // per combine, the windows it took from
 	cur        []byte        // the chunk being filled
-	size       int           // encoded bytes of the merge being filled
+	size       int           // encoded bytes of the combine being filled
 }
 
 // add appends one group as a GroupByKey output element at its pane time.
-func (c *mergeCutter) add(w *batchWin, es []batchElem) {
+func (c *combineCutter) add(w *batchWin, es []batchElem) {
 	if len(c.out) == 0 || c.policy.full(c.size) {
 		c.flushChunk()
-		c.out = append(c.out, Merge{})
+		c.out = append(c.out, Combine{})
 		c.wins = append(c.wins, nil)
 		c.size = 0
 	}
@@ -242,7 +243,7 @@ func (c *mergeCutter) add(w *batchWin, es []batchElem) {
 	c.size += len(c.cur) - start
 }
 
-func (c *mergeCutter) flushChunk() {
+func (c *combineCutter) flushChunk() {
 	if len(c.cur) > 0 {
 		m := &c.out[len(c.out)-1]
 		m.Input = append(m.Input, c.cur)
@@ -250,7 +251,7 @@ func (c *mergeCutter) flushChunk() {
 	}
 }
 
-func (c *mergeCutter) finish() []Merge {
+func (c *combineCutter) finish() []Combine {
 	c.flushChunk()
 	return c.out
 }

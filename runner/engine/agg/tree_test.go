@@ -12,7 +12,7 @@ import (
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
-	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
+	"github.com/beam-runner/beam-runner/runner/internal/wire"
 	"github.com/beam-runner/beam-runner/runner/store"
 )
 
@@ -82,12 +82,12 @@ type mergedAccum struct {
 	n               int // accumulators merged
 }
 
-func fakeMerge(t *testing.T, wv *coders.WindowedValueCodec, m Merge) []mergedAccum {
+func fakeMerge(t *testing.T, wv *coders.WindowedValueCodec, m Combine) []mergedAccum {
 	return fakeMergeWith(t, wv, m, mergeAccums)
 }
 
 // fakeMergeWith is fakeMerge with another combine's merge.
-func fakeMergeWith(t *testing.T, wv *coders.WindowedValueCodec, m Merge, merge func(*testing.T, [][]byte) []byte) []mergedAccum {
+func fakeMergeWith(t *testing.T, wv *coders.WindowedValueCodec, m Combine, merge func(*testing.T, [][]byte) []byte) []mergedAccum {
 	t.Helper()
 	var out []mergedAccum
 	eachGroup(t, wv, m, func(key, win []byte, vals [][]byte, ts int64) {
@@ -97,7 +97,7 @@ func fakeMergeWith(t *testing.T, wv *coders.WindowedValueCodec, m Merge, merge f
 }
 
 // eachGroup parses a merge's input, calling f per partial group.
-func eachGroup(t *testing.T, wv *coders.WindowedValueCodec, m Merge, f func(key, win []byte, vals [][]byte, ts int64)) {
+func eachGroup(t *testing.T, wv *coders.WindowedValueCodec, m Combine, f func(key, win []byte, vals [][]byte, ts int64)) {
 	t.Helper()
 	err := coders.Each(m.Input, wv, func(v *coders.WindowedValue) error {
 		kn, err := wv.Elem.Component(0).Len(v.Elem)
@@ -145,7 +145,7 @@ type treeRun struct {
 	wv              *coders.WindowedValueCodec
 	tree, ref       *GBK
 	chunk           int
-	flight          []Merge
+	flight          []Combine
 	step            int
 	err             error // the first hold found too late
 	stats           *treeStats
@@ -185,30 +185,30 @@ func (x *treeRun) finish() {
 	}
 	x.r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	for _, a := range out {
-		if err := x.tree.AddMerged(a.key, a.win, a.value, a.ts); err != nil {
+		if err := x.tree.AddCombined(a.key, a.win, a.value, a.ts); err != nil {
 			x.t.Fatal(err)
 		}
 	}
-	x.tree.FinishMerge(m.ID)
+	x.tree.FinishCombine(m.ID)
 }
 
 // restart snapshots the tree's GBK with its merges in flight given back
-// unmerged, and goes on with one restored from it: what a checkpoint and
+// uncombined, and goes on with one restored from it: what a checkpoint and
 // a restart after a crash would do.
 func (x *treeRun) restart(cfg Config) {
 	if x.tree.fast.hasSpilled() {
 		return // refused: spilled values live in the store (snapshot.go)
 	}
-	var back []Unmerged
+	var back []Uncombined
 	for _, m := range x.flight {
 		eachGroup(x.t, x.wv, m, func(key, win []byte, vals [][]byte, ts int64) {
 			for _, v := range vals {
-				back = append(back, Unmerged{Key: key, Window: win, Value: v, TS: ts})
+				back = append(back, Uncombined{Key: key, Window: win, Value: v, TS: ts})
 			}
 		})
 	}
 	var w wire.Writer
-	if err := x.tree.SnapshotUnmerged(&w, back); err != nil {
+	if err := x.tree.SnapshotUncombined(&w, back); err != nil {
 		x.t.Fatal(err)
 	}
 	g, err := Restore(cfg, wire.NewReader(w.Bytes()))
@@ -221,7 +221,7 @@ func (x *treeRun) restart(cfg Config) {
 
 // settle takes what a step made: merges the policy calls for, and panes.
 func (x *treeRun) settle() {
-	x.flight = append(x.flight, x.tree.TakeMerges(x.chunk)...)
+	x.flight = append(x.flight, x.tree.TakeCombines(x.chunk)...)
 	x.panes = append(x.panes, x.tree.Fire()...)
 	x.refPanes = append(x.refPanes, x.ref.Fire()...)
 	// The tree may hold longer (a window waits for its merges), never
@@ -256,8 +256,8 @@ func (x *treeRun) check() error {
 	if x.err != nil {
 		return x.err
 	}
-	if !x.tree.Done() || x.tree.MergesInFlight() != 0 {
-		return fmt.Errorf("tree GBK not done: %d merges in flight", x.tree.MergesInFlight())
+	if !x.tree.Done() || x.tree.CombinesInFlight() != 0 {
+		return fmt.Errorf("tree GBK not done: %d merges in flight", x.tree.CombinesInFlight())
 	}
 	return nil
 }
@@ -279,7 +279,7 @@ func runTreeScenario(t *testing.T, seed int64, stats *treeStats, spill func() Sp
 	if err != nil {
 		return err
 	}
-	cfg.Combine = &CombineTree{MergeBytes: 1 + r.Intn(600), BundleBytes: 1 + r.Intn(300)}
+	cfg.Combine = &CombineTree{PassBytes: 1 + r.Intn(600), BundleBytes: 1 + r.Intn(300)}
 	if r.Intn(4) == 0 {
 		// Spilled values merge in no pass; they join their pane when it
 		// is read back.
@@ -392,15 +392,15 @@ func sumCounts(t *testing.T, vs [][]byte) []byte {
 // still every input counted. With the second size a window holds several
 // element blocks (elemBlock) before a pass, which must merge them all.
 func TestCombineTreeBoundsMemory(t *testing.T) {
-	for _, c := range []struct{ inputs, mergeBytes int }{{200_000, 64 << 10}, {800_000, 16 << 20}} {
-		t.Run(fmt.Sprint(c.mergeBytes), func(t *testing.T) { treeBoundsMemory(t, c.inputs, c.mergeBytes) })
+	for _, c := range []struct{ inputs, passBytes int }{{200_000, 64 << 10}, {800_000, 16 << 20}} {
+		t.Run(fmt.Sprint(c.passBytes), func(t *testing.T) { treeBoundsMemory(t, c.inputs, c.passBytes) })
 	}
 }
 
-func treeBoundsMemory(t *testing.T, inputs, mergeBytes int) {
+func treeBoundsMemory(t *testing.T, inputs, passBytes int) {
 	const keys = 8
 	cfg := goSDK(tDefault(), coders.GlobalWindow)
-	cfg.Combine = &CombineTree{MergeBytes: mergeBytes, BundleBytes: 16 << 10}
+	cfg.Combine = &CombineTree{PassBytes: passBytes, BundleBytes: 16 << 10}
 	g, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -413,18 +413,18 @@ func treeBoundsMemory(t *testing.T, inputs, mergeBytes int) {
 			t.Fatal(err)
 		}
 		peak = max(peak, g.fast.pending)
-		for _, m := range g.TakeMerges(1 << 10) {
+		for _, m := range g.TakeCombines(1 << 10) {
 			for _, a := range fakeMergeWith(t, wv, m, sumCounts) {
 				merged += a.n
-				if err := g.AddMerged(a.key, a.win, a.value, a.ts); err != nil {
+				if err := g.AddCombined(a.key, a.win, a.value, a.ts); err != nil {
 					t.Fatal(err)
 				}
 			}
-			g.FinishMerge(m.ID)
+			g.FinishCombine(m.ID)
 		}
 	}
 	one := elemBytes([]byte("xa"), countAccum(1))
-	if bound := mergeBytes/one + 2*keys; peak > bound {
+	if bound := passBytes/one + 2*keys; peak > bound {
 		t.Errorf("held up to %d accumulators, want at most %d", peak, bound)
 	}
 	if merged == 0 || merged > 2*inputs {
@@ -442,7 +442,7 @@ func treeBoundsMemory(t *testing.T, inputs, mergeBytes int) {
 }
 
 func TestTreePolicyDue(t *testing.T) {
-	p := newTreePolicy(CombineTree{MergeBytes: 100})
+	p := newTreePolicy(CombineTree{PassBytes: 100})
 	for _, c := range []struct {
 		l    treeLoad
 		want bool
@@ -458,7 +458,7 @@ func TestTreePolicyDue(t *testing.T) {
 			t.Errorf("due(%+v) = %v, want %v", c.l, got, c.want)
 		}
 	}
-	if d := newTreePolicy(CombineTree{}); d.mergeBytes != DefaultMergeBytes || d.bundleBytes != DefaultBundleBytes {
+	if d := newTreePolicy(CombineTree{}); d.passBytes != DefaultPassBytes || d.bundleBytes != DefaultBundleBytes {
 		t.Errorf("zero config gives %+v, want the defaults", d)
 	}
 }

@@ -1,4 +1,5 @@
-// Package wire is the explicit binary encoding of engine snapshots: a flat
+// Package wire is the explicit binary encoding of the engine's and the user
+// state's snapshots: a flat
 // sequence of varints, zig-zag signed varints, booleans and length-prefixed
 // byte strings, written and read in the same order by hand-written code.
 // There is no reflection and no self-description, so the format is exactly

@@ -7,7 +7,17 @@
 // Txn that is never committed (failed bundle) leaves no trace, so the bundle
 // can be retried.
 //
-// The package is pure: no I/O, no goroutines, no clock. Iteration that is
+// It is not part of the engine (runner/engine), though it was once kept
+// there: the engine is a single-threaded state machine the driver alone
+// calls, while this Store is guarded by a mutex and read and written by
+// the bundles' goroutines (the state plane) as they run. The driver, not
+// the engine, commits a bundle's Txn (before engine.Engine.Commit, so the
+// state is in place when the bundle's output moves watermarks), drops
+// the windows the engine reports expired, and snapshots the Store beside
+// the engine's snapshot in a checkpoint. The engine knows only keys and
+// windows (engine.StateWindow), never state.
+//
+// The package does no I/O, starts no goroutines and reads no clock. Iteration that is
 // visible to callers (map keys, Scopes) is sorted, so equal inputs give equal
 // outputs.
 //

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/beam-runner/beam-runner/runner/engine/internal/wire"
+	"github.com/beam-runner/beam-runner/runner/internal/wire"
 )
 
 // Snapshot format: the magic bytes, SnapshotVersion, then every scope with

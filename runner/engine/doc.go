@@ -1,0 +1,37 @@
+// Package engine decides what a job runs next. It holds the runner's
+// materialised PCollections and the runner-side transforms over them
+// (impulse, flatten, group by key and window), keeps the watermarks and
+// stateful stages' keys and timers, and cuts inputs into bundles. It does
+// no I/O and reads no clock (boundary_test.go).
+//
+// # Parts
+//
+//   - Engine (engine.go, ready.go, retry.go, split*.go, snapshot*.go): the
+//     bundles: cutting them, those in flight, retries, splits, snapshots.
+//   - flow (flow.go, panes.go, combtree.go, mergewin.go, residual.go,
+//     pendspill.go): the stages and PCollections, where data written to a
+//     PCollection goes, and the watermarks that follow.
+//   - keyed (keyed.go, sorted.go, expiry.go): a stateful stage's input by
+//     key, its timers and its state windows.
+//   - agg: a GroupByKey's windows, triggers, panes, combiner tree and spill.
+//
+// # The driver's calls
+//
+// The driver (runner/execute) uses the engine through these calls alone:
+//
+//   - New, Restore: an engine for a Spec, fresh or from a snapshot.
+//   - Advance, Ready: each round the driver feeds the engine its events,
+//     calls Advance with the Ready it read last (the zero Ready at first),
+//     which acknowledges it and makes the engine's next decisions, and
+//     reads them with Ready, carrying them out in the order Ready's
+//     fields document.
+//   - Commit, Fail, Retry (and MaxAttempts, for its messages): a bundle's
+//     end.
+//   - ApplySplit: what a running bundle gave up by a split.
+//   - AdvanceProcessingTime, Tick, Drain: processing time, the driver's
+//     clock tick (split policy), and the start of a drain.
+//   - NoteOutput, NoteWork: a running bundle's output bytes and work so
+//     far, for the memory checkpoints and the concurrency probe.
+//   - Watermark, SideData: reads, for live statistics and side inputs.
+//   - SnapshotRequeuingFlight: a checkpoint's snapshot, at any point.
+package engine
