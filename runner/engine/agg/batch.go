@@ -331,21 +331,21 @@ func paneTime(w *batchWin, es []batchElem) int64 {
 var onTimePane = coders.PaneInfo{IsFirst: true, IsLast: true, Timing: coders.TimingOnTime, Index: 0, OnTimeIndex: 0}
 
 // appendPanes encodes the due panes as GroupByKey output elements into
-// chunks of at most about max bytes each (a pane larger than max gets a
+// chunks of at most about chunk bytes each (a pane larger than that gets a
 // chunk of its own).
-func (b *batch) appendPanes(max int) [][]byte {
+func (b *batch) appendPanes(chunk int) [][]byte {
 	var out [][]byte
-	b.emitPanes(max, func(c []byte) { out = append(out, c) })
+	b.emitPanes(chunk, func(c []byte) { out = append(out, c) })
 	return out
 }
 
 // emitPanes is appendPanes handing each chunk to emit as soon as it is
 // full, so a window read back from the spill never sits in memory whole.
-func (b *batch) emitPanes(max int, emit func([]byte)) { b.emitPanesUpTo(max, -1, emit) }
+func (b *batch) emitPanes(chunk int, emit func([]byte)) { b.emitPanesUpTo(chunk, -1, emit) }
 
 // emitPanesUpTo is emitPanes stopping after the pane that brings what it
 // emitted to budget bytes (budget < 0: no limit).
-func (b *batch) emitPanesUpTo(max, budget int, emit func([]byte)) {
+func (b *batch) emitPanesUpTo(chunk, budget int, emit func([]byte)) {
 	var cur []byte
 	sent := 0
 	b.eachPane(true, func(key, win []byte, vals []batchElem, ts int64, hot []byte) bool {
@@ -353,12 +353,12 @@ func (b *batch) emitPanesUpTo(max, budget int, emit func([]byte)) {
 		for _, v := range vals {
 			size += len(v.value)
 		}
-		if len(cur) > 0 && len(cur)+size > max {
+		if len(cur) > 0 && len(cur)+size > chunk {
 			emit(cur)
 			cur = nil
 		}
 		if cur == nil {
-			cur = make([]byte, 0, maxInt(max, size))
+			cur = make([]byte, 0, max(chunk, size))
 		}
 		cur = coders.AppendWindowedValueHeader(cur, ts, 1, win, onTimePane)
 		cur = append(cur, key...)
@@ -385,13 +385,6 @@ func (b *batch) emitPanesUpTo(max, budget int, emit func([]byte)) {
 
 // binaryMaxVarint is the most bytes a varint takes.
 const binaryMaxVarint = 10
-
-func maxInt(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
-}
 
 // panes returns the due panes as Pane values (copying value lists).
 func (b *batch) panes() []Pane {
