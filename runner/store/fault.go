@@ -26,8 +26,9 @@ var ErrDiskFault = errors.New("disk fault")
 // (scratch.go), that job's spill fails naming the cause.
 type faultFS struct {
 	vfs.FS
-	fault   atomic.Pointer[error]
-	onFault func(error) // called once, with the first fault
+	fault   atomic.Pointer[error] // the first fault, naming the operation and file
+	raw     atomic.Pointer[error] // that fault as the filesystem returned it to Pebble
+	onFault func(error)           // called once, with the first fault
 }
 
 func newFaultFS(inner vfs.FS, onFault func(error)) *faultFS {
@@ -45,10 +46,19 @@ func (f *faultFS) keep(op, path string, err error) error {
 	if !errors.As(err, &pe) {
 		cause = fmt.Errorf("%s %s: %w", op, path, err)
 	}
-	if f.fault.CompareAndSwap(nil, &cause) && f.onFault != nil {
-		f.onFault(cause)
+	if f.fault.CompareAndSwap(nil, &cause) {
+		f.raw.Store(&err)
+		if f.onFault != nil {
+			f.onFault(cause)
+		}
 	}
 	return err
+}
+
+// caused reports whether err is, or wraps, the kept fault as Pebble got it.
+func (f *faultFS) caused(err error) bool {
+	p := f.raw.Load()
+	return p != nil && errors.Is(err, *p)
 }
 
 // err is the kept fault, or nil.
@@ -143,8 +153,9 @@ func (s *Store) writable() error {
 }
 
 // apply commits b unless the store has had a disk fault. A commit whose
-// write-ahead log write or sync failed is Pebble's "fatal commit error":
-// pebbleLogger.Fatalf raises it as a commitFailure, which apply turns
+// write-ahead log write or sync failed ends in Pebble's fatal error,
+// which pebbleLogger.Fatalf recognises by its cause (the fault the
+// store's filesystem kept) and raises as a commitFailure; apply turns it
 // into the commit's error. Pebble has released its commit locks by then;
 // no other panic is caught.
 func (s *Store) apply(b *pebble.Batch, opts *pebble.WriteOptions) (err error) {
@@ -167,13 +178,13 @@ func (s *Store) apply(b *pebble.Batch, opts *pebble.WriteOptions) (err error) {
 // commitFailure carries Pebble's fatal commit error to apply.
 type commitFailure struct{ err error }
 
-// fatalCommit is the format of Pebble's (v2) Fatalf call for a failed
-// commit. Another format, or a future Pebble's wording, exits as any
-// other fatal error does.
-const fatalCommit = "pebble: fatal commit error: %v"
-
 // pebbleLogger sends Pebble's logs to slog: its chatter at debug level.
-type pebbleLogger struct{ log *slog.Logger }
+// fs is the instance's filesystem: a fatal error caused by a fault it kept
+// is that fault, not a bug of Pebble's.
+type pebbleLogger struct {
+	log *slog.Logger
+	fs  *faultFS
+}
 
 func (l pebbleLogger) Infof(format string, args ...any) {
 	l.log.Debug("store: " + fmt.Sprintf(format, args...))
@@ -184,11 +195,14 @@ func (l pebbleLogger) Errorf(format string, args ...any) {
 }
 
 // Fatalf is called on unrecoverable errors; Pebble requires that it not
-// return. A failed commit goes back to apply, anything else ends the
-// process.
+// return. One caused by a kept disk fault is raised as a commitFailure:
+// Pebble's only such call is a failed commit's, in the goroutine of
+// apply, which recovers it (were another to come from a background
+// goroutine, the panic would end the process, as an exit would).
+// Anything else ends the process.
 func (l pebbleLogger) Fatalf(format string, args ...any) {
-	if format == fatalCommit && len(args) == 1 {
-		if err, ok := args[0].(error); ok {
+	for _, a := range args {
+		if err, ok := a.(error); ok && l.fs != nil && l.fs.caused(err) {
 			panic(commitFailure{err})
 		}
 	}

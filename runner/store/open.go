@@ -61,7 +61,7 @@ func Open(dir string, log *slog.Logger, opts ...Option) (*Store, error) {
 	s.reclaiming, s.stopReclaiming = context.WithCancel(context.Background())
 	s.fs = newFaultFS(cfg.fs, s.faulted)
 	s.unsized.Store(s.sizeEvery()) // the first spill write reads the free space
-	s.db, err = pebble.Open(dir, &pebble.Options{FS: s.fs, Lock: lock, Logger: pebbleLogger{log},
+	s.db, err = pebble.Open(dir, &pebble.Options{FS: s.fs, Lock: lock, Logger: pebbleLogger{log, s.fs},
 		EventListener: &pebble.EventListener{DataCorruption: s.noteCorruption}})
 	if err != nil {
 		lock.Close()

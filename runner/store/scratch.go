@@ -136,7 +136,7 @@ func (x *Scratch) open() error {
 		return x.faultErr(err)
 	}
 	x.made = true
-	db, err := pebble.Open(x.dir, &pebble.Options{FS: x.fs, DisableWAL: true, Logger: pebbleLogger{x.st.log},
+	db, err := pebble.Open(x.dir, &pebble.Options{FS: x.fs, DisableWAL: true, Logger: pebbleLogger{x.st.log, x.fs},
 		MemTableSize: scratchMemTable, MemTableStopWritesThreshold: 1 << 10, L0StopWritesThreshold: 1 << 10,
 		EventListener: &pebble.EventListener{FlushEnd: func(pebble.FlushInfo) { x.wake() },
 			// A damaged file fails the read that found it (Pebble's default
