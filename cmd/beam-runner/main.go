@@ -24,6 +24,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/placement"
 	"github.com/beam-runner/beam-runner/runner/server"
 	"github.com/beam-runner/beam-runner/runner/store"
+	"github.com/beam-runner/beam-runner/runner/workers"
 	"github.com/beam-runner/beam-runner/worker"
 )
 
@@ -118,11 +119,12 @@ func run(logger *slog.Logger, fnListen fnapi.Listen, pools placement.Pools) erro
 		MaxPreparedBytes: fl.MaxPreparedBytes,
 		MaxFinishedJobs:  fl.MaxFinishedJobs,
 		Logger:           logger,
-		Executor: execute.New(execute.Options{WorkerStartTimeout: fl.WorkerStartTimeout, MaxBundleAttempts: fl.MaxBundleAttempts,
+		Executor: execute.New(execute.Options{MaxBundleAttempts: fl.MaxBundleAttempts,
 			Store: spill, MemoryLimit: limit, BoundPending: fl.MemoryLimit != "" && fl.MemoryLimit != "none", CheckpointInterval: fl.CheckpointInterval,
-			FnAPI: fnListen, WorkerPools: pools, CombineMergeBytes: fl.CombineMergeBytes,
-			Environments: worker.Config{Containers: containers, Python: fl.SDKPython, CacheDir: fl.VenvDir,
-				Java: fl.SDKJava, JavaClasspath: fl.SDKJavaClasspath, Logger: logger}}),
+			CombineMergeBytes: fl.CombineMergeBytes,
+			Workers: workers.Options{StartTimeout: fl.WorkerStartTimeout, FnAPI: fnListen, Pools: pools,
+				Environments: worker.Config{Containers: containers, Python: fl.SDKPython, CacheDir: fl.VenvDir,
+					Java: fl.SDKJava, JavaClasspath: fl.SDKJavaClasspath, Logger: logger}}}),
 		IdleShutdown:    max(fl.IdleShutdown, 0),
 		WebAddr:         webAddr(),
 		WebAllowedHosts: webAllowedHosts(),

@@ -107,7 +107,7 @@ func (r *run) newEngine(now time.Time) (*engine.Engine, checkpointPolicy, error)
 	spec, err := buildSpec(r.plan, specConfig{
 		Parallelism: r.opts.Parallelism, MaxAttempts: r.opts.MaxBundleAttempts, StartTime: now.UnixMilli(),
 		Options: r.job.Options, Space: jobSpace(r.scratch),
-		MemoryLimit: r.opts.MemoryLimit, BoundPending: r.opts.BoundPending, EnvBundles: r.pool.envBundles(),
+		MemoryLimit: r.opts.MemoryLimit, BoundPending: r.opts.BoundPending, EnvBundles: r.pool.EnvBundles(),
 		CombineMergeBytes: r.opts.CombineMergeBytes,
 	})
 	if err != nil {

@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
+	"github.com/beam-runner/beam-runner/runner/workers"
 	"time"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
@@ -21,7 +20,7 @@ import (
 // sdkStage is what the driver needs to run bundles of one SDK stage.
 type sdkStage struct {
 	stage   *plan.Stage
-	harness *workerSet
+	harness *workers.Set
 	desc    string
 	io      plan.StageIO
 	sinks   []string
@@ -119,10 +118,8 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 	if err != nil {
 		return nil, err
 	}
-	for _, env := range slices.Sorted(maps.Keys(r.pool.harnesses)) {
-		if err := r.pool.harnesses[env].RegisterAdded(ctx); err != nil {
-			return nil, err
-		}
+	if err := r.pool.RegisterAdded(ctx); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -157,28 +154,26 @@ func (r *run) buildSDKStages() (map[string]*sdkStage, error) {
 // buildSDKStage builds one SDK stage's descriptor (and its truncation's,
 // for a splittable stage) and adds them to its harnesses, unregistered.
 func (r *run) buildSDKStage(s *plan.Stage) (*sdkStage, error) {
-	h := r.pool.harnesses[s.Env]
+	h := r.pool.Harnesses(s.Env)
 	if h == nil {
 		return nil, fmt.Errorf("stage %s: no harness for environment %q", s.ID, s.Env)
 	}
-	desc, io, err := r.plan.Descriptor(s, r.srv.Endpoint())
+	desc, io, err := r.plan.Descriptor(s, r.pool.Endpoint())
 	if err != nil {
 		return nil, err
 	}
-	r.srv.AddDescriptor(desc)
-	h.Add(desc)
+	r.pool.AddDescriptor(s.Env, desc)
 	in, err := wireCodec(r.plan, s.Inputs[0])
 	if err != nil {
 		return nil, err
 	}
 	ss := &sdkStage{stage: s, harness: h, desc: desc.GetId(), io: io, input: in, bounded: r.allBounded(s.Outputs)}
 	if s.Truncate != "" {
-		td, tio, err := r.plan.TruncateDescriptor(s, r.srv.Endpoint())
+		td, tio, err := r.plan.TruncateDescriptor(s, r.pool.Endpoint())
 		if err != nil {
 			return nil, err
 		}
-		r.srv.AddDescriptor(td)
-		h.Add(td)
+		r.pool.AddDescriptor(s.Env, td)
 		ss.truncDesc, ss.truncIO = td.GetId(), tio
 		for sink := range tio.Sinks {
 			ss.truncSink = sink

@@ -13,12 +13,11 @@ import (
 	"time"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
-	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/jobs"
-	"github.com/beam-runner/beam-runner/runner/placement"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/store"
+	"github.com/beam-runner/beam-runner/runner/workers"
 	"github.com/beam-runner/beam-runner/worker"
 )
 
@@ -26,9 +25,6 @@ import (
 type Options struct {
 	// Logger receives runner and SDK logs; nil uses slog.Default.
 	Logger *slog.Logger
-	// WorkerStartTimeout bounds how long an environment's harness may take
-	// to connect; 0 means two minutes.
-	WorkerStartTimeout time.Duration
 	// Parallelism is how many bundles of a stage run at once; 0 means twice
 	// the number of cores.
 	Parallelism int
@@ -56,14 +52,8 @@ type Options struct {
 	// CheckpointInterval is the least time between two checkpoints of a
 	// streaming job with a durable record; 0 takes none.
 	CheckpointInterval time.Duration
-	// Environments is how SDK workers start (Docker, local SDK workers).
-	Environments worker.Config
-	// FnAPI is where each job's Fn API server listens and the address its
-	// workers are told; the zero value is loopback only.
-	FnAPI fnapi.Listen
-	// WorkerPools are worker pools by SDK (--worker_pools): environments
-	// of those SDKs start their workers there, not on this machine.
-	WorkerPools placement.Pools
+	// Workers is how SDK workers start and connect.
+	Workers workers.Options
 }
 
 // Executor implements jobs.Executor and jobs.Drainer.
@@ -78,9 +68,6 @@ type Executor struct {
 func New(opts Options) *Executor {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
-	}
-	if opts.WorkerStartTimeout == 0 {
-		opts.WorkerStartTimeout = 2 * time.Minute
 	}
 	if opts.MaxBundleAttempts == 0 {
 		opts.MaxBundleAttempts = 4
@@ -152,12 +139,7 @@ func heapReleasable() (garbage, free uint64) {
 // Resumable implements jobs.Resumer: a job can run again after a restart
 // if the runner can start every environment its stages use.
 func (e *Executor) Resumable(j *jobs.Job) error {
-	for id, env := range j.Pipeline.GetComponents().GetEnvironments() {
-		if urn := env.GetUrn(); urn != "" && !worker.Supported(urn) {
-			return fmt.Errorf("the runner cannot start its environment %q (%s) again", id, urn)
-		}
-	}
-	return nil
+	return workers.Restartable(j.Pipeline)
 }
 
 // Validate implements jobs.Executor: a pipeline is valid if it plans.
@@ -173,12 +155,12 @@ func (e *Executor) Validate(p *pipepb.Pipeline) error {
 func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 	tl := newTimeline()
 	defer tl.log(e.opts.Logger, j.ID) // last: after every phase below
-	launcher, cleanup, err := e.newLauncher(j)
+	launcher, cleanup, err := workers.NewLauncher(e.opts.Workers.Environments, e.opts.Logger, j)
 	if err != nil {
 		return err
 	}
 	defer func() { cleanup(); tl.mark("cleanup") }() // last: after the workers using it stopped
-	p, err := resolveEnvironments(ctx, launcher, j, j.Pipeline)
+	p, err := workers.ResolveEnvironments(ctx, launcher, j, j.Pipeline)
 	if err != nil {
 		return err
 	}
@@ -187,13 +169,12 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 		return err
 	}
 	tl.mark("plan")
-	r, err := newRun(ctx, e.opts, j, pl)
+	r, err := newRun(e.opts, j, pl, launcher)
 	if err != nil {
 		return err
 	}
 	r.tl = tl
 	tl.mark("fn_api")
-	r.pool.launcher = launcher
 	// Later, off the job's critical path: a forced collection took 4-14 ms
 	// of every small job's time to DONE.
 	defer time.AfterFunc(releaseDelay, e.releaseMemory)
@@ -207,11 +188,11 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 		e.mu.Unlock()
 	}()
 	r.publishStages()
-	if err := r.pool.startWorkers(ctx); err != nil {
+	if err := r.pool.Start(ctx); err != nil {
 		return err
 	}
 	tl.mark("workers")
-	j.Stats().SetWorkers(len(r.pool.harnesses))
+	j.Stats().SetWorkers(r.pool.Workers())
 	j.Running()
 	defer r.reportConcurrency()
 	defer tl.mark("stages")

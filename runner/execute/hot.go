@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/beam-runner/beam-runner/runner/workers"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -57,7 +58,7 @@ func (b specBuilder) stateBackedReaders(pc string) bool {
 }
 
 func (b specBuilder) goEnv(id string) bool {
-	return strings.HasPrefix(sdkBase(b.pl.Components.GetEnvironments()[id]), "beam:version:sdk_base:go:")
+	return strings.HasPrefix(workers.SDKBase(b.pl.Components.GetEnvironments()[id]), "beam:version:sdk_base:go:")
 }
 
 // withHot adds the serving of hot-key pages to a bundle's state handler

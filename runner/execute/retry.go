@@ -5,13 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/beam-runner/beam-runner/runner/workers"
 	"strings"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/plan"
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // bundleFailed handles a failed bundle: when the engine's retry policy
@@ -30,7 +30,7 @@ func (r *run) bundleFailed(ctx context.Context, eng *engine.Engine, ss *sdkStage
 	var head, detail, transform string
 	if isLost {
 		f.Worker = lost.Worker
-		head, detail, _ = strings.Cut(r.pool.describeLoss(ctx, lost), "\n")
+		head, detail, _ = strings.Cut(r.pool.DescribeLoss(ctx, lost), "\n")
 	} else {
 		f.Worker = user.Worker
 		c := parseSDKError(user.Msg)
@@ -56,7 +56,7 @@ func (r *run) bundleFailed(ctx context.Context, eng *engine.Engine, ss *sdkStage
 	r.log.Warn("retrying bundle", "cause", what+detail)
 	r.job.Message(jobpb.JobMessage_JOB_MESSAGE_WARNING, "retrying: "+what+detail)
 	if isLost {
-		if err := r.pool.restartLost(ctx, ss.stage.Env, f.Worker); err != nil {
+		if err := r.pool.RestartLost(ctx, ss.stage.Env, f.Worker); err != nil {
 			eng.Fail(d.b.ID)
 			return fmt.Errorf("%s; %w%s", what, err, detail)
 		}
@@ -81,7 +81,7 @@ func (r *run) distinctWorkers(ss *sdkStage) int {
 // output says how it ended; after a user failure it mostly repeats the
 // SDK's message, which the error holds.
 func (r *run) reportWorkerTail(f engine.Failure, what string) {
-	if tail := r.pool.workerOutput(f.Worker, !f.User); tail != "" {
+	if tail := r.pool.WorkerOutput(f.Worker, !f.User); tail != "" {
 		r.job.Message(jobpb.JobMessage_JOB_MESSAGE_WARNING,
 			fmt.Sprintf("last lines of worker %s, which ran %s:\n  %s", f.Worker, what, tail))
 	}
@@ -101,17 +101,5 @@ func (r *run) bundlePlace(st *plan.Stage, transform string) string {
 }
 
 // loopback reports whether the job's workers run inside its client
-// (environment_type LOOPBACK): they cannot be restarted. Python sends the
-// option at the top level, Go inside go_options.options.
-func (r *run) loopback() bool { return loopbackOptions(r.job.Options) }
-
-func loopbackOptions(o *structpb.Struct) bool {
-	opts := o.GetFields()
-	if isLoopback(opts["beam:option:environment_type:v1"]) {
-		return true
-	}
-	goOpts := opts["beam:option:go_options:v1"].GetStructValue().GetFields()["options"]
-	return isLoopback(goOpts.GetStructValue().GetFields()["environment_type"])
-}
-
-func isLoopback(v *structpb.Value) bool { return strings.EqualFold(v.GetStringValue(), "LOOPBACK") }
+// (environment_type LOOPBACK): they cannot be restarted.
+func (r *run) loopback() bool { return workers.Loopback(r.job.Options) }

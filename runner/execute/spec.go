@@ -2,6 +2,7 @@ package execute
 
 import (
 	"fmt"
+	"github.com/beam-runner/beam-runner/runner/workers"
 	"maps"
 	"slices"
 	"strings"
@@ -90,10 +91,10 @@ func (b specBuilder) spec() (engine.Spec, error) {
 // once 28.5 s and 119 MiB server peak RSS, 2 at once 27.8 s and 68 MiB).
 // 0 for other environments.
 func pythonProcesses(env *pipepb.Environment, opts *structpb.Struct) int {
-	if !strings.Contains(sdkBase(env), "python") || sharedInterpreter(env, opts) {
+	if !strings.Contains(workers.SDKBase(env), "python") || workers.SharedInterpreter(env, opts) {
 		return 0
 	}
-	n, err := workersPerEnv(opts, env)
+	n, err := workers.PerEnv(opts, env)
 	if err != nil {
 		return 0 // the job fails starting its workers, saying why
 	}
@@ -142,7 +143,7 @@ func (b specBuilder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 		ss.Splittable = s.Truncate != ""
 		// Bundles in one interpreter run in parallel only if that pays.
 		env := b.pl.Components.GetEnvironments()[s.Env]
-		ss.ProbeBundles = sharedInterpreter(env, b.cfg.Options)
+		ss.ProbeBundles = workers.SharedInterpreter(env, b.cfg.Options)
 		ss.MaxBundles = pythonProcesses(env, b.cfg.Options)
 		if n, ok := b.cfg.EnvBundles[s.Env]; ok {
 			ss.MaxBundles = n
@@ -200,7 +201,7 @@ func (b specBuilder) combineTree(s *plan.Stage, ss *engine.StageSpec) error {
 	// interpreter, or for more than its Python processes.
 	env := b.pl.Components.GetEnvironments()[ms.Env]
 	ss.TreeMaxBundles = pythonProcesses(env, b.cfg.Options)
-	if sharedInterpreter(env, b.cfg.Options) {
+	if workers.SharedInterpreter(env, b.cfg.Options) {
 		ss.TreeMaxBundles = 1
 	}
 	return nil
