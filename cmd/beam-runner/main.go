@@ -23,6 +23,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/placement"
 	"github.com/beam-runner/beam-runner/runner/server"
+	"github.com/beam-runner/beam-runner/runner/spec"
 	"github.com/beam-runner/beam-runner/runner/store"
 	"github.com/beam-runner/beam-runner/runner/workers"
 	"github.com/beam-runner/beam-runner/worker"
@@ -120,8 +121,9 @@ func run(logger *slog.Logger, fnListen fnapi.Listen, pools placement.Pools) erro
 		MaxFinishedJobs:  fl.MaxFinishedJobs,
 		Logger:           logger,
 		Executor: execute.New(execute.Options{MaxBundleAttempts: fl.MaxBundleAttempts,
-			Store: spill, MemoryLimit: limit, BoundPending: fl.MemoryLimit != "" && fl.MemoryLimit != "none", CheckpointInterval: fl.CheckpointInterval,
-			CombineMergeBytes: fl.CombineMergeBytes,
+			Memory:             spec.Memory{Store: spill, Limit: limit, BoundPending: fl.MemoryLimit != "" && fl.MemoryLimit != "none"},
+			CheckpointInterval: fl.CheckpointInterval,
+			CombineMergeBytes:  fl.CombineMergeBytes,
 			Workers: workers.Options{StartTimeout: fl.WorkerStartTimeout, FnAPI: fnListen, Pools: pools,
 				Environments: worker.Config{Containers: containers, Python: fl.SDKPython, CacheDir: fl.VenvDir,
 					Java: fl.SDKJava, JavaClasspath: fl.SDKJavaClasspath, Logger: logger}}}),

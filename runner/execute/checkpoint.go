@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/beam-runner/beam-runner/runner/spec"
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
@@ -104,19 +105,19 @@ func (p *checkpointPolicy) taken(now time.Time) { p.last = now }
 // buffers, which may be gigabytes, every interval.
 func (r *run) newEngine(now time.Time) (*engine.Engine, checkpointPolicy, error) {
 	pol := checkpointPolicy{last: now}
-	spec, err := buildSpec(r.plan, specConfig{
+	es, err := spec.Build(r.plan, spec.Config{
 		Parallelism: r.opts.Parallelism, MaxAttempts: r.opts.MaxBundleAttempts, StartTime: now.UnixMilli(),
-		Options: r.job.Options, Space: jobSpace(r.scratch),
-		MemoryLimit: r.opts.MemoryLimit, BoundPending: r.opts.BoundPending, EnvBundles: r.pool.EnvBundles(),
+		Options: r.job.Options, Space: r.spill.Spaces(),
+		MemoryLimit: r.opts.Memory.Limit, BoundPending: r.opts.Memory.BoundPending, EnvBundles: r.pool.EnvBundles(),
 		CombineMergeBytes: r.opts.CombineMergeBytes,
 	})
 	if err != nil {
 		return nil, pol, err
 	}
-	if spec.Streaming && r.job.Durable() {
+	if es.Streaming && r.job.Durable() {
 		pol.interval = r.opts.CheckpointInterval
 	}
-	eng, err := r.restoreEngine(spec)
+	eng, err := r.restoreEngine(es)
 	return eng, pol, err
 }
 

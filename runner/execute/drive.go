@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/beam-runner/beam-runner/runner/spec"
 	"github.com/beam-runner/beam-runner/runner/workers"
 	"time"
 
@@ -14,7 +15,6 @@ import (
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/engine/userstate"
 	"github.com/beam-runner/beam-runner/runner/plan"
-	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // sdkStage is what the driver needs to run bundles of one SDK stage.
@@ -101,15 +101,6 @@ func (r *run) runStages(ctx context.Context) error {
 	}
 }
 
-func (r *run) hasTestStream() bool {
-	for _, s := range r.plan.Stages {
-		if s.Kind == stagekind.TestStream {
-			return true
-		}
-	}
-	return false
-}
-
 // prepareSDKStages builds every SDK stage's descriptor, and the merge
 // stages of lifted combines' combiner trees, then registers them all with
 // each harness in one request.
@@ -127,26 +118,18 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 // buildSDKStages builds the descriptors of prepareSDKStages and adds each
 // to its environment's harnesses, unregistered.
 func (r *run) buildSDKStages() (map[string]*sdkStage, error) {
+	stages, err := spec.SDKStages(r.plan, r.opts.CombineMergeBytes)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]*sdkStage{}
-	for _, s := range r.plan.Stages {
-		if s.Kind == stagekind.GBK && s.Merge != "" && r.opts.CombineMergeBytes >= 0 {
-			ms, err := r.plan.TreeStage(s)
-			if err != nil {
-				return nil, err
-			}
-			if out[ms.ID], err = r.buildSDKStage(ms); err != nil {
-				return nil, err
-			}
-			out[ms.ID].merge = s.ID
-		}
-		if s.Kind != stagekind.SDK {
-			continue
-		}
-		ss, err := r.buildSDKStage(s)
+	for _, s := range stages {
+		ss, err := r.buildSDKStage(s.Stage)
 		if err != nil {
 			return nil, err
 		}
-		out[s.ID] = ss
+		ss.merge = s.MergeOf
+		out[s.Stage.ID] = ss
 	}
 	return out, nil
 }
@@ -163,7 +146,7 @@ func (r *run) buildSDKStage(s *plan.Stage) (*sdkStage, error) {
 		return nil, err
 	}
 	r.pool.AddDescriptor(s.Env, desc)
-	in, err := wireCodec(r.plan, s.Inputs[0])
+	in, err := spec.WireCodec(r.plan, s.Inputs[0])
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +304,7 @@ func (r *run) sinkCodec(pc string) (*coders.WindowedValueCodec, error) {
 	if wv := r.sinkCodecs[pc]; wv != nil {
 		return wv, nil
 	}
-	wv, err := wireCodec(r.plan, pc)
+	wv, err := spec.WireCodec(r.plan, pc)
 	if err != nil {
 		return nil, fmt.Errorf("PCollection %q: %w", pc, err)
 	}
@@ -359,7 +342,7 @@ func (r *run) ensureSideHandler(ss *sdkStage, eng *engine.Engine) error {
 	}
 	build := map[sideRef]func() (*coders.SideIndex, error){}
 	for _, si := range ss.stage.SideInputs {
-		wv, err := wireCodec(r.plan, si.PColl)
+		wv, err := spec.WireCodec(r.plan, si.PColl)
 		if err != nil {
 			return err
 		}

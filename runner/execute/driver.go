@@ -3,6 +3,7 @@ package execute
 import (
 	"context"
 	"fmt"
+	"github.com/beam-runner/beam-runner/runner/spec"
 	"time"
 
 	"github.com/beam-runner/beam-runner/runner/engine"
@@ -31,7 +32,7 @@ type driver struct {
 
 func (r *run) newDriver(eng *engine.Engine, ckpt checkpointPolicy, stages map[string]*sdkStage) *driver {
 	return &driver{
-		r: r, eng: eng, ckpt: ckpt, stages: stages, virtual: r.hasTestStream(),
+		r: r, eng: eng, ckpt: ckpt, stages: stages, virtual: spec.HasTestStream(r.plan),
 		inflight: map[int]*inflight{}, done: make(chan bundleDone), splits: make(chan splitDone),
 		progress: make(chan progressDone), drainCh: r.drain.ch,
 	}

@@ -5,6 +5,7 @@ package execute
 import (
 	"context"
 	"fmt"
+	"github.com/beam-runner/beam-runner/runner/spec"
 	"log/slog"
 	"runtime"
 	"runtime/debug"
@@ -13,12 +14,8 @@ import (
 	"time"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
-	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/jobs"
-	"github.com/beam-runner/beam-runner/runner/plan"
-	"github.com/beam-runner/beam-runner/runner/store"
 	"github.com/beam-runner/beam-runner/runner/workers"
-	"github.com/beam-runner/beam-runner/worker"
 )
 
 // Options configure the executor.
@@ -33,17 +30,9 @@ type Options struct {
 	// User code failures run again within it only by the engine's retry
 	// policy (engine.Retry).
 	MaxBundleAttempts int
-	// Store, if set, takes what GroupByKeys buffer past MemoryLimit bytes
-	// (per job, split evenly over its GroupByKeys); 0 means no limit.
-	Store       *store.Store
-	MemoryLimit int64
-	// BoundPending extends the limit to SDK stages' pending input (with
-	// source checkpoints that bound a running bundle's output). Only an
-	// explicit --memory_limit turns it on, so that the default limit does
-	// not checkpoint every source bundle of every job. Such checkpoints
-	// once met a Go SDK rounding bug at fraction 0, which boundedCheckpoint
-	// (split.go) works around.
-	BoundPending bool
+	// Memory bounds what a job holds in memory and says where the rest
+	// spills.
+	Memory spec.Memory
 	// CombineMergeBytes is how many bytes of fresh accumulators a lifted
 	// combine's GroupByKey takes in before it has the SDK merge them (a
 	// combiner tree, runner/engine/agg/tree.go); 0 means the engine's
@@ -147,7 +136,7 @@ func (e *Executor) Validate(p *pipepb.Pipeline) error {
 	if p == nil {
 		return fmt.Errorf("no pipeline given")
 	}
-	_, err := plan.BuildWith(p, plan.Options{Startable: worker.Supported, Grouping: agg.CheckStrategy})
+	_, err := spec.Plan(p)
 	return err
 }
 
@@ -164,7 +153,7 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 	if err != nil {
 		return err
 	}
-	pl, err := plan.BuildWith(p, plan.Options{Startable: worker.Supported, Grouping: agg.CheckStrategy})
+	pl, err := spec.Plan(p)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package execute
 
 import (
 	"context"
+	"github.com/beam-runner/beam-runner/runner/spec"
 	"github.com/beam-runner/beam-runner/runner/workers"
 	"log/slog"
 	"time"
@@ -11,7 +12,6 @@ import (
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/metrics"
 	"github.com/beam-runner/beam-runner/runner/plan"
-	"github.com/beam-runner/beam-runner/runner/store"
 	"github.com/beam-runner/beam-runner/worker"
 )
 
@@ -31,10 +31,10 @@ type run struct {
 	// sinkCodecs are the wire codecs of SDK outputs, used by the driver
 	// goroutine only (commit).
 	sinkCodecs map[string]*coders.WindowedValueCodec
-	// scratch takes the job's spill (nil without a store); it is removed
+	// spill takes the job's spill (nil without a store); it is removed
 	// whole when the run closes.
-	scratch *store.Scratch
-	tl      *timeline // nil in tests that make runs by hand
+	spill *spec.Spill
+	tl    *timeline // nil in tests that make runs by hand
 }
 
 func newRun(opts Options, j *jobs.Job, pl *plan.Plan, l *worker.Launcher) (*run, error) {
@@ -48,9 +48,7 @@ func newRun(opts Options, j *jobs.Job, pl *plan.Plan, l *worker.Launcher) (*run,
 		metrics: metrics.NewStore(), state: userstate.NewStore(), drain: newDrainSignal(),
 		pool: pool,
 	}
-	if opts.Store != nil {
-		r.scratch = opts.Store.Scratch(j.ID)
-	}
+	r.spill = opts.Memory.Open(j.ID)
 	return r, nil
 }
 
@@ -63,6 +61,17 @@ func (r *run) close() {
 	r.tl.mark("stop_fn_api")
 	r.dropSpill()
 }
+
+// dropSpill removes the job's spill, and with it whatever its GroupByKeys
+// and pending input left there (a failed or cancelled job stops before
+// reading everything back): its disk space is free when the job ends.
+func (r *run) dropSpill() {
+	if err := r.spill.Remove(); err != nil {
+		r.log.Warn("removing the job's spill", "err", err)
+	}
+}
+
+func (r *run) stageName(s *plan.Stage) string { return spec.StageName(r.plan, s) }
 
 // concurrency counts running bundles per stage, the most seen at once and
 // how many ran, which the job reports when it ends (it shows whether
