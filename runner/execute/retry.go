@@ -33,7 +33,7 @@ func (r *run) bundleFailed(ctx context.Context, eng *engine.Engine, ss *sdkStage
 		head, detail, _ = strings.Cut(r.pool.DescribeLoss(ctx, lost), "\n")
 	} else {
 		f.Worker = user.Worker
-		c := parseSDKError(user.Msg)
+		c := user.Cause()
 		head, transform, f.Cause = cmp.Or(c.Headline, "user code failed"), c.Transform, c.Headline
 		detail = fmt.Sprintf("user code failed in worker %s:\n%s", user.Worker, strings.TrimRight(user.Msg, "\n"))
 	}
