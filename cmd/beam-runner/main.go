@@ -18,10 +18,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/internal/serverflags"
 	"github.com/beam-runner/beam-runner/runner/execute"
-	"github.com/beam-runner/beam-runner/runner/placement"
 	"github.com/beam-runner/beam-runner/runner/server"
 	"github.com/beam-runner/beam-runner/runner/spec"
 	"github.com/beam-runner/beam-runner/runner/store"
@@ -59,36 +57,25 @@ func main() {
 		fmt.Fprintln(os.Stderr, "beam-runner: --worker_start_timeout must be positive")
 		os.Exit(2)
 	}
-	fnListen, err := fnAPIListen()
+	fnListen, err := fl.FnAPIListen()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "beam-runner:", err)
 		os.Exit(2)
 	}
-	pools, err := placement.ParsePools(fl.WorkerPools...)
+	pools, err := fl.Pools()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "beam-runner: --worker_pools:", err)
 		os.Exit(2)
 	}
-	if err := run(logger, fnListen, pools); err != nil {
+	if err := run(logger, workers.Options{StartTimeout: fl.WorkerStartTimeout, FnAPI: fnListen, Pools: pools}); err != nil {
 		logger.Error("beam-runner failed", "error", err)
 		os.Exit(1)
 	}
 }
 
-// fnAPIListen reads the --fn_api_* flags.
-func fnAPIListen() (fnapi.Listen, error) {
-	ports, err := fnapi.ParsePortRange(fl.FnAPIPorts)
-	if err != nil {
-		return fnapi.Listen{}, fmt.Errorf("--fn_api_ports: %w", err)
-	}
-	l := fnapi.Listen{Host: fl.FnAPIHost, Advertise: fl.FnAPIAdvertise, Ports: ports}
-	if err := l.Check(); err != nil {
-		return fnapi.Listen{}, fmt.Errorf("--fn_api_host/--fn_api_advertise: %w", err)
-	}
-	return l, nil
-}
-
-func run(logger *slog.Logger, fnListen fnapi.Listen, pools placement.Pools) error {
+// run serves jobs until the server stops; wopts is how workers start,
+// but for their environments, which run reads from the flags.
+func run(logger *slog.Logger, wopts workers.Options) error {
 	stopProfile, err := startProfiling(logger)
 	if err != nil {
 		return err
@@ -103,6 +90,8 @@ func run(logger *slog.Logger, fnListen fnapi.Listen, pools placement.Pools) erro
 	if err != nil {
 		return err
 	}
+	wopts.Environments = worker.Config{Containers: containers, Python: fl.SDKPython, CacheDir: fl.VenvDir,
+		Java: fl.SDKJava, JavaClasspath: fl.SDKJavaClasspath, Logger: logger}
 	setHeapLimit(limit)
 	tuneHeap(limit)
 	records, spill, err := openStores(logger)
@@ -124,9 +113,7 @@ func run(logger *slog.Logger, fnListen fnapi.Listen, pools placement.Pools) erro
 			Memory:             spec.Memory{Store: spill, Limit: limit, BoundPending: fl.MemoryLimit != "" && fl.MemoryLimit != "none"},
 			CheckpointInterval: fl.CheckpointInterval,
 			CombineMergeBytes:  fl.CombineMergeBytes,
-			Workers: workers.Options{StartTimeout: fl.WorkerStartTimeout, FnAPI: fnListen, Pools: pools,
-				Environments: worker.Config{Containers: containers, Python: fl.SDKPython, CacheDir: fl.VenvDir,
-					Java: fl.SDKJava, JavaClasspath: fl.SDKJavaClasspath, Logger: logger}}}),
+			Workers:            wopts}),
 		IdleShutdown:    max(fl.IdleShutdown, 0),
 		WebAddr:         webAddr(),
 		WebAllowedHosts: webAllowedHosts(),

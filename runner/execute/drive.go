@@ -2,8 +2,8 @@ package execute
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/beam-runner/beam-runner/runner/bundleio"
 	"github.com/beam-runner/beam-runner/runner/spec"
 	"github.com/beam-runner/beam-runner/runner/workers"
 	"time"
@@ -11,7 +11,6 @@ import (
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/harness"
-	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/engine/userstate"
 	"github.com/beam-runner/beam-runner/runner/plan"
@@ -24,10 +23,10 @@ type sdkStage struct {
 	desc    string
 	io      plan.StageIO
 	sinks   []string
-	side    *sideHandler // built on the first bundle: sides are complete then
+	side    *bundleio.Sides // built on the first bundle: sides are complete then
 	// sideTokens let the SDK cache the side inputs across bundles.
 	sideTokens []*fnpb.ProcessBundleRequest_CacheToken
-	input      *coders.WindowedValueCodec
+	input      bundleio.Codec
 	// bounded: every output is a bounded PCollection, so a splittable
 	// stage's restrictions are bounded (see splitFraction).
 	bounded bool
@@ -146,7 +145,7 @@ func (r *run) buildSDKStage(s *plan.Stage) (*sdkStage, error) {
 		return nil, err
 	}
 	r.pool.AddDescriptor(s.Env, desc)
-	in, err := spec.WireCodec(r.plan, s.Inputs[0])
+	in, err := bundleio.CodecOf(r.plan, s.Inputs[0])
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +169,7 @@ func (r *run) buildSDKStage(s *plan.Stage) (*sdkStage, error) {
 
 func (r *run) runBundle(ctx context.Context, rec *inflight, txn *userstate.Txn, done chan<- bundleDone) {
 	b, ss := rec.b, rec.ss
-	input, err := coders.Frames(b.Input, ss.input, frameBytes)
+	input, err := ss.input.Frames(b.Input, frameBytes)
 	if err == nil && r.drain.isSet() && ss.truncDesc != "" {
 		input, err = r.truncate(ctx, ss, input)
 	}
@@ -180,7 +179,7 @@ func (r *run) runBundle(ctx context.Context, rec *inflight, txn *userstate.Txn, 
 	}
 	hb := harness.Bundle{
 		Descriptor: ss.desc, InputTransform: ss.io.Source, Input: input,
-		Outputs: ss.sinks, State: r.withHot(bundleState(ss.side, txn)), CacheTokens: ss.sideTokens,
+		Outputs: ss.sinks, State: bundleio.State(ss.side, txn, r.hot()), CacheTokens: ss.sideTokens,
 		Started:     rec.started,
 		OutputBytes: &rec.outBytes,
 	}
@@ -208,16 +207,16 @@ func (r *run) commit(ctx context.Context, eng *engine.Engine, ss *sdkStage, d bu
 	out := map[string][][]byte{}
 	for sink, frames := range d.res.Outputs {
 		if pc, ok := ss.io.Sinks[sink]; ok {
-			wv, err := r.sinkCodec(pc)
+			c, err := r.sinkCodecs.Of(pc)
 			if err != nil {
 				return err
 			}
-			out[pc] = append(out[pc], elementChunks(frames, wv)...)
+			out[pc] = append(out[pc], c.Chunks(frames)...)
 		}
 	}
 	timers := map[engine.TimerStream][][]byte{}
 	for ts, frames := range d.res.Timers {
-		timers[engine.TimerStream(ts)] = append(timers[engine.TimerStream(ts)], join(frames))
+		timers[engine.TimerStream(ts)] = append(timers[engine.TimerStream(ts)], bundleio.Join(frames))
 	}
 	if d.txn != nil {
 		r.state.Commit(d.txn)
@@ -242,36 +241,6 @@ func (r *run) commit(ctx context.Context, eng *engine.Engine, ss *sdkStage, d bu
 	return nil
 }
 
-// elementChunks turns a stream's frames into chunks of whole elements
-// without copying them where they already are: only frames an element
-// spans are joined. The engine keeps chunks by reference (a GroupByKey
-// does until it fires), so a copy of every output would double what a
-// bundle's output costs while it is committed.
-func elementChunks(frames [][]byte, wv *coders.WindowedValueCodec) [][]byte {
-	out := make([][]byte, 0, len(frames))
-	var carry []byte
-	for i, f := range frames {
-		if carry != nil {
-			carry = append(carry, f...)
-		} else if endsWhole(f, wv) {
-			out = append(out, f)
-			frames[i] = nil
-			continue
-		} else {
-			carry = append(make([]byte, 0, 2*len(f)), f...)
-		}
-		frames[i] = nil
-		if endsWhole(carry, wv) {
-			out = append(out, carry)
-			carry = nil
-		}
-	}
-	if carry != nil {
-		out = append(out, carry) // truncated: the engine reports it
-	}
-	return out
-}
-
 // withoutPCollectionMetrics drops the metrics of PCollections (element
 // counts, sampled sizes) from a bundle's.
 func withoutPCollectionMetrics(infos []*pipepb.MonitoringInfo) []*pipepb.MonitoringInfo {
@@ -284,88 +253,17 @@ func withoutPCollectionMetrics(infos []*pipepb.MonitoringInfo) []*pipepb.Monitor
 	return out
 }
 
-// endsWhole reports whether b ends at an element boundary. Malformed data
-// counts as whole, for the engine to report where it is.
-func endsWhole(b []byte, wv *coders.WindowedValueCodec) bool {
-	var v coders.WindowedValue
-	for off := 0; off < len(b); {
-		n, err := wv.Parse(b[off:], &v)
-		if err != nil {
-			return !errors.Is(err, coders.ErrShort)
-		}
-		off += n
-	}
-	return true
-}
-
-// sinkCodec is the wire codec of a PCollection SDK stages write, compiled
-// once per job.
-func (r *run) sinkCodec(pc string) (*coders.WindowedValueCodec, error) {
-	if wv := r.sinkCodecs[pc]; wv != nil {
-		return wv, nil
-	}
-	wv, err := spec.WireCodec(r.plan, pc)
-	if err != nil {
-		return nil, fmt.Errorf("PCollection %q: %w", pc, err)
-	}
-	if r.sinkCodecs == nil {
-		r.sinkCodecs = map[string]*coders.WindowedValueCodec{}
-	}
-	r.sinkCodecs[pc] = wv
-	return wv, nil
-}
-
-// join concatenates a stream's frames: elements may span frames. It drops
-// each frame from the slice once copied, so a large output is held about
-// once, not twice, while it is joined.
-func join(frames [][]byte) []byte {
-	if len(frames) == 1 {
-		return frames[0]
-	}
-	n := 0
-	for _, f := range frames {
-		n += len(f)
-	}
-	b := make([]byte, 0, n)
-	for i, f := range frames {
-		b = append(b, f...)
-		frames[i] = nil
-	}
-	return b
-}
-
 // ensureSideHandler builds a stage's side-input handler on its first
 // bundle, when the engine guarantees its side inputs are complete.
 func (r *run) ensureSideHandler(ss *sdkStage, eng *engine.Engine) error {
 	if ss.side != nil || len(ss.stage.SideInputs) == 0 {
 		return nil
 	}
-	build := map[sideRef]func() (*coders.SideIndex, error){}
-	for _, si := range ss.stage.SideInputs {
-		wv, err := spec.WireCodec(r.plan, si.PColl)
-		if err != nil {
-			return err
-		}
-		var key *coders.Codec
-		switch si.URN {
-		case coders.SideMultimap:
-			if key = wv.Elem.Component(0); key == nil {
-				return fmt.Errorf("multimap side input %q of %q is not KV-coded", si.Tag, si.Transform)
-			}
-		case coders.SideIterable:
-		default:
-			return fmt.Errorf("side input %q of %q: access pattern %q is not supported", si.Tag, si.Transform, si.URN)
-		}
-		data := eng.SideData(si.PColl)
-		build[sideRef{Transform: si.Transform, SideInput: si.Tag}] = func() (*coders.SideIndex, error) {
-			return coders.IndexSide(data.Chunks, wv, key)
-		}
-	}
-	tokens, err := sideCacheTokens(ss.stage.SideInputs)
+	side, tokens, err := bundleio.NewSides(r.plan, ss.stage.SideInputs, eng.SideData)
 	if err != nil {
 		return err
 	}
-	ss.side, ss.sideTokens = newSideHandler(build), tokens
+	ss.side, ss.sideTokens = side, tokens
 	return nil
 }
 

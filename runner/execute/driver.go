@@ -74,7 +74,7 @@ func (d *driver) start(ctx context.Context, b engine.Bundle) error {
 	}
 	var txn *userstate.Txn
 	if ss.stage.Stateful {
-		txn = d.r.state.Begin(d.r.orderedListCodec)
+		txn = d.r.state.Begin(d.r.orderedLists)
 	}
 	rec := newInflight(b, ss)
 	d.inflight[b.ID] = rec

@@ -158,10 +158,12 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 		return err
 	}
 	tl.mark("plan")
-	r, err := newRun(e.opts, j, pl, launcher)
+	log := e.opts.Logger.With("job", j.ID)
+	pool, err := workers.NewPool(e.opts.Workers, log, j, pl, launcher)
 	if err != nil {
 		return err
 	}
+	r := newRun(e.opts, log, j, pl, pool)
 	r.tl = tl
 	tl.mark("fn_api")
 	// Later, off the job's critical path: a forced collection took 4-14 ms

@@ -2,17 +2,17 @@ package execute
 
 import (
 	"context"
+	"github.com/beam-runner/beam-runner/runner/bundleio"
 	"github.com/beam-runner/beam-runner/runner/spec"
 	"github.com/beam-runner/beam-runner/runner/workers"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
-	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/userstate"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/metrics"
 	"github.com/beam-runner/beam-runner/runner/plan"
-	"github.com/beam-runner/beam-runner/worker"
 )
 
 // run is one executing job.
@@ -30,26 +30,25 @@ type run struct {
 	pool *workers.Pool // the job's SDK workers and their Fn API server
 	// sinkCodecs are the wire codecs of SDK outputs, used by the driver
 	// goroutine only (commit).
-	sinkCodecs map[string]*coders.WindowedValueCodec
+	sinkCodecs *bundleio.Codecs
+	// orderedLists finds the element coders of ordered-list states.
+	orderedLists userstate.Lookup
 	// spill takes the job's spill (nil without a store); it is removed
 	// whole when the run closes.
 	spill *spec.Spill
 	tl    *timeline // nil in tests that make runs by hand
 }
 
-func newRun(opts Options, j *jobs.Job, pl *plan.Plan, l *worker.Launcher) (*run, error) {
-	log := opts.Logger.With("job", j.ID)
-	pool, err := workers.NewPool(opts.Workers, log, j, pl, l)
-	if err != nil {
-		return nil, err
-	}
+// newRun makes the run of job j, whose workers pool starts; log is the
+// job's.
+func newRun(opts Options, log *slog.Logger, j *jobs.Job, pl *plan.Plan, pool *workers.Pool) *run {
 	r := &run{
 		opts: opts, log: log, job: j, plan: pl,
 		metrics: metrics.NewStore(), state: userstate.NewStore(), drain: newDrainSignal(),
-		pool: pool,
+		pool: pool, sinkCodecs: bundleio.NewCodecs(pl), orderedLists: bundleio.OrderedLists(pl),
 	}
 	r.spill = opts.Memory.Open(j.ID)
-	return r, nil
+	return r
 }
 
 func (r *run) close() {
@@ -100,4 +99,16 @@ func (r *run) reportConcurrency() {
 				"merge_bundles", r.concurrency.total[ms.ID], "max_concurrent_bundles", r.concurrency.peak[ms.ID])
 		}
 	}
+}
+
+// hotPagesServed counts the hot-key pages served, for tests and logs.
+var hotPagesServed atomic.Int64
+
+// hot is where the job's hot-key pages are served from, when it may
+// have them.
+func (r *run) hot() bundleio.Hot {
+	if r.spill == nil || r.opts.Memory.Limit <= 0 {
+		return bundleio.Hot{}
+	}
+	return bundleio.Hot{Pages: r.spill.Space(spec.HotSpace), Served: &hotPagesServed}
 }

@@ -1,10 +1,9 @@
-package execute
+package bundleio
 
 import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"github.com/beam-runner/beam-runner/runner/spec"
 	"sync/atomic"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
@@ -12,23 +11,19 @@ import (
 	"github.com/beam-runner/beam-runner/stateplane"
 )
 
-// withHot adds the serving of hot-key pages to a bundle's state handler
-// when the job may have them.
-func (r *run) withHot(h stateplane.Handler) stateplane.Handler {
-	if r.spill == nil || r.opts.Memory.Limit <= 0 {
-		return h
-	}
-	return &hotState{next: h, pages: r.spill.Space(spec.HotSpace)}
+// Hot is where a job's GroupByKeys page hot keys (agg/hot.go): Pages,
+// nil when the job has none, and the count of pages served.
+type Hot struct {
+	Pages  agg.Spill
+	Served *atomic.Int64
 }
-
-// hotPagesServed counts the hot-key pages served, for tests and logs.
-var hotPagesServed atomic.Int64
 
 // hotState serves StateKey.Runner requests, the pages of hot keys, from
 // the store one page at a time; other keys go to next.
 type hotState struct {
-	next  stateplane.Handler
-	pages agg.Spill
+	next   stateplane.Handler
+	pages  agg.Spill
+	served *atomic.Int64
 }
 
 // GetPage implements stateplane.Pager. The continuation token is the next
@@ -62,7 +57,7 @@ func (h *hotState) GetPage(key *fnpb.StateKey, token []byte) ([]byte, []byte, bo
 	if err != nil {
 		return nil, nil, true, err
 	}
-	hotPagesServed.Add(1)
+	h.served.Add(1)
 	if data[0] == agg.HotLastPage {
 		return data[1:], nil, true, nil
 	}
