@@ -189,3 +189,54 @@ func (d *driver) dropExpiredState(expired []engine.StateWindow) {
 		}
 	}
 }
+
+// runStages drives the engine: it starts the bundles the engine says are
+// ready, commits what they produce, and feeds it processing time, until
+// every watermark reaches the end of time. Each event is handled by one
+// of the driver's on* methods; the engine is asked for its
+// decisions after every one.
+func (r *run) runStages(ctx context.Context) error {
+	eng, ckpt, err := r.newEngine(time.Now())
+	if err != nil {
+		return err
+	}
+	defer r.liveEnd(eng)
+	stages, err := r.prepareSDKStages(ctx)
+	if err != nil {
+		return err
+	}
+	r.tl.mark("register")
+	d := r.newDriver(eng, ckpt, stages)
+	ctx, cancel := context.WithCancel(ctx)
+	defer d.abandon(cancel)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		rd, err := d.handle(ctx)
+		if err != nil || rd.Done {
+			return err
+		}
+		wait, err := d.waitFor(rd)
+		if err != nil {
+			return err
+		}
+		select {
+		case bd := <-d.done:
+			err = d.onDone(ctx, bd)
+		case sd := <-d.splits:
+			err = d.onSplit(sd)
+		case p := <-d.progress:
+			d.onProgress(p)
+		case <-tick.C:
+			d.onTick(ctx)
+		case <-d.drainCh:
+			d.onDrain()
+		case <-wait:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
