@@ -73,6 +73,26 @@ func main() {
 	}
 }
 
+// environments reads how SDK workers start from the --sdk_* flags.
+func environments(logger *slog.Logger) (worker.Config, error) {
+	containers, err := worker.ParseContainerMode(fl.SDKContainers)
+	if err != nil {
+		return worker.Config{}, err
+	}
+	return worker.Config{Containers: containers, Python: fl.SDKPython, CacheDir: fl.VenvDir,
+		Java: fl.SDKJava, JavaClasspath: fl.SDKJavaClasspath, Logger: logger}, nil
+}
+
+// executorOptions are the executor's options from the flags; spill is
+// the store jobs spill to, limit the memory limit in bytes.
+func executorOptions(wopts workers.Options, spill *store.Store, limit int64) execute.Options {
+	return execute.Options{MaxBundleAttempts: fl.MaxBundleAttempts,
+		Memory:             spec.Memory{Store: spill, Limit: limit, BoundPending: fl.MemoryLimit != "" && fl.MemoryLimit != "none"},
+		CheckpointInterval: fl.CheckpointInterval,
+		CombineMergeBytes:  fl.CombineMergeBytes,
+		Workers:            wopts}
+}
+
 // run serves jobs until the server stops; wopts is how workers start,
 // but for their environments, which run reads from the flags.
 func run(logger *slog.Logger, wopts workers.Options) error {
@@ -86,12 +106,9 @@ func run(logger *slog.Logger, wopts workers.Options) error {
 	if err != nil {
 		return err
 	}
-	containers, err := worker.ParseContainerMode(fl.SDKContainers)
-	if err != nil {
+	if wopts.Environments, err = environments(logger); err != nil {
 		return err
 	}
-	wopts.Environments = worker.Config{Containers: containers, Python: fl.SDKPython, CacheDir: fl.VenvDir,
-		Java: fl.SDKJava, JavaClasspath: fl.SDKJavaClasspath, Logger: logger}
 	setHeapLimit(limit)
 	tuneHeap(limit)
 	records, spill, err := openStores(logger)
@@ -109,16 +126,12 @@ func run(logger *slog.Logger, wopts workers.Options) error {
 		MaxPreparedBytes: fl.MaxPreparedBytes,
 		MaxFinishedJobs:  fl.MaxFinishedJobs,
 		Logger:           logger,
-		Executor: execute.New(execute.Options{MaxBundleAttempts: fl.MaxBundleAttempts,
-			Memory:             spec.Memory{Store: spill, Limit: limit, BoundPending: fl.MemoryLimit != "" && fl.MemoryLimit != "none"},
-			CheckpointInterval: fl.CheckpointInterval,
-			CombineMergeBytes:  fl.CombineMergeBytes,
-			Workers:            wopts}),
-		IdleShutdown:    max(fl.IdleShutdown, 0),
-		WebAddr:         webAddr(),
-		WebAllowedHosts: webAllowedHosts(),
-		Pprof:           fl.Pprof || fl.PprofAddr != "",
-		Store:           records,
+		Executor:         execute.New(executorOptions(wopts, spill, limit)),
+		IdleShutdown:     max(fl.IdleShutdown, 0),
+		WebAddr:          webAddr(),
+		WebAllowedHosts:  webAllowedHosts(),
+		Pprof:            fl.Pprof || fl.PprofAddr != "",
+		Store:            records,
 	})
 	if err != nil {
 		return err
@@ -127,25 +140,29 @@ func run(logger *slog.Logger, wopts workers.Options) error {
 	defer stop()
 	served := make(chan struct{})
 	defer close(served) // runs before stop(): the watcher must not mistake exit for a signal
-	go func() {
-		select {
-		case <-served:
-			return
-		case <-ctx.Done():
-		}
-		select {
-		case <-served:
-			return
-		default:
-		}
-		logger.Info("signal received; cancelling jobs and shutting down")
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := srv.Stop(sctx); err != nil {
-			logger.Warn("shutdown", "error", err)
-		}
-	}()
+	go stopOnSignal(ctx, served, srv, logger)
 	return srv.ListenAndServe()
+}
+
+// stopOnSignal stops the server, cancelling its jobs, once ctx is done
+// by a signal, unless it stopped serving first (served is closed).
+func stopOnSignal(ctx context.Context, served <-chan struct{}, srv *server.Server, logger *slog.Logger) {
+	select {
+	case <-served:
+		return
+	case <-ctx.Done():
+	}
+	select {
+	case <-served:
+		return
+	default:
+	}
+	logger.Info("signal received; cancelling jobs and shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Stop(sctx); err != nil {
+		logger.Warn("shutdown", "error", err)
+	}
 }
 
 // openStores opens the stores the flags ask for: records keeps job
