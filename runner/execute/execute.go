@@ -5,7 +5,9 @@ package execute
 import (
 	"context"
 	"fmt"
+	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/spec"
+	"google.golang.org/protobuf/proto"
 	"log/slog"
 	"runtime"
 	"runtime/debug"
@@ -133,11 +135,41 @@ func (e *Executor) Resumable(j *jobs.Job) error {
 
 // Validate implements jobs.Executor: a pipeline is valid if it plans.
 func (e *Executor) Validate(p *pipepb.Pipeline) error {
-	if p == nil {
-		return fmt.Errorf("no pipeline given")
-	}
-	_, err := spec.Plan(p)
+	_, err := e.Plan(p)
 	return err
+}
+
+// Plan implements jobs.Planner: it validates p by planning it, and the
+// plan comes back to Execute as the job's Prepared.
+func (e *Executor) Plan(p *pipepb.Pipeline) (any, error) {
+	if p == nil {
+		return nil, fmt.Errorf("no pipeline given")
+	}
+	pl, err := spec.Plan(p)
+	if err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+// jobPlan is the plan of job j, whose pipeline is p once its anyof
+// environments are resolved: the plan built at Prepare, given the
+// environments as staged for the run (staging changes only their
+// dependencies, which planning does not read). A job resumed after a
+// restart has none, and one whose anyof environment was resolved plans
+// again: its plan depends on the alternative chosen.
+func jobPlan(j *jobs.Job, p *pipepb.Pipeline) (*plan.Plan, error) {
+	pl, ok := j.Prepared.(*plan.Plan)
+	if !ok || p != j.Pipeline {
+		return spec.Plan(p)
+	}
+	for id, env := range p.GetComponents().GetEnvironments() {
+		if pl.Components.Environments == nil {
+			pl.Components.Environments = map[string]*pipepb.Environment{}
+		}
+		pl.Components.Environments[id] = proto.Clone(env).(*pipepb.Environment)
+	}
+	return pl, nil
 }
 
 // Execute implements jobs.Executor.
@@ -153,7 +185,7 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 	if err != nil {
 		return err
 	}
-	pl, err := spec.Plan(p)
+	pl, err := jobPlan(j, p)
 	if err != nil {
 		return err
 	}
