@@ -21,10 +21,19 @@ type bundleDone struct {
 	err error
 }
 
-// runBundle runs a bundle on its SDK stage's harnesses and reports the
-// outcome on done.
-func (r *run) runBundle(ctx context.Context, rec *inflight, txn *userstate.Txn, done chan<- bundleDone) {
+// runBundle runs a bundle on its SDK stage's harnesses, once gate (a
+// restart of their environment's worker; nil if none) is closed, and
+// reports the outcome on done.
+func (r *run) runBundle(ctx context.Context, rec *inflight, txn *userstate.Txn, gate <-chan struct{}, done chan<- bundleDone) {
 	b, ss := rec.b, rec.ss
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			done <- bundleDone{b: b, err: fmt.Errorf("stage %s: waiting for a worker's restart: %w", ss.stage.ID, ctx.Err())}
+			return
+		}
+	}
 	input, err := ss.input.Frames(b.Input, frameBytes)
 	if err == nil && r.drain.isSet() && ss.truncDesc != "" {
 		input, err = r.truncate(ctx, ss, input)
@@ -59,7 +68,7 @@ func (r *run) runBundle(ctx context.Context, rec *inflight, txn *userstate.Txn, 
 }
 
 // commit hands a bundle's outputs to the engine and merges its metrics.
-func (r *run) commit(ctx context.Context, eng *engine.Engine, ss *sdkStage, d bundleDone) error {
+func (r *run) commit(eng *engine.Engine, ss *sdkStage, d bundleDone) error {
 	out := map[string][][]byte{}
 	for sink, frames := range d.res.Outputs {
 		if pc, ok := ss.io.Sinks[sink]; ok {
@@ -86,13 +95,6 @@ func (r *run) commit(ctx context.Context, eng *engine.Engine, ss *sdkStage, d bu
 	r.metrics.AddBundle(infos)
 	if err := eng.Commit(d.b.ID, engine.Result{Data: out, Timers: timers, Residuals: residuals(d.res)}); err != nil {
 		return err
-	}
-	if d.res.NeedsFinalize {
-		// Outputs are committed: the SDK may now acknowledge its source.
-		// Done before the job can end, so callbacks are never lost.
-		if err := ss.harness.Finalize(ctx, d.res.Instruction); err != nil {
-			r.log.Warn("bundle finalization failed", "err", err)
-		}
 	}
 	return nil
 }

@@ -23,17 +23,26 @@ type driver struct {
 	virtual  bool
 	inflight map[int]*inflight // by engine bundle id
 	done     chan bundleDone
-	splits   chan splitDone
-	progress chan progressDone
-	drainCh  <-chan struct{} // nil once the drain began
-	ticks    int
-	stable   map[string]bool // stable-input stages, filled on first use (stable.go)
+	// results are the handlers of commands (commands.go), pending of
+	// which have not reported yet.
+	results chan func() error
+	pending int
+	// restarting is closed when the last restart started ends; gates are,
+	// per environment, the restart its new bundles wait for.
+	restarting chan struct{}
+	gates      map[string]chan struct{}
+	splits     chan splitDone
+	progress   chan progressDone
+	drainCh    <-chan struct{} // nil once the drain began
+	ticks      int
+	stable     map[string]bool // stable-input stages, filled on first use (stable.go)
 }
 
 func (r *run) newDriver(eng *engine.Engine, ckpt checkpointPolicy, stages map[string]*sdkStage) *driver {
 	return &driver{
 		r: r, eng: eng, ckpt: ckpt, stages: stages, virtual: spec.HasTestStream(r.plan),
 		inflight: map[int]*inflight{}, done: make(chan bundleDone), splits: make(chan splitDone),
+		results: make(chan func() error), gates: map[string]chan struct{}{},
 		progress: make(chan progressDone), drainCh: r.drain.ch,
 	}
 }
@@ -80,7 +89,7 @@ func (d *driver) start(ctx context.Context, b engine.Bundle) error {
 	d.inflight[b.ID] = rec
 	d.r.concurrency.start(b.Stage)
 	d.r.liveStarted(rec)
-	go d.r.runBundle(ctx, rec, txn, d.done)
+	go d.r.runBundle(ctx, rec, txn, d.gates[ss.stage.Env], d.done)
 	return nil
 }
 
@@ -90,7 +99,7 @@ func (d *driver) waitFor(rd engine.Ready) (<-chan time.Time, error) {
 	if rd.Wake && !d.virtual {
 		return time.After(time.Until(time.UnixMilli(rd.WakeAt))), nil
 	}
-	if len(d.inflight) == 0 {
+	if len(d.inflight) == 0 && d.pending == 0 {
 		return nil, fmt.Errorf("pipeline cannot make progress: no work is ready and nothing is running, but not every watermark reached the end of time")
 	}
 	return nil, nil
@@ -110,10 +119,13 @@ func (d *driver) onDone(ctx context.Context, bd bundleDone) error {
 	d.r.concurrency.end(bd.b.Stage)
 	d.r.liveFinished(rec, bd)
 	if bd.err != nil {
-		return d.r.bundleFailed(ctx, d.eng, rec.ss, bd)
+		return d.onFailed(ctx, rec.ss, bd)
 	}
-	if err := d.r.commit(ctx, d.eng, rec.ss, bd); err != nil {
+	if err := d.r.commit(d.eng, rec.ss, bd); err != nil {
 		return err
+	}
+	if bd.res.NeedsFinalize {
+		d.finalize(ctx, rec.ss, bd.res.Instruction)
 	}
 	d.publishMetrics()
 	if now := time.Now(); d.ckpt.due(now) {
@@ -170,11 +182,17 @@ func (d *driver) onDrain() {
 	d.eng.Drain()
 }
 
-// abandon cancels the bundles still running and waits until each has
-// reported: none outlives the drive.
+// abandon cancels the bundles still running and the pending commands,
+// and waits until each has reported: none outlives the drive.
 func (d *driver) abandon(cancel context.CancelFunc) {
 	cancel()
-	for ; len(d.inflight) > 0; delete(d.inflight, (<-d.done).b.ID) {
+	for len(d.inflight) > 0 || d.pending > 0 {
+		select {
+		case bd := <-d.done:
+			delete(d.inflight, bd.b.ID)
+		case <-d.results:
+			d.pending--
+		}
 	}
 }
 
@@ -192,9 +210,7 @@ func (d *driver) dropExpiredState(expired []engine.StateWindow) {
 
 // runStages drives the engine: it starts the bundles the engine says are
 // ready, commits what they produce, and feeds it processing time, until
-// every watermark reaches the end of time. Each event is handled by one
-// of the driver's on* methods; the engine is asked for its
-// decisions after every one.
+// every watermark reaches the end of time.
 func (r *run) runStages(ctx context.Context) error {
 	eng, ckpt, err := r.newEngine(time.Now())
 	if err != nil {
@@ -206,14 +222,21 @@ func (r *run) runStages(ctx context.Context) error {
 		return err
 	}
 	r.tl.mark("register")
-	d := r.newDriver(eng, ckpt, stages)
+	return r.newDriver(eng, ckpt, stages).run(ctx)
+}
+
+// run is the driver's event loop. Each event (a bundle's or a command's
+// result, a split, progress, a tick, a drain) is handled by one of its on*
+// methods, none of which waits on I/O; the engine is asked for its
+// decisions after every one.
+func (d *driver) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer d.abandon(cancel)
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		rd, err := d.handle(ctx)
-		if err != nil || rd.Done {
+		if err != nil || (rd.Done && d.pending == 0) {
 			return err
 		}
 		wait, err := d.waitFor(rd)
@@ -223,6 +246,8 @@ func (r *run) runStages(ctx context.Context) error {
 		select {
 		case bd := <-d.done:
 			err = d.onDone(ctx, bd)
+		case h := <-d.results:
+			err = d.onResult(h)
 		case sd := <-d.splits:
 			err = d.onSplit(sd)
 		case p := <-d.progress:

@@ -28,6 +28,8 @@ type run struct {
 	concurrency concurrency
 
 	pool *workers.Pool // the job's SDK workers and their Fn API server
+	// workers is pool, for the calls a failed bundle makes.
+	workers workerOps
 	// sinkCodecs are the wire codecs of SDK outputs, used by the driver
 	// goroutine only (commit).
 	sinkCodecs *bundleio.Codecs
@@ -45,7 +47,7 @@ func newRun(opts Options, log *slog.Logger, j *jobs.Job, pl *plan.Plan, pool *wo
 	r := &run{
 		opts: opts, log: log, job: j, plan: pl,
 		metrics: metrics.NewStore(), state: userstate.NewStore(), drain: newDrainSignal(),
-		pool: pool, sinkCodecs: bundleio.NewCodecs(pl), orderedLists: bundleio.OrderedLists(pl),
+		pool: pool, workers: pool, sinkCodecs: bundleio.NewCodecs(pl), orderedLists: bundleio.OrderedLists(pl),
 	}
 	r.spill = opts.Memory.Open(j.ID)
 	return r

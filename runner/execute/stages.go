@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"github.com/beam-runner/beam-runner/runner/bundleio"
 	"github.com/beam-runner/beam-runner/runner/spec"
-	"github.com/beam-runner/beam-runner/runner/workers"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
@@ -16,7 +15,7 @@ import (
 // sdkStage is what the driver needs to run bundles of one SDK stage.
 type sdkStage struct {
 	stage   *plan.Stage
-	harness *workers.Set
+	harness harnesses
 	desc    string
 	io      plan.StageIO
 	sinks   []string

@@ -99,8 +99,10 @@ func (p *Pool) startWorker(ctx context.Context, envID, id string) (*fnapi.Worker
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting environment %q: %w", envID, err)
 	}
+	p.mu.Lock()
 	p.handles = append(p.handles, h)
 	p.byWorker[id] = h
+	p.mu.Unlock()
 	return w, h, nil
 }
 

@@ -47,14 +47,17 @@ type Pool struct {
 	plan *plan.Plan
 	srv  *fnapi.Server // the job's Fn API server
 
-	harnesses map[string]*Set // environment id -> its harnesses
-	handles   []worker.Handle
-	workers   map[string][]*envWorker  // environment id -> its workers
-	byWorker  map[string]worker.Handle // worker id -> its handle, restarts too
-	logTail   logTails
-	launcher  *worker.Launcher   // starts the environments' harnesses
-	envOf     workerEnvs         // worker id -> environment id, for provision
-	remotes   map[string]*remote // environment id -> its workers on worker pools
+	harnesses map[string]*Set         // environment id -> its harnesses
+	workers   map[string][]*envWorker // environment id -> its workers
+	// handles and byWorker (worker id -> its handle, restarts too) grow
+	// as a restart, off the driver goroutine, starts workers.
+	mu       sync.Mutex
+	handles  []worker.Handle
+	byWorker map[string]worker.Handle
+	logTail  logTails
+	launcher *worker.Launcher   // starts the environments' harnesses
+	envOf    workerEnvs         // worker id -> environment id, for provision
+	remotes  map[string]*remote // environment id -> its workers on worker pools
 }
 
 // NewPool starts the job's Fn API server, where the workers that l starts
@@ -85,7 +88,10 @@ func (p *Pool) Stop(ctx context.Context) {
 	for _, rm := range p.remotes {
 		rm.stop()
 	}
-	for _, h := range p.handles {
+	p.mu.Lock()
+	handles := slices.Clone(p.handles)
+	p.mu.Unlock()
+	for _, h := range handles {
 		if err := h.Stop(ctx); err != nil {
 			p.log.Debug("stopping worker", "err", err)
 		}
@@ -166,7 +172,8 @@ func exitOf(h worker.Handle) string {
 }
 
 // RestartLost restarts the environment's worker that failed, if it is
-// still current.
+// still current. It may wait for the new worker to connect; the driver
+// calls it off its goroutine, one restart at a time.
 func (p *Pool) RestartLost(ctx context.Context, envID, failed string) error {
 	if rm := p.remotes[envID]; rm != nil {
 		rm.lost(failed) // restarted on its pool meanwhile; the retry runs elsewhere
@@ -210,7 +217,7 @@ func (p *Pool) DescribeLoss(ctx context.Context, lost *harness.WorkerLost) strin
 			return fmt.Sprintf("%s (on worker pool %s)", lost.Cause.Error(), addr)
 		}
 	}
-	if h := p.byWorker[lost.Worker]; h != nil {
+	if h := p.handle(lost.Worker); h != nil {
 		if _, ok := h.(worker.Reporter); ok {
 			select {
 			case <-h.Exited():
@@ -230,7 +237,7 @@ func (p *Pool) DescribeLoss(ctx context.Context, lost *harness.WorkerLost) strin
 // with its traceback.
 func (p *Pool) WorkerOutput(workerID string, output bool) string {
 	var lines []string
-	if rep, ok := p.byWorker[workerID].(worker.Reporter); ok && output {
+	if rep, ok := p.handle(workerID).(worker.Reporter); ok && output {
 		lines = append(lines, rep.Output()...)
 	}
 	for _, l := range p.logTail.lines(workerID) {
@@ -284,4 +291,11 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// handle is worker id's handle; nil if the pool started none.
+func (p *Pool) handle(id string) worker.Handle {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.byWorker[id]
 }
