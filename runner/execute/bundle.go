@@ -21,16 +21,19 @@ type bundleDone struct {
 	err error
 }
 
-// runBundle runs a bundle on its SDK stage's harnesses, once gate (a
-// restart of their environment's worker; nil if none) is closed, and
-// reports the outcome on done.
-func (r *run) runBundle(ctx context.Context, rec *inflight, txn *userstate.Txn, gate <-chan struct{}, done chan<- bundleDone) {
+// runBundle runs a bundle on its SDK stage's harnesses once its gates
+// (a checkpoint it needs, a restart of its worker; nil for none) are
+// closed, and reports the outcome on done.
+func (r *run) runBundle(ctx context.Context, rec *inflight, txn *userstate.Txn, gates []<-chan struct{}, done chan<- bundleDone) {
 	b, ss := rec.b, rec.ss
-	if gate != nil {
+	for _, gate := range gates {
+		if gate == nil {
+			continue
+		}
 		select {
 		case <-gate:
 		case <-ctx.Done():
-			done <- bundleDone{b: b, err: fmt.Errorf("stage %s: waiting for a worker's restart: %w", ss.stage.ID, ctx.Err())}
+			done <- bundleDone{b: b, err: fmt.Errorf("stage %s: waiting to start: %w", ss.stage.ID, ctx.Err())}
 			return
 		}
 	}

@@ -31,11 +31,13 @@ type driver struct {
 	// per environment, the restart its new bundles wait for.
 	restarting chan struct{}
 	gates      map[string]chan struct{}
-	splits     chan splitDone
-	progress   chan progressDone
-	drainCh    <-chan struct{} // nil once the drain began
-	ticks      int
-	stable     map[string]bool // stable-input stages, filled on first use (stable.go)
+	// saving is closed when the last checkpoint write started ends.
+	saving   chan struct{}
+	splits   chan splitDone
+	progress chan progressDone
+	drainCh  <-chan struct{} // nil once the drain began
+	ticks    int
+	stable   map[string]bool // stable-input stages, filled on first use (stable.go)
 }
 
 func (r *run) newDriver(eng *engine.Engine, ckpt checkpointPolicy, stages map[string]*sdkStage) *driver {
@@ -64,9 +66,9 @@ func (d *driver) handle(ctx context.Context) (engine.Ready, error) {
 		return rd, rd.Err
 	}
 	d.dropExpiredState(rd.Expired)
-	d.checkpointStableInput(rd.Bundles)
+	saved := d.checkpointStableInput(ctx, rd.Bundles)
 	for _, b := range rd.Bundles {
-		if err := d.start(ctx, b); err != nil {
+		if err := d.start(ctx, b, saved); err != nil {
 			return rd, err
 		}
 	}
@@ -74,8 +76,10 @@ func (d *driver) handle(ctx context.Context) (engine.Ready, error) {
 	return rd, nil
 }
 
-// start runs a bundle on its own goroutine, which reports on d.done.
-func (d *driver) start(ctx context.Context, b engine.Bundle) error {
+// start runs a bundle on its own goroutine, which reports on d.done. It
+// runs once saved (a checkpoint its input needs first; nil if none) is
+// written and any restart of its environment's worker has ended.
+func (d *driver) start(ctx context.Context, b engine.Bundle, saved <-chan struct{}) error {
 	ss := d.stages[b.Stage]
 	if err := d.r.ensureSideHandler(ss, d.eng); err != nil {
 		d.eng.Fail(b.ID)
@@ -89,7 +93,7 @@ func (d *driver) start(ctx context.Context, b engine.Bundle) error {
 	d.inflight[b.ID] = rec
 	d.r.concurrency.start(b.Stage)
 	d.r.liveStarted(rec)
-	go d.r.runBundle(ctx, rec, txn, d.gates[ss.stage.Env], d.done)
+	go d.r.runBundle(ctx, rec, txn, []<-chan struct{}{saved, d.gates[ss.stage.Env]}, d.done)
 	return nil
 }
 
@@ -130,7 +134,7 @@ func (d *driver) onDone(ctx context.Context, bd bundleDone) error {
 	d.publishMetrics()
 	if now := time.Now(); d.ckpt.due(now) {
 		d.ckpt.taken(now)
-		d.r.checkpoint(d.eng)
+		d.checkpoint(ctx)
 	}
 	return nil
 }

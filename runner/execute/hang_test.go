@@ -191,4 +191,3 @@ func committed(m *metrics.Store, stage string) bool {
 		return mi.GetLabels()["NAME"] == stage
 	})
 }
-

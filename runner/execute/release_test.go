@@ -3,6 +3,7 @@ package execute
 import (
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 func TestWorthReleasing(t *testing.T) {
@@ -26,6 +27,10 @@ func TestWorthReleasing(t *testing.T) {
 // A job's dropped heap counts as releasable, and a release leaves
 // nothing worth releasing again.
 func TestHeapReleasable(t *testing.T) {
+	// A job an earlier test ran releases memory releaseDelay after it
+	// ended (Execute); one doing so between the reads below would free
+	// what the test drops.
+	time.Sleep(3 * releaseDelay)
 	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // no collection between the reads
 	debug.FreeOSMemory()
 	if g, f := heapReleasable(); worthReleasing(g, f) {
