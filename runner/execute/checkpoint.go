@@ -171,15 +171,17 @@ func (d *driver) checkpoint(ctx context.Context) <-chan struct{} {
 		if err == nil {
 			err = r.job.Checkpoint(data)
 		}
+		// Logged before the bundles waiting for it start, as on the
+		// driver goroutine.
+		if err != nil {
+			r.log.Warn("checkpoint not saved", "err", err)
+		} else {
+			r.log.Debug("checkpoint saved", "bytes", len(data))
+		}
 		close(done)
 		return func() error {
 			if d.saving == done {
 				d.saving = nil
-			}
-			if err != nil {
-				r.log.Warn("checkpoint not saved", "err", err)
-			} else {
-				r.log.Debug("checkpoint saved", "bytes", len(data))
 			}
 			return nil
 		}
