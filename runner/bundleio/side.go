@@ -30,13 +30,13 @@ func newSides(build map[sideRef]func() (*coders.SideIndex, error)) *Sides {
 	return &Sides{indexes: map[sideRef]*coders.SideIndex{}, build: build}
 }
 
-func (h *Sides) index(ref sideRef) (*coders.SideIndex, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if x := h.indexes[ref]; x != nil {
+func (s *Sides) index(ref sideRef) (*coders.SideIndex, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if x := s.indexes[ref]; x != nil {
 		return x, nil
 	}
-	b := h.build[ref]
+	b := s.build[ref]
 	if b == nil {
 		return nil, fmt.Errorf("no side input %q for transform %q", ref.SideInput, ref.Transform)
 	}
@@ -44,20 +44,20 @@ func (h *Sides) index(ref sideRef) (*coders.SideIndex, error) {
 	if err != nil {
 		return nil, fmt.Errorf("side input %q of transform %q: %w", ref.SideInput, ref.Transform, err)
 	}
-	h.indexes[ref] = x
+	s.indexes[ref] = x
 	return x, nil
 }
 
 // GetPage implements stateplane.Pager for iterable side inputs, paging
 // straight from the index; the continuation token is the next element's
 // number, as stateplane.Page's.
-func (h *Sides) GetPage(key *fnpb.StateKey, token []byte) ([]byte, []byte, bool, error) {
+func (s *Sides) GetPage(key *fnpb.StateKey, token []byte) ([]byte, []byte, bool, error) {
 	k, ok := key.GetType().(*fnpb.StateKey_IterableSideInput_)
 	if !ok {
 		return nil, nil, false, nil
 	}
 	it := k.IterableSideInput
-	x, err := h.index(sideRef{it.GetTransformId(), it.GetSideInputId()})
+	x, err := s.index(sideRef{it.GetTransformId(), it.GetSideInputId()})
 	if err != nil {
 		return nil, nil, true, err
 	}
@@ -79,25 +79,25 @@ func (h *Sides) GetPage(key *fnpb.StateKey, token []byte) ([]byte, []byte, bool,
 }
 
 // Get implements stateplane.Handler.
-func (h *Sides) Get(key *fnpb.StateKey) ([][]byte, error) {
+func (s *Sides) Get(key *fnpb.StateKey) ([][]byte, error) {
 	switch k := key.GetType().(type) {
 	case *fnpb.StateKey_IterableSideInput_:
 		it := k.IterableSideInput
-		x, err := h.index(sideRef{it.GetTransformId(), it.GetSideInputId()})
+		x, err := s.index(sideRef{it.GetTransformId(), it.GetSideInputId()})
 		if err != nil {
 			return nil, err
 		}
 		return x.Values(it.GetWindow()), nil
 	case *fnpb.StateKey_MultimapSideInput_:
 		m := k.MultimapSideInput
-		x, err := h.index(sideRef{m.GetTransformId(), m.GetSideInputId()})
+		x, err := s.index(sideRef{m.GetTransformId(), m.GetSideInputId()})
 		if err != nil {
 			return nil, err
 		}
 		return x.ByKey(m.GetWindow(), m.GetKey()), nil
 	case *fnpb.StateKey_MultimapKeysSideInput_:
 		m := k.MultimapKeysSideInput
-		x, err := h.index(sideRef{m.GetTransformId(), m.GetSideInputId()})
+		x, err := s.index(sideRef{m.GetTransformId(), m.GetSideInputId()})
 		if err != nil {
 			return nil, err
 		}
@@ -108,8 +108,9 @@ func (h *Sides) Get(key *fnpb.StateKey) ([][]byte, error) {
 }
 
 // NewSides gives a stage the handler of its side inputs, whose data the
-// engine's SideData gives by PCollection, and their cache tokens; call on its first bundle,
-// when the engine guarantees its side inputs are complete.
+// engine's SideData gives by PCollection, and their cache tokens. Call it
+// on the stage's first bundle, when the engine guarantees its side inputs
+// are complete.
 func NewSides(pl *plan.Plan, sides []plan.SideInput, sideData func(pc string) *engine.Data) (*Sides, []*fnpb.ProcessBundleRequest_CacheToken, error) {
 	build := map[sideRef]func() (*coders.SideIndex, error){}
 	for _, si := range sides {
