@@ -60,9 +60,11 @@ func (d *driver) restart(ctx context.Context, id int, env, worker, what, detail 
 
 // finalize runs a committed bundle's finalization callbacks: its outputs
 // are committed, so the SDK may now acknowledge its source. The job does
-// not end while it is pending, so callbacks are never lost.
-func (d *driver) finalize(ctx context.Context, ss *sdkStage, inst string) {
-	d.command(ctx, func(ctx context.Context) func() error {
+// not end while it is pending, so callbacks are never lost; nor does a
+// drive that ends with an error cut it short: only the job's cancellation
+// does, as when it ran on the driver goroutine.
+func (d *driver) finalize(ss *sdkStage, inst string) {
+	d.command(d.jobCtx, func(ctx context.Context) func() error {
 		err := ss.harness.Finalize(ctx, inst)
 		return func() error {
 			if err != nil {

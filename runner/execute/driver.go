@@ -32,7 +32,9 @@ type driver struct {
 	restarting chan struct{}
 	gates      map[string]chan struct{}
 	// saving is closed when the last checkpoint write started ends.
-	saving   chan struct{}
+	saving chan struct{}
+	// jobCtx is the job's context, which the drive's end does not cancel.
+	jobCtx   context.Context
 	splits   chan splitDone
 	progress chan progressDone
 	drainCh  <-chan struct{} // nil once the drain began
@@ -129,7 +131,7 @@ func (d *driver) onDone(ctx context.Context, bd bundleDone) error {
 		return err
 	}
 	if bd.res.NeedsFinalize {
-		d.finalize(ctx, rec.ss, bd.res.Instruction)
+		d.finalize(rec.ss, bd.res.Instruction)
 	}
 	d.publishMetrics()
 	if now := time.Now(); d.ckpt.due(now) {
@@ -234,6 +236,7 @@ func (r *run) runStages(ctx context.Context) error {
 // methods, none of which waits on I/O; the engine is asked for its
 // decisions after every one.
 func (d *driver) run(ctx context.Context) error {
+	d.jobCtx = ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer d.abandon(cancel)
 	tick := time.NewTicker(200 * time.Millisecond)
