@@ -9,7 +9,7 @@ VALIDATES_FLAGS ?=
 # Packages with concurrency (goroutines, mutexes), run again under the race
 # detector.
 RACE_PKGS = ./fnapi/... ./dataplane/... ./stateplane/... ./harness/... ./worker/... \
-	./runner/execute/... ./runner/jobs/... ./runner/userstate/... \
+	./runner/execute/... ./runner/workers/... ./runner/bundleio/... ./runner/jobs/... ./runner/userstate/... \
 	./runner/metrics/... ./runner/store/... ./runner/artifacts/... ./runner/server/... \
 	./internal/serverproc/...
 

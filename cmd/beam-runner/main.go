@@ -18,12 +18,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/internal/serverflags"
 	"github.com/beam-runner/beam-runner/runner/execute"
-	"github.com/beam-runner/beam-runner/runner/placement"
 	"github.com/beam-runner/beam-runner/runner/server"
+	"github.com/beam-runner/beam-runner/runner/spec"
 	"github.com/beam-runner/beam-runner/runner/store"
+	"github.com/beam-runner/beam-runner/runner/workers"
 	"github.com/beam-runner/beam-runner/worker"
 )
 
@@ -57,36 +57,45 @@ func main() {
 		fmt.Fprintln(os.Stderr, "beam-runner: --worker_start_timeout must be positive")
 		os.Exit(2)
 	}
-	fnListen, err := fnAPIListen()
+	fnListen, err := fl.FnAPIListen()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "beam-runner:", err)
 		os.Exit(2)
 	}
-	pools, err := placement.ParsePools(fl.WorkerPools...)
+	pools, err := fl.Pools()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "beam-runner: --worker_pools:", err)
 		os.Exit(2)
 	}
-	if err := run(logger, fnListen, pools); err != nil {
+	if err := run(logger, workers.Options{StartTimeout: fl.WorkerStartTimeout, FnAPI: fnListen, Pools: pools}); err != nil {
 		logger.Error("beam-runner failed", "error", err)
 		os.Exit(1)
 	}
 }
 
-// fnAPIListen reads the --fn_api_* flags.
-func fnAPIListen() (fnapi.Listen, error) {
-	ports, err := fnapi.ParsePortRange(fl.FnAPIPorts)
+// environments reads how SDK workers start from the --sdk_* flags.
+func environments(logger *slog.Logger) (worker.Config, error) {
+	containers, err := worker.ParseContainerMode(fl.SDKContainers)
 	if err != nil {
-		return fnapi.Listen{}, fmt.Errorf("--fn_api_ports: %w", err)
+		return worker.Config{}, err
 	}
-	l := fnapi.Listen{Host: fl.FnAPIHost, Advertise: fl.FnAPIAdvertise, Ports: ports}
-	if err := l.Check(); err != nil {
-		return fnapi.Listen{}, fmt.Errorf("--fn_api_host/--fn_api_advertise: %w", err)
-	}
-	return l, nil
+	return worker.Config{Containers: containers, Python: fl.SDKPython, CacheDir: fl.VenvDir,
+		Java: fl.SDKJava, JavaClasspath: fl.SDKJavaClasspath, Logger: logger}, nil
 }
 
-func run(logger *slog.Logger, fnListen fnapi.Listen, pools placement.Pools) error {
+// executorOptions are the executor's options from the flags; spill is
+// the store jobs spill to, limit the memory limit in bytes.
+func executorOptions(wopts workers.Options, spill *store.Store, limit int64) execute.Options {
+	return execute.Options{MaxBundleAttempts: fl.MaxBundleAttempts,
+		Memory:             spec.Memory{Store: spill, Limit: limit, BoundPending: fl.MemoryLimit != "" && fl.MemoryLimit != "none"},
+		CheckpointInterval: fl.CheckpointInterval,
+		CombineMergeBytes:  fl.CombineMergeBytes,
+		Workers:            wopts}
+}
+
+// run serves jobs until the server stops; wopts is how workers start,
+// but for their environments, which run reads from the flags.
+func run(logger *slog.Logger, wopts workers.Options) error {
 	stopProfile, err := startProfiling(logger)
 	if err != nil {
 		return err
@@ -97,8 +106,7 @@ func run(logger *slog.Logger, fnListen fnapi.Listen, pools placement.Pools) erro
 	if err != nil {
 		return err
 	}
-	containers, err := worker.ParseContainerMode(fl.SDKContainers)
-	if err != nil {
+	if wopts.Environments, err = environments(logger); err != nil {
 		return err
 	}
 	setHeapLimit(limit)
@@ -118,16 +126,12 @@ func run(logger *slog.Logger, fnListen fnapi.Listen, pools placement.Pools) erro
 		MaxPreparedBytes: fl.MaxPreparedBytes,
 		MaxFinishedJobs:  fl.MaxFinishedJobs,
 		Logger:           logger,
-		Executor: execute.New(execute.Options{WorkerStartTimeout: fl.WorkerStartTimeout, MaxBundleAttempts: fl.MaxBundleAttempts,
-			Store: spill, MemoryLimit: limit, BoundPending: fl.MemoryLimit != "" && fl.MemoryLimit != "none", CheckpointInterval: fl.CheckpointInterval,
-			FnAPI: fnListen, WorkerPools: pools, CombineMergeBytes: fl.CombineMergeBytes,
-			Environments: worker.Config{Containers: containers, Python: fl.SDKPython, CacheDir: fl.VenvDir,
-				Java: fl.SDKJava, JavaClasspath: fl.SDKJavaClasspath, Logger: logger}}),
-		IdleShutdown:    max(fl.IdleShutdown, 0),
-		WebAddr:         webAddr(),
-		WebAllowedHosts: webAllowedHosts(),
-		Pprof:           fl.Pprof || fl.PprofAddr != "",
-		Store:           records,
+		Executor:         execute.New(executorOptions(wopts, spill, limit)),
+		IdleShutdown:     max(fl.IdleShutdown, 0),
+		WebAddr:          webAddr(),
+		WebAllowedHosts:  webAllowedHosts(),
+		Pprof:            fl.Pprof || fl.PprofAddr != "",
+		Store:            records,
 	})
 	if err != nil {
 		return err
@@ -136,25 +140,29 @@ func run(logger *slog.Logger, fnListen fnapi.Listen, pools placement.Pools) erro
 	defer stop()
 	served := make(chan struct{})
 	defer close(served) // runs before stop(): the watcher must not mistake exit for a signal
-	go func() {
-		select {
-		case <-served:
-			return
-		case <-ctx.Done():
-		}
-		select {
-		case <-served:
-			return
-		default:
-		}
-		logger.Info("signal received; cancelling jobs and shutting down")
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := srv.Stop(sctx); err != nil {
-			logger.Warn("shutdown", "error", err)
-		}
-	}()
+	go stopOnSignal(ctx, served, srv, logger)
 	return srv.ListenAndServe()
+}
+
+// stopOnSignal stops the server, cancelling its jobs, once ctx is done
+// by a signal, unless it stopped serving first (served is closed).
+func stopOnSignal(ctx context.Context, served <-chan struct{}, srv *server.Server, logger *slog.Logger) {
+	select {
+	case <-served:
+		return
+	case <-ctx.Done():
+	}
+	select {
+	case <-served:
+		return
+	default:
+	}
+	logger.Info("signal received; cancelling jobs and shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Stop(sctx); err != nil {
+		logger.Warn("shutdown", "error", err)
+	}
 }
 
 // openStores opens the stores the flags ask for: records keeps job

@@ -31,7 +31,7 @@ func memoryLimit(flagValue string) (int64, error) {
 
 // setHeapLimit gives the Go runtime a soft heap limit above a job's
 // --memory_limit, unless GOMEMLIMIT sets one: the runner keeps what it
-// buffers within seven eighths of the limit (runner/execute/spill.go), but
+// buffers within seven eighths of the limit (runner/spec/spill.go), but
 // by default the collector lets the heap grow to twice what is live
 // before it runs, so a job buffering 1 GiB would show 2 GiB of RSS. The
 // headroom (an eighth of the limit, at least 256 MiB) covers what no

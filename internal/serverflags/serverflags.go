@@ -5,10 +5,13 @@ package serverflags
 
 import (
 	"flag"
+	"fmt"
 	"strings"
 	"time"
 
+	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/beam-runner/beam-runner/runner/placement"
 )
 
 // Flags are the parsed values of the server's flags.
@@ -93,3 +96,19 @@ func Register(fs *flag.FlagSet) *Flags {
 	fs.Var(&f.WorkerPools, "worker_pools", "worker pools to run SDK workers on, by SDK: SDK=HOST:PORT[/WORKERS],... (WORKERS: how many the pool's host runs, default 1), e.g. python=host1:50000/2,host2:50000/2; repeat it or join SDKs with ; for several. Python environments (PROCESS, Beam's SDK image, EXTERNAL worker_pools) then run there; a host name with several addresses (a headless Service) is one pool each. See docs/scaling.md")
 	return f
 }
+
+// FnAPIListen reads the --fn_api_* flags.
+func (f *Flags) FnAPIListen() (fnapi.Listen, error) {
+	ports, err := fnapi.ParsePortRange(f.FnAPIPorts)
+	if err != nil {
+		return fnapi.Listen{}, fmt.Errorf("--fn_api_ports: %w", err)
+	}
+	l := fnapi.Listen{Host: f.FnAPIHost, Advertise: f.FnAPIAdvertise, Ports: ports}
+	if err := l.Check(); err != nil {
+		return fnapi.Listen{}, fmt.Errorf("--fn_api_host/--fn_api_advertise: %w", err)
+	}
+	return l, nil
+}
+
+// Pools reads --worker_pools.
+func (f *Flags) Pools() (placement.Pools, error) { return placement.ParsePools(f.WorkerPools...) }

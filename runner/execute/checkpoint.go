@@ -2,8 +2,10 @@ package execute
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/beam-runner/beam-runner/runner/spec"
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
@@ -104,19 +106,19 @@ func (p *checkpointPolicy) taken(now time.Time) { p.last = now }
 // buffers, which may be gigabytes, every interval.
 func (r *run) newEngine(now time.Time) (*engine.Engine, checkpointPolicy, error) {
 	pol := checkpointPolicy{last: now}
-	spec, err := buildSpec(r.plan, specConfig{
+	es, err := spec.Build(r.plan, spec.Config{
 		Parallelism: r.opts.Parallelism, MaxAttempts: r.opts.MaxBundleAttempts, StartTime: now.UnixMilli(),
-		Options: r.job.Options, Space: jobSpace(r.scratch),
-		MemoryLimit: r.opts.MemoryLimit, BoundPending: r.opts.BoundPending, EnvBundles: r.pool.envBundles(),
+		Options: r.job.Options, Space: r.spill.Spaces(),
+		MemoryLimit: r.opts.Memory.Limit, BoundPending: r.opts.Memory.BoundPending, EnvBundles: r.pool.EnvBundles(),
 		CombineMergeBytes: r.opts.CombineMergeBytes,
 	})
 	if err != nil {
 		return nil, pol, err
 	}
-	if spec.Streaming && r.job.Durable() {
+	if es.Streaming && r.job.Durable() {
 		pol.interval = r.opts.CheckpointInterval
 	}
-	eng, err := r.restoreEngine(spec)
+	eng, err := r.restoreEngine(es)
 	return eng, pol, err
 }
 
@@ -145,21 +147,44 @@ func (r *run) restoreEngine(spec engine.Spec) (*engine.Engine, error) {
 
 // checkpoint saves the engine, user state and metrics as they are between
 // two commits; bundles still running give their input back in the saved
-// engine (SnapshotRequeuingFlight), so they need not stop. A failure costs
-// only the checkpoint: the job goes on.
-func (r *run) checkpoint(eng *engine.Engine) {
-	snap, err := eng.SnapshotRequeuingFlight()
+// engine (SnapshotRequeuingFlight), so they need not stop. The snapshot is
+// taken here, on the driver goroutine, at that consistent point; writing
+// it (and its fsync) is a command, writes one at a time in order. The
+// returned channel is closed once the checkpoint is written or given up:
+// a failure costs only the checkpoint, and the job goes on.
+func (d *driver) checkpoint(ctx context.Context) <-chan struct{} {
+	r, done := d.r, make(chan struct{})
+	snap, err := d.eng.SnapshotRequeuingFlight()
 	if err != nil {
 		r.log.Warn("checkpoint skipped", "err", err)
-		return
+		close(done)
+		return done
 	}
-	data, err := checkpoint{engine: snap, state: r.state.Snapshot(), metrics: r.metrics.Results()}.encode()
-	if err == nil {
-		err = r.job.Checkpoint(data)
-	}
-	if err != nil {
-		r.log.Warn("checkpoint not saved", "err", err)
-		return
-	}
-	r.log.Debug("checkpoint saved", "bytes", len(data))
+	c := checkpoint{engine: snap, state: r.state.Snapshot(), metrics: r.metrics.Results()}
+	prev := d.saving
+	d.saving = done
+	d.command(ctx, func(context.Context) func() error {
+		if prev != nil {
+			<-prev // a write is not cancelled: it ends by itself
+		}
+		data, err := c.encode()
+		if err == nil {
+			err = r.job.Checkpoint(data)
+		}
+		// Logged before the bundles waiting for it start, as on the
+		// driver goroutine.
+		if err != nil {
+			r.log.Warn("checkpoint not saved", "err", err)
+		} else {
+			r.log.Debug("checkpoint saved", "bytes", len(data))
+		}
+		close(done)
+		return func() error {
+			if d.saving == done {
+				d.saving = nil
+			}
+			return nil
+		}
+	})
+	return done
 }

@@ -3,6 +3,7 @@ package execute
 import (
 	"context"
 	"fmt"
+	"github.com/beam-runner/beam-runner/runner/spec"
 	"strings"
 	"syscall"
 	"testing"
@@ -76,7 +77,7 @@ func TestSpillDiskFault(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			e := New(Options{Store: st, MemoryLimit: 4 << 10, BoundPending: true})
+			e := New(Options{Memory: spec.Memory{Store: st, Limit: 4 << 10, BoundPending: true}})
 			fail()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()

@@ -3,6 +3,7 @@ package execute
 import (
 	"context"
 	"fmt"
+	"github.com/beam-runner/beam-runner/runner/spec"
 	"time"
 
 	"github.com/beam-runner/beam-runner/runner/engine"
@@ -22,6 +23,18 @@ type driver struct {
 	virtual  bool
 	inflight map[int]*inflight // by engine bundle id
 	done     chan bundleDone
+	// results are the handlers of commands (commands.go), pending of
+	// which have not reported yet.
+	results chan func() error
+	pending int
+	// restarting is closed when the last restart started ends; gates are,
+	// per environment, the restart its new bundles wait for.
+	restarting chan struct{}
+	gates      map[string]chan struct{}
+	// saving is closed when the last checkpoint write started ends.
+	saving chan struct{}
+	// jobCtx is the job's context, which the drive's end does not cancel.
+	jobCtx   context.Context
 	splits   chan splitDone
 	progress chan progressDone
 	drainCh  <-chan struct{} // nil once the drain began
@@ -34,8 +47,9 @@ type driver struct {
 
 func (r *run) newDriver(eng *engine.Engine, ckpt checkpointPolicy, stages map[string]*sdkStage) *driver {
 	return &driver{
-		r: r, eng: eng, ckpt: ckpt, stages: stages, virtual: r.hasTestStream(),
+		r: r, eng: eng, ckpt: ckpt, stages: stages, virtual: spec.HasTestStream(r.plan),
 		inflight: map[int]*inflight{}, done: make(chan bundleDone), splits: make(chan splitDone),
+		results: make(chan func() error), gates: map[string]chan struct{}{},
 		progress: make(chan progressDone), drainCh: r.drain.ch,
 	}
 }
@@ -69,9 +83,9 @@ func (d *driver) handle(ctx context.Context) (engine.Ready, error) {
 		return rd, rd.Err
 	}
 	d.dropExpiredState(rd.Expired)
-	d.checkpointStableInput(rd.Bundles)
+	saved := d.checkpointStableInput(ctx, rd.Bundles)
 	for _, b := range rd.Bundles {
-		if err := d.start(ctx, b); err != nil {
+		if err := d.start(ctx, b, saved); err != nil {
 			return rd, err
 		}
 	}
@@ -79,8 +93,10 @@ func (d *driver) handle(ctx context.Context) (engine.Ready, error) {
 	return rd, nil
 }
 
-// start runs a bundle on its own goroutine, which reports on d.done.
-func (d *driver) start(ctx context.Context, b engine.Bundle) error {
+// start runs a bundle on its own goroutine, which reports on d.done. It
+// runs once saved (a checkpoint its input needs first; nil if none) is
+// written and any restart of its environment's worker has ended.
+func (d *driver) start(ctx context.Context, b engine.Bundle, saved <-chan struct{}) error {
 	ss := d.stages[b.Stage]
 	if err := d.r.ensureSideHandler(ss, d.eng); err != nil {
 		d.eng.Fail(b.ID)
@@ -88,13 +104,13 @@ func (d *driver) start(ctx context.Context, b engine.Bundle) error {
 	}
 	var txn *userstate.Txn
 	if ss.stage.Stateful {
-		txn = d.r.state.Begin(d.r.orderedListCodec)
+		txn = d.r.state.Begin(d.r.orderedLists)
 	}
 	rec := newInflight(b, ss)
 	d.inflight[b.ID] = rec
 	d.r.concurrency.start(b.Stage)
 	d.r.liveStarted(rec)
-	go d.r.runBundle(ctx, rec, txn, d.done)
+	go d.r.runBundle(ctx, rec, txn, []<-chan struct{}{saved, d.gates[ss.stage.Env]}, d.done)
 	return nil
 }
 
@@ -104,7 +120,7 @@ func (d *driver) waitFor(rd engine.Ready) (<-chan time.Time, error) {
 	if rd.Wake && !d.virtual {
 		return time.After(time.Until(time.UnixMilli(rd.WakeAt))), nil
 	}
-	if len(d.inflight) == 0 {
+	if len(d.inflight) == 0 && d.pending == 0 {
 		return nil, fmt.Errorf("pipeline cannot make progress: no work is ready and nothing is running, but not every watermark reached the end of time")
 	}
 	return nil, nil
@@ -124,16 +140,19 @@ func (d *driver) onDone(ctx context.Context, bd bundleDone) error {
 	d.r.concurrency.end(bd.b.Stage)
 	d.r.liveFinished(rec, bd)
 	if bd.err != nil {
-		return d.r.bundleFailed(ctx, d.eng, rec.ss, bd)
+		return d.onFailed(ctx, rec.ss, bd)
 	}
-	if err := d.r.commit(ctx, d.eng, rec.ss, bd); err != nil {
+	if err := d.r.commit(d.eng, rec.ss, bd); err != nil {
 		return err
+	}
+	if bd.res.NeedsFinalize {
+		d.finalize(rec.ss, bd.res.Instruction)
 	}
 	d.publishMetrics()
 	if now := time.Now(); d.ckpt.due(now) {
 		d.ckpt.taken(now)
 		d.advance()
-		d.r.checkpoint(d.eng)
+		d.checkpoint(ctx)
 	}
 	return nil
 }
@@ -185,11 +204,17 @@ func (d *driver) onDrain() {
 	d.eng.Drain()
 }
 
-// abandon cancels the bundles still running and waits until each has
-// reported: none outlives the drive.
+// abandon cancels the bundles still running and the pending commands,
+// and waits until each has reported: none outlives the drive.
 func (d *driver) abandon(cancel context.CancelFunc) {
 	cancel()
-	for ; len(d.inflight) > 0; delete(d.inflight, (<-d.done).b.ID) {
+	for len(d.inflight) > 0 || d.pending > 0 {
+		select {
+		case bd := <-d.done:
+			delete(d.inflight, bd.b.ID)
+		case <-d.results:
+			d.pending--
+		}
 	}
 }
 
@@ -201,6 +226,65 @@ func (d *driver) dropExpiredState(expired []engine.StateWindow) {
 			if s.ID == w.Stage && s.Stateful {
 				d.r.state.DropWindow(s.Transforms[0], w.Key, w.Window)
 			}
+		}
+	}
+}
+
+// runStages drives the engine: it starts the bundles the engine says are
+// ready, commits what they produce, and feeds it processing time, until
+// every watermark reaches the end of time.
+func (r *run) runStages(ctx context.Context) error {
+	eng, ckpt, err := r.newEngine(time.Now())
+	if err != nil {
+		return err
+	}
+	defer r.liveEnd(eng)
+	stages, err := r.prepareSDKStages(ctx)
+	if err != nil {
+		return err
+	}
+	r.tl.mark("register")
+	return r.newDriver(eng, ckpt, stages).run(ctx)
+}
+
+// run is the driver's event loop. Each event (a bundle's or a command's
+// result, a split, progress, a tick, a drain) is handled by one of its on*
+// methods, none of which waits on I/O; the engine is asked for its
+// decisions after every one.
+func (d *driver) run(ctx context.Context) error {
+	d.jobCtx = ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer d.abandon(cancel)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		rd, err := d.handle(ctx)
+		if err != nil || (rd.Done && d.pending == 0) {
+			return err
+		}
+		wait, err := d.waitFor(rd)
+		if err != nil {
+			return err
+		}
+		select {
+		case bd := <-d.done:
+			err = d.onDone(ctx, bd)
+		case h := <-d.results:
+			err = d.onResult(h)
+		case sd := <-d.splits:
+			err = d.onSplit(sd)
+		case p := <-d.progress:
+			d.onProgress(p)
+		case <-tick.C:
+			d.onTick(ctx)
+		case <-d.drainCh:
+			d.onDrain()
+		case <-wait:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err != nil {
+			return err
 		}
 	}
 }

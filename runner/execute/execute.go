@@ -5,6 +5,9 @@ package execute
 import (
 	"context"
 	"fmt"
+	"github.com/beam-runner/beam-runner/runner/plan"
+	"github.com/beam-runner/beam-runner/runner/spec"
+	"google.golang.org/protobuf/proto"
 	"log/slog"
 	"runtime"
 	"runtime/debug"
@@ -13,22 +16,14 @@ import (
 	"time"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
-	"github.com/beam-runner/beam-runner/fnapi"
-	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/jobs"
-	"github.com/beam-runner/beam-runner/runner/placement"
-	"github.com/beam-runner/beam-runner/runner/plan"
-	"github.com/beam-runner/beam-runner/runner/store"
-	"github.com/beam-runner/beam-runner/worker"
+	"github.com/beam-runner/beam-runner/runner/workers"
 )
 
 // Options configure the executor.
 type Options struct {
 	// Logger receives runner and SDK logs; nil uses slog.Default.
 	Logger *slog.Logger
-	// WorkerStartTimeout bounds how long an environment's harness may take
-	// to connect; 0 means two minutes.
-	WorkerStartTimeout time.Duration
 	// Parallelism is how many bundles of a stage run at once; 0 means twice
 	// the number of cores.
 	Parallelism int
@@ -37,17 +32,9 @@ type Options struct {
 	// User code failures run again within it only by the engine's retry
 	// policy (engine.Retry).
 	MaxBundleAttempts int
-	// Store, if set, takes what GroupByKeys buffer past MemoryLimit bytes
-	// (per job, split evenly over its GroupByKeys); 0 means no limit.
-	Store       *store.Store
-	MemoryLimit int64
-	// BoundPending extends the limit to SDK stages' pending input (with
-	// source checkpoints that bound a running bundle's output). Only an
-	// explicit --memory_limit turns it on, so that the default limit does
-	// not checkpoint every source bundle of every job. Such checkpoints
-	// once met a Go SDK rounding bug at fraction 0, which boundedCheckpoint
-	// (split.go) works around.
-	BoundPending bool
+	// Memory bounds what a job holds in memory and says where the rest
+	// spills.
+	Memory spec.Memory
 	// CombineMergeBytes is how many bytes of fresh accumulators a lifted
 	// combine's GroupByKey takes in before it has the SDK merge them (a
 	// combiner tree, runner/engine/agg/tree.go); 0 means the engine's
@@ -56,14 +43,8 @@ type Options struct {
 	// CheckpointInterval is the least time between two checkpoints of a
 	// streaming job with a durable record; 0 takes none.
 	CheckpointInterval time.Duration
-	// Environments is how SDK workers start (Docker, local SDK workers).
-	Environments worker.Config
-	// FnAPI is where each job's Fn API server listens and the address its
-	// workers are told; the zero value is loopback only.
-	FnAPI fnapi.Listen
-	// WorkerPools are worker pools by SDK (--worker_pools): environments
-	// of those SDKs start their workers there, not on this machine.
-	WorkerPools placement.Pools
+	// Workers is how SDK workers start and connect.
+	Workers workers.Options
 }
 
 // Executor implements jobs.Executor and jobs.Drainer.
@@ -78,9 +59,6 @@ type Executor struct {
 func New(opts Options) *Executor {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
-	}
-	if opts.WorkerStartTimeout == 0 {
-		opts.WorkerStartTimeout = 2 * time.Minute
 	}
 	if opts.MaxBundleAttempts == 0 {
 		opts.MaxBundleAttempts = 4
@@ -152,48 +130,74 @@ func heapReleasable() (garbage, free uint64) {
 // Resumable implements jobs.Resumer: a job can run again after a restart
 // if the runner can start every environment its stages use.
 func (e *Executor) Resumable(j *jobs.Job) error {
-	for id, env := range j.Pipeline.GetComponents().GetEnvironments() {
-		if urn := env.GetUrn(); urn != "" && !worker.Supported(urn) {
-			return fmt.Errorf("the runner cannot start its environment %q (%s) again", id, urn)
-		}
-	}
-	return nil
+	return workers.Restartable(j.Pipeline)
 }
 
 // Validate implements jobs.Executor: a pipeline is valid if it plans.
 func (e *Executor) Validate(p *pipepb.Pipeline) error {
-	if p == nil {
-		return fmt.Errorf("no pipeline given")
-	}
-	_, err := plan.BuildWith(p, plan.Options{Startable: worker.Supported, Grouping: agg.CheckStrategy})
+	_, err := e.Plan(p)
 	return err
+}
+
+// Plan implements jobs.Planner: it validates p by planning it, and the
+// plan comes back to Execute as the job's Prepared.
+func (e *Executor) Plan(p *pipepb.Pipeline) (any, error) {
+	if p == nil {
+		return nil, fmt.Errorf("no pipeline given")
+	}
+	pl, err := spec.Plan(p)
+	if err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+// jobPlan is the plan of job j, whose pipeline is p once its anyof
+// environments are resolved: the plan built at Prepare, given the
+// environments as staged for the run (staging changes only their
+// dependencies, which planning does not read). A job resumed after a
+// restart has none, and one whose anyof environment was resolved plans
+// again: its plan depends on the alternative chosen.
+func jobPlan(j *jobs.Job, p *pipepb.Pipeline) (*plan.Plan, error) {
+	pl, ok := j.Prepared.(*plan.Plan)
+	if !ok || p != j.Pipeline {
+		return spec.Plan(p)
+	}
+	for id, env := range p.GetComponents().GetEnvironments() {
+		if pl.Components.Environments == nil {
+			pl.Components.Environments = map[string]*pipepb.Environment{}
+		}
+		pl.Components.Environments[id] = proto.Clone(env).(*pipepb.Environment)
+	}
+	return pl, nil
 }
 
 // Execute implements jobs.Executor.
 func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 	tl := newTimeline()
 	defer tl.log(e.opts.Logger, j.ID) // last: after every phase below
-	launcher, cleanup, err := e.newLauncher(j)
+	launcher, cleanup, err := workers.NewLauncher(e.opts.Workers.Environments, e.opts.Logger, j)
 	if err != nil {
 		return err
 	}
 	defer func() { cleanup(); tl.mark("cleanup") }() // last: after the workers using it stopped
-	p, err := resolveEnvironments(ctx, launcher, j, j.Pipeline)
+	p, err := workers.ResolveEnvironments(ctx, launcher, j, j.Pipeline)
 	if err != nil {
 		return err
 	}
-	pl, err := plan.BuildWith(p, plan.Options{Startable: worker.Supported, Grouping: agg.CheckStrategy})
+	pl, err := jobPlan(j, p)
 	if err != nil {
 		return err
 	}
 	tl.mark("plan")
-	r, err := newRun(ctx, e.opts, j, pl)
+	log := e.opts.Logger.With("job", j.ID)
+	pool, err := workers.NewPool(e.opts.Workers, log, j, pl, launcher)
 	if err != nil {
 		return err
 	}
+	r := newRun(e.opts, log, j, pl, pool)
 	r.tl = tl
 	tl.mark("fn_api")
-	r.pool.launcher = launcher
 	// Later, off the job's critical path: a forced collection took 4-14 ms
 	// of every small job's time to DONE.
 	defer time.AfterFunc(releaseDelay, e.releaseMemory)
@@ -207,11 +211,11 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 		e.mu.Unlock()
 	}()
 	r.publishStages()
-	if err := r.pool.startWorkers(ctx); err != nil {
+	if err := r.pool.Start(ctx); err != nil {
 		return err
 	}
 	tl.mark("workers")
-	j.Stats().SetWorkers(len(r.pool.harnesses))
+	j.Stats().SetWorkers(r.pool.Workers())
 	j.Running()
 	defer r.reportConcurrency()
 	defer tl.mark("stages")

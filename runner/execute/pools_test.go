@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/beam-runner/beam-runner/internal/syncbuf"
+	"github.com/beam-runner/beam-runner/runner/workers"
 	"log/slog"
 	"net"
 	"strconv"
@@ -62,7 +63,7 @@ func runOnPoolsLogged(t *testing.T, p *beam.Pipeline, pools func(live string) st
 	if j.Options, err = structpb.NewStruct(options); err != nil {
 		t.Fatal(err)
 	}
-	e := New(Options{WorkerPools: spec, WorkerStartTimeout: 20 * time.Second,
+	e := New(Options{Workers: workers.Options{Pools: spec, StartTimeout: 20 * time.Second},
 		Logger: slog.New(slog.NewTextHandler(&pr.log, nil))})
 	if err := e.Validate(j.Pipeline); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 func TestWorthReleasing(t *testing.T) {
@@ -30,6 +31,10 @@ func TestWorthReleasing(t *testing.T) {
 // itself: either can empty the heap between the allocation and the read,
 // so each round that saw one is tried again.
 func TestHeapReleasable(t *testing.T) {
+	// A job an earlier test ran releases memory releaseDelay after it
+	// ended (Execute); one doing so between the reads below would free
+	// what the test drops.
+	time.Sleep(3 * releaseDelay)
 	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // no collection between the reads
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 	var g, f uint64

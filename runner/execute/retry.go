@@ -5,61 +5,71 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/beam-runner/beam-runner/runner/jobs"
 	"strings"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/plan"
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// bundleFailed handles a failed bundle: when the engine's retry policy
+// onFailed handles a failed bundle: when the engine's retry policy
 // grants another attempt it is queued to run again (after restarting its
 // worker if that died); otherwise the returned error, naming the cause
-// and why it was not retried, fails the job.
-func (r *run) bundleFailed(ctx context.Context, eng *engine.Engine, ss *sdkStage, d bundleDone) error {
+// and why it was not retried, fails the job. A lost worker's description
+// can wait for its exit, so it is a command: the decision follows when
+// it reports.
+func (d *driver) onFailed(ctx context.Context, ss *sdkStage, bd bundleDone) error {
 	var lost *harness.WorkerLost
 	var user *harness.BundleError
-	isLost, isUser := errors.As(d.err, &lost), errors.As(d.err, &user)
+	isLost, isUser := errors.As(bd.err, &lost), errors.As(bd.err, &user)
 	if (!isLost && !isUser) || ctx.Err() != nil {
-		eng.Fail(d.b.ID) // the runner's own failure, or the job is ending
-		return d.err
+		d.eng.Fail(bd.b.ID) // the runner's own failure, or the job is ending
+		return bd.err
 	}
-	f := engine.Failure{User: isUser, Workers: r.distinctWorkers(ss)}
-	var head, detail, transform string
-	if isLost {
-		f.Worker = lost.Worker
-		head, detail, _ = strings.Cut(r.pool.describeLoss(ctx, lost), "\n")
-	} else {
-		f.Worker = user.Worker
-		c := parseSDKError(user.Msg)
-		head, transform, f.Cause = cmp.Or(c.Headline, "user code failed"), c.Transform, c.Headline
-		detail = fmt.Sprintf("user code failed in worker %s:\n%s", user.Worker, strings.TrimRight(user.Msg, "\n"))
+	if isUser {
+		c := user.Cause()
+		f := engine.Failure{User: true, Worker: user.Worker, Cause: c.Headline, Workers: d.r.distinctWorkers(ss)}
+		detail := fmt.Sprintf("user code failed in worker %s:\n%s", user.Worker, strings.TrimRight(user.Msg, "\n"))
+		return d.retry(ctx, ss, bd, f, cmp.Or(c.Headline, "user code failed"), c.Transform, detail)
 	}
+	d.command(ctx, func(ctx context.Context) func() error {
+		desc := d.r.workers.DescribeLoss(ctx, lost)
+		return func() error {
+			f := engine.Failure{Worker: lost.Worker, Workers: d.r.distinctWorkers(ss)}
+			head, detail, _ := strings.Cut(desc, "\n")
+			return d.retry(ctx, ss, bd, f, head, "", detail)
+		}
+	})
+	return nil
+}
+
+// retry has the engine decide whether failed bundle bd runs again, and
+// restarts its worker if that was lost; head, transform and detail say
+// what failed, for the job's messages and error.
+func (d *driver) retry(ctx context.Context, ss *sdkStage, bd bundleDone, f engine.Failure, head, transform, detail string) error {
+	r := d.r
 	if detail != "" {
 		detail = "\n" + detail
 	}
 	// The cause first, then where: the first line is what a user reads.
 	what := fmt.Sprintf("%s (%s, bundle %d, attempt %d of %d)",
-		head, r.bundlePlace(ss.stage, transform), d.b.ID, d.b.Attempt, eng.MaxAttempts())
-	if isLost && r.loopback() {
+		head, r.bundlePlace(ss.stage, transform), bd.b.ID, bd.b.Attempt, d.eng.MaxAttempts())
+	if !f.User && r.loopback() {
 		// The worker lived in the client, which is gone: no one to retry for.
-		eng.Fail(d.b.ID)
+		d.eng.Fail(bd.b.ID)
 		r.reportWorkerTail(f, what)
 		return fmt.Errorf("%s; the LOOPBACK worker is gone with its client%s", what, detail)
 	}
-	if again, why := eng.Retry(d.b.ID, f); !again {
+	if again, why := d.eng.Retry(bd.b.ID, f); !again {
 		r.reportWorkerTail(f, what)
 		return fmt.Errorf("%s; %s%s", what, why, detail)
 	}
 	r.log.Warn("retrying bundle", "cause", what+detail)
 	r.job.Message(jobpb.JobMessage_JOB_MESSAGE_WARNING, "retrying: "+what+detail)
-	if isLost {
-		if err := r.pool.restartLost(ctx, ss.stage.Env, f.Worker); err != nil {
-			eng.Fail(d.b.ID)
-			return fmt.Errorf("%s; %w%s", what, err, detail)
-		}
+	if !f.User {
+		d.restart(ctx, bd.b.ID, ss.stage.Env, f.Worker, what, detail)
 	}
 	return nil
 }
@@ -81,7 +91,7 @@ func (r *run) distinctWorkers(ss *sdkStage) int {
 // output says how it ended; after a user failure it mostly repeats the
 // SDK's message, which the error holds.
 func (r *run) reportWorkerTail(f engine.Failure, what string) {
-	if tail := r.pool.workerOutput(f.Worker, !f.User); tail != "" {
+	if tail := r.workers.WorkerOutput(f.Worker, !f.User); tail != "" {
 		r.job.Message(jobpb.JobMessage_JOB_MESSAGE_WARNING,
 			fmt.Sprintf("last lines of worker %s, which ran %s:\n  %s", f.Worker, what, tail))
 	}
@@ -101,17 +111,5 @@ func (r *run) bundlePlace(st *plan.Stage, transform string) string {
 }
 
 // loopback reports whether the job's workers run inside its client
-// (environment_type LOOPBACK): they cannot be restarted. Python sends the
-// option at the top level, Go inside go_options.options.
-func (r *run) loopback() bool { return loopbackOptions(r.job.Options) }
-
-func loopbackOptions(o *structpb.Struct) bool {
-	opts := o.GetFields()
-	if isLoopback(opts["beam:option:environment_type:v1"]) {
-		return true
-	}
-	goOpts := opts["beam:option:go_options:v1"].GetStructValue().GetFields()["options"]
-	return isLoopback(goOpts.GetStructValue().GetFields()["environment_type"])
-}
-
-func isLoopback(v *structpb.Value) bool { return strings.EqualFold(v.GetStringValue(), "LOOPBACK") }
+// (environment_type LOOPBACK): they cannot be restarted.
+func (r *run) loopback() bool { return jobs.LoopbackOptions(r.job.Options) }

@@ -1,54 +1,14 @@
 package execute
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
-	"google.golang.org/protobuf/types/known/structpb"
 )
-
-// LOOPBACK is recognised in the options both SDKs send: Go's wrapped
-// go_options (built here by the Go SDK's own type) and Python's flat keys.
-func TestLoopbackOptions(t *testing.T) {
-	goOpts := func(env string) *structpb.Struct {
-		b, err := json.Marshal(runtime.RawOptionsWrapper{Options: runtime.RawOptions{Options: map[string]string{"environment_type": env}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		json.Unmarshal(b, &m)
-		s, err := structpb.NewStruct(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	pyOpts := func(env string) *structpb.Struct {
-		s, _ := structpb.NewStruct(map[string]any{"beam:option:environment_type:v1": env})
-		return s
-	}
-	for _, tc := range []struct {
-		name string
-		opts *structpb.Struct
-		want bool
-	}{
-		{"go loopback", goOpts("LOOPBACK"), true},
-		{"go external", goOpts("EXTERNAL"), false},
-		{"python loopback", pyOpts("LOOPBACK"), true},
-		{"python process", pyOpts("PROCESS"), false},
-		{"none", nil, false},
-	} {
-		if got := loopbackOptions(tc.opts); got != tc.want {
-			t.Errorf("%s: loopback = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
 
 func init() { beam.RegisterFunction(flaky) }
 
@@ -96,7 +56,7 @@ func runFlaky(t *testing.T, failures int32, varies bool, attempts int, opts map[
 	return err, failures - max(0, flakyFailures.Load())
 }
 
-func workers(n string) map[string]any {
+func workersOption(n string) map[string]any {
 	return map[string]any{"beam:option:workers_per_environment:v1": n}
 }
 
@@ -104,7 +64,7 @@ func workers(n string) map[string]any {
 // the attempt that succeeds is committed: the output has no duplicates
 // from failed ones. Failures that differ may each run again.
 func TestUserFailureRetried(t *testing.T) {
-	if err, ran := runFlaky(t, 2, true, 3, workers("2")); err != nil || ran != 2 {
+	if err, ran := runFlaky(t, 2, true, 3, workersOption("2")); err != nil || ran != 2 {
 		t.Fatalf("2 different failures, 3 attempts, 2 workers: job error %v, %d failures; want success after 2", err, ran)
 	}
 }
@@ -113,7 +73,7 @@ func TestUserFailureRetried(t *testing.T) {
 // other worker to run on (one worker, or a LOOPBACK job), fails the job;
 // different failures run again until the attempts run out.
 func TestUserFailureNotRetried(t *testing.T) {
-	loopback := workers("2")
+	loopback := workersOption("2")
 	loopback["beam:option:environment_type:v1"] = "LOOPBACK"
 	for _, tc := range []struct {
 		name     string
@@ -123,10 +83,10 @@ func TestUserFailureNotRetried(t *testing.T) {
 		runs     int32
 		want     []string
 	}{
-		{"same failure twice", false, 4, workers("2"), 2, []string{"attempt 2 of 4", "not retried: user code failed the same way twice"}},
-		{"one worker", false, 4, workers("1"), 1, []string{"attempt 1 of 4", "not retried: user code failed and the job has no other worker"}},
+		{"same failure twice", false, 4, workersOption("2"), 2, []string{"attempt 2 of 4", "not retried: user code failed the same way twice"}},
+		{"one worker", false, 4, workersOption("1"), 1, []string{"attempt 1 of 4", "not retried: user code failed and the job has no other worker"}},
 		{"LOOPBACK", false, 4, loopback, 1, []string{"attempt 1 of 4", "no other worker"}},
-		{"attempts run out", true, 3, workers("2"), 3, []string{"attempt 3 of 3", "giving up after 3 attempt(s)"}},
+		{"attempts run out", true, 3, workersOption("2"), 3, []string{"attempt 3 of 3", "giving up after 3 attempt(s)"}},
 	} {
 		err, ran := runFlaky(t, 5, tc.varies, tc.attempts, tc.opts)
 		if err == nil {

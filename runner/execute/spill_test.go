@@ -1,6 +1,7 @@
 package execute
 
 import (
+	"github.com/beam-runner/beam-runner/runner/spec"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -60,7 +61,7 @@ func TestGroupByKeyMemoryLimit(t *testing.T) {
 	}
 	defer st.Close()
 	before := st.WrittenBytes()
-	if err := runPipelineWith(t, build(), Options{Store: st, MemoryLimit: 4 << 10, BoundPending: true}, map[string]any{}); err != nil {
+	if err := runPipelineWith(t, build(), Options{Memory: spec.Memory{Store: st, Limit: 4 << 10, BoundPending: true}}, map[string]any{}); err != nil {
 		t.Fatalf("with a 4 KiB limit: %v", err)
 	}
 	if w := st.WrittenBytes() - before; w < n*2 {
@@ -126,7 +127,7 @@ func TestSpillGivenBackAtJobEnd(t *testing.T) {
 			}
 		}
 	}()
-	err = runPipelineWith(t, p, Options{Store: st, MemoryLimit: 64 << 10, BoundPending: true}, nil)
+	err = runPipelineWith(t, p, Options{Memory: spec.Memory{Store: st, Limit: 64 << 10, BoundPending: true}}, nil)
 	close(done)
 	<-watched
 	if err != nil {

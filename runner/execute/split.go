@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/beam-runner/beam-runner/runner/bundleio"
 	"sync"
 	"sync/atomic"
-
-	"github.com/beam-runner/beam-runner/runner/coders"
 
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/engine"
@@ -56,7 +55,7 @@ func (d *driver) requestSplit(ctx context.Context, rec *inflight, fraction float
 		return // not started yet, or already finished
 	}
 	ss := rec.ss
-	n := countElements(rec.b, ss)
+	n := ss.input.Count(rec.b.Input)
 	fraction = splitFraction(fraction, ss.bounded && !d.r.drain.isSet())
 	go func() {
 		defer rec.splits.Done()
@@ -72,14 +71,6 @@ func (d *driver) requestSplit(ctx context.Context, rec *inflight, fraction float
 		case <-ctx.Done():
 		}
 	}()
-}
-
-func countElements(b engine.Bundle, ss *sdkStage) int64 {
-	n := int64(0)
-	for _, c := range b.Input {
-		coders.EachRaw(c, ss.input, func(_ *coders.WindowedValue, _ []byte) error { n++; return nil })
-	}
-	return n
 }
 
 // applySplit hands what a split gave up back to the engine: residual
@@ -122,7 +113,7 @@ func (r *run) truncate(ctx context.Context, ss *sdkStage, input [][]byte) ([][]b
 	}
 	var out [][]byte
 	if frames := res.Outputs[ss.truncSink]; len(frames) > 0 {
-		out = append(out, join(frames))
+		out = append(out, bundleio.Join(frames))
 	}
 	return out, nil
 }

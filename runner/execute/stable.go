@@ -1,6 +1,7 @@
 package execute
 
 import (
+	"context"
 	"time"
 
 	"github.com/beam-runner/beam-runner/runner/engine"
@@ -32,10 +33,12 @@ func needsStableCheckpoint(bs []engine.Bundle, stable func(stage string) bool, c
 	return false
 }
 
-// checkpointStableInput checkpoints before bundles start, if they need it.
-func (d *driver) checkpointStableInput(bs []engine.Bundle) {
+// checkpointStableInput checkpoints before bundles start, if they need
+// it; they wait for the returned channel (nil if none is needed), which
+// closes once the checkpoint is written.
+func (d *driver) checkpointStableInput(ctx context.Context, bs []engine.Bundle) <-chan struct{} {
 	if d.ckpt.interval <= 0 {
-		return
+		return nil
 	}
 	if d.stable == nil {
 		d.stable = map[string]bool{}
@@ -44,9 +47,9 @@ func (d *driver) checkpointStableInput(bs []engine.Bundle) {
 		}
 	}
 	if !needsStableCheckpoint(bs, func(id string) bool { return d.stable[id] }, true) {
-		return
+		return nil
 	}
 	d.ckpt.taken(time.Now())
 	d.advance()
-	d.r.checkpoint(d.eng)
+	return d.checkpoint(ctx)
 }

@@ -24,6 +24,14 @@ type Executor interface {
 	Execute(ctx context.Context, j *Job) error
 }
 
+// Planner is an optional Executor capability, found by type assertion:
+// Plan validates a pipeline as Validate does and returns what it built
+// doing so, which the service keeps and hands to Execute as
+// Job.Prepared, so that the work is done once per job.
+type Planner interface {
+	Plan(p *pipepb.Pipeline) (any, error)
+}
+
 // Job is one submitted pipeline, as the executor sees it. The exported
 // fields are fixed before Execute is called; the methods are safe for
 // concurrent use.
@@ -40,6 +48,9 @@ type Job struct {
 	// again after a server restart; nil for a first run, or a job resumed
 	// before its first checkpoint, which runs from the beginning.
 	Resume []byte
+	// Prepared is what the executor's Plan returned at Prepare (see
+	// Planner); nil if it has none, as for a job resumed after a restart.
+	Prepared any
 
 	sink  eventSink
 	stats *Stats // set by the service; see Stats

@@ -49,7 +49,8 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 	if err := checkNames(req.GetJobName(), req.GetPipeline()); err != nil {
 		return nil, invalidArg("%v", err)
 	}
-	if err := s.validate(req.GetPipeline()); err != nil {
+	prepared, err := s.validate(req.GetPipeline())
+	if err != nil {
 		return nil, invalidArg("%v", err)
 	}
 	p := &preparation{
@@ -59,6 +60,7 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 		options:  req.GetPipelineOptions(),
 		created:  time.Now(),
 		size:     int64(proto.Size(req.GetPipeline())),
+		prepared: prepared,
 	}
 	if err := s.reserve(p.size); err != nil {
 		return nil, err
@@ -87,14 +89,18 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 }
 
 // validate calls the executor, turning a panic into an error: a pipeline
-// the engine chokes on must not take down the server.
-func (s *Service) validate(p *pipepb.Pipeline) (err error) {
+// the engine chokes on must not take down the server. It returns what a
+// Planner built, for the job's Execute.
+func (s *Service) validate(p *pipepb.Pipeline) (prepared any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("validating pipeline: internal error: %v", r)
+			prepared, err = nil, fmt.Errorf("validating pipeline: internal error: %v", r)
 		}
 	}()
-	return s.opts.Executor.Validate(p)
+	if pl, ok := s.opts.Executor.(Planner); ok {
+		return pl.Plan(p)
+	}
+	return nil, s.opts.Executor.Validate(p)
 }
 
 // Run waits for the preparation's staging to finish and starts the job.
@@ -119,6 +125,7 @@ func (s *Service) Run(ctx context.Context, req *jobpb.RunJobRequest) (*jobpb.Run
 		Options:     p.options,
 		ArtifactDir: p.dir,
 		Retrieval:   artifacts.NewRetrieval(pipeline, p.dir),
+		Prepared:    p.prepared,
 	}
 	s.start(j)
 	return &jobpb.RunJobResponse{JobId: j.ID}, nil

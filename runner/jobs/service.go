@@ -88,6 +88,7 @@ type preparation struct {
 	dir      string
 	created  time.Time
 	size     int64 // bytes of the pipeline, counted against the cap
+	prepared any   // what the executor's Plan built (Job.Prepared)
 }
 
 // NewService returns a Service and starts its janitor, which drops

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -448,4 +449,39 @@ func mustFileDep(path, role string) *pipepb.ArtifactInformation {
 	sum := "9a3a45d01531a20e89ac6ae10b0b0beb0492acd7216a368aa062d1a5fecaf9cd" // sha256("binary")
 	tp, _ := proto.Marshal(&pipepb.ArtifactFilePayload{Path: path, Sha256: sum})
 	return &pipepb.ArtifactInformation{TypeUrn: artifacts.TypeFile, TypePayload: tp, RoleUrn: role}
+}
+
+// planner is a fakeExec that plans at Prepare (jobs.Planner): a pipeline
+// without environments it refuses.
+type planner struct {
+	fakeExec
+	plans atomic.Int32
+}
+
+type built struct{ envs int }
+
+func (p *planner) Plan(pb *pipepb.Pipeline) (any, error) {
+	p.plans.Add(1)
+	if len(pb.GetComponents().GetEnvironments()) == 0 {
+		return nil, errors.New("no plan for you")
+	}
+	return &built{len(pb.GetComponents().GetEnvironments())}, nil
+}
+
+// A Planner's plan is built once, at Prepare, and handed to the job's
+// Execute; one it refuses fails Prepare, naming why.
+func TestPlannerPlansOnceAtPrepare(t *testing.T) {
+	got := make(chan any, 1)
+	ex := &planner{}
+	ex.execute = func(ctx context.Context, j *Job) error { got <- j.Prepared; j.Running(); return nil }
+	e := newEnv(t, ex)
+	id := e.submit(t, pipeline())
+	e.waitState(t, id, jobpb.JobState_DONE)
+	if b, ok := (<-got).(*built); !ok || b.envs != 1 || ex.plans.Load() != 1 {
+		t.Errorf("Execute got %v after %d plans, want the one plan built at Prepare", b, ex.plans.Load())
+	}
+	_, err := e.cli.Prepare(ctxT(t), &jobpb.PrepareJobRequest{Pipeline: &pipepb.Pipeline{}, JobName: "refused"})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "no plan for you") {
+		t.Errorf("Prepare = %v, want InvalidArgument naming the planner's error", err)
+	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/beam-runner/beam-runner/internal/jobtest"
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/server"
+	"github.com/beam-runner/beam-runner/runner/workers"
 )
 
 func TestKilledWorkersDoNotChangeOutput(t *testing.T) {
@@ -122,7 +123,7 @@ func startServer(t *testing.T, attempts int) *srv {
 	}
 	log := slog.New(&watchHandler{Handler: slog.NewTextHandler(logf, nil), conns: conns})
 	addr, _ := jobtest.Serve(t, server.Config{
-		Executor:     execute.New(execute.Options{Logger: log, MaxBundleAttempts: attempts, WorkerStartTimeout: time.Minute}),
+		Executor:     execute.New(execute.Options{Logger: log, MaxBundleAttempts: attempts, Workers: workers.Options{StartTimeout: time.Minute}}),
 		Logger:       log,
 		ArtifactRoot: t.TempDir(),
 	})

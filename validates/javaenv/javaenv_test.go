@@ -25,6 +25,7 @@ import (
 	"github.com/beam-runner/beam-runner/internal/jobtest"
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/server"
+	"github.com/beam-runner/beam-runner/runner/workers"
 	"github.com/beam-runner/beam-runner/worker"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -156,7 +157,7 @@ func serve(t *testing.T, cfg worker.Config) jobpb.JobServiceClient {
 		cfg.JavaCacheDir = t.TempDir()
 	}
 	addr, _ := jobtest.Serve(t, server.Config{
-		Executor:     execute.New(execute.Options{Environments: cfg, WorkerStartTimeout: 2 * time.Minute}),
+		Executor:     execute.New(execute.Options{Workers: workers.Options{Environments: cfg, StartTimeout: 2 * time.Minute}}),
 		ArtifactRoot: t.TempDir(),
 	})
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))

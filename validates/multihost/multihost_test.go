@@ -23,6 +23,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/server"
+	"github.com/beam-runner/beam-runner/runner/workers"
 )
 
 // maxRatio is the most the three-host run may take of the one-host run:
@@ -151,8 +152,8 @@ func startServer(t *testing.T) *jobServer {
 	buf := &syncbuf.Buffer{}
 	log := slog.New(slog.NewTextHandler(teeWriter{logf, buf}, nil))
 	addr, s := jobtest.Serve(t, server.Config{
-		Executor: execute.New(execute.Options{Logger: log, MaxBundleAttempts: 4, WorkerStartTimeout: 2 * time.Minute,
-			FnAPI: fnapi.Listen{Host: coordAddr}}),
+		Executor: execute.New(execute.Options{Logger: log, MaxBundleAttempts: 4,
+			Workers: workers.Options{StartTimeout: 2 * time.Minute, FnAPI: fnapi.Listen{Host: coordAddr}}}),
 		Logger:       log,
 		ArtifactRoot: t.TempDir(),
 	})

@@ -1,8 +1,13 @@
-package execute
+// Package bundleio is the runner's side of a bundle's exchange with its
+// SDK harness, below the driver: its input cut into data-plane frames,
+// its output cut into whole elements for the engine, and its state
+// requests (side inputs, user state, hot-key pages) answered.
+package bundleio
 
 import (
 	"errors"
 	"fmt"
+	"github.com/beam-runner/beam-runner/runner/plan"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
@@ -10,9 +15,18 @@ import (
 	"github.com/beam-runner/beam-runner/stateplane"
 )
 
-// bundleState answers a bundle's state requests: side inputs from the
-// stage's side handler, user state from the bundle's transaction.
-func bundleState(side *sideHandler, txn *userstate.Txn) stateplane.Handler {
+// State answers a bundle's state requests: side inputs from the stage's
+// side handler, user state from the bundle's transaction, and the pages
+// of hot keys when the job may have them.
+func State(side *Sides, txn *userstate.Txn, hot Hot) stateplane.Handler {
+	h := bundleState(side, txn)
+	if hot.Pages == nil {
+		return h
+	}
+	return &hotState{next: h, pages: hot.Pages, served: hot.Served}
+}
+
+func bundleState(side *Sides, txn *userstate.Txn) stateplane.Handler {
 	switch {
 	case txn == nil && side == nil:
 		return nil
@@ -23,7 +37,7 @@ func bundleState(side *sideHandler, txn *userstate.Txn) stateplane.Handler {
 }
 
 type combinedState struct {
-	side *sideHandler
+	side *Sides
 	user userState
 }
 
@@ -116,11 +130,14 @@ func userKey(key *fnpb.StateKey) (userstate.Key, error) {
 	}
 }
 
-// orderedListCodec finds the element coder of an ordered-list state.
-func (r *run) orderedListCodec(transform, stateID string) (*coders.Codec, error) {
-	id, err := r.plan.OrderedListCoder(transform, stateID)
-	if err != nil {
-		return nil, err
+// OrderedLists finds the element coders of the plan's ordered-list
+// states, for the user-state transactions of its bundles.
+func OrderedLists(pl *plan.Plan) userstate.Lookup {
+	return func(transform, stateID string) (*coders.Codec, error) {
+		id, err := pl.OrderedListCoder(transform, stateID)
+		if err != nil {
+			return nil, err
+		}
+		return coders.Compile(pl.Components.GetCoders(), id)
 	}
-	return coders.Compile(r.plan.Components.GetCoders(), id)
 }

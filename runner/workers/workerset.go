@@ -1,4 +1,4 @@
-package execute
+package workers
 
 import (
 	"context"
@@ -17,17 +17,17 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// workersPerEnv reads jobs.WorkersOption (--workers_per_environment) from
+// PerEnv reads jobs.WorkersOption (--workers_per_environment) from
 // the job's options: how many SDK harnesses each environment gets. Python
 // runs a harness's bundles on threads under one interpreter lock, so
 // CPU-bound Python scales only with harness processes (an EXTERNAL worker
 // pool, PROCESS or DOCKER). Absent, it is the machine's cores, or 1 for an
-// environment whose harnesses would share one interpreter (sharedInterpreter).
+// environment whose harnesses would share one interpreter (SharedInterpreter).
 // SDKs send integers as strings or numbers.
-func workersPerEnv(opts *structpb.Struct, env *pipepb.Environment) (int, error) {
+func PerEnv(opts *structpb.Struct, env *pipepb.Environment) (int, error) {
 	v, ok := option(opts, jobs.WorkersOption)
 	if !ok || v.GetKind() == nil {
-		if sharedInterpreter(env, opts) {
+		if SharedInterpreter(env, opts) {
 			return 1, nil
 		}
 		return runtime.NumCPU(), nil
@@ -57,14 +57,14 @@ func option(opts *structpb.Struct, name string) (*structpb.Value, bool) {
 	return v, ok
 }
 
-// sharedInterpreter reports whether an environment's harnesses all run in
+// SharedInterpreter reports whether an environment's harnesses all run in
 // one Python interpreter: a Python LOOPBACK job starts them as threads of
 // the submitting process (unless its use_loopback_process_worker
 // experiment asks for processes), where bundles run at once only contend
 // for the interpreter lock. Measured on wordcount over 60 MiB: 4 bundles
 // at once on 2 harnesses 55.9 s, 1 bundle on 1 harness 40.5 s.
-func sharedInterpreter(env *pipepb.Environment, opts *structpb.Struct) bool {
-	if !strings.Contains(sdkBase(env), "python") || !loopbackOptions(opts) {
+func SharedInterpreter(env *pipepb.Environment, opts *structpb.Struct) bool {
+	if !strings.Contains(SDKBase(env), "python") || !jobs.LoopbackOptions(opts) {
 		return false
 	}
 	exps, _ := option(opts, "experiments")
@@ -76,14 +76,14 @@ func sharedInterpreter(env *pipepb.Environment, opts *structpb.Struct) bool {
 	return true
 }
 
-// workerSet is one environment's harnesses, one per slot of its board
+// Set is one environment's harnesses, one per slot of its board
 // (placement.Board): a bundle goes to the least-loaded harness that is up;
 // its splits, progress and finalization go to the harness that runs it,
 // found from the instruction key the set hands out ("<slot>/<instruction>":
 // instruction ids are per harness). A local environment's slots are all
 // up from the start (a lost worker is restarted before its bundle is
 // retried); a remote one's come and go with their pools (remote.go).
-type workerSet struct {
+type Set struct {
 	sdk string // for errors: the SDK whose pools these are
 
 	mu      sync.Mutex
@@ -93,8 +93,8 @@ type workerSet struct {
 	changed chan struct{} // closed and replaced whenever a slot changes
 }
 
-// newWorkerSet is the set of a local environment's connected harnesses.
-func newWorkerSet(hs []*harness.Harness) *workerSet {
+// newSet is the set of a local environment's connected harnesses.
+func newSet(hs []*harness.Harness) *Set {
 	ws := newBoardSet("local", placement.NewBoard([]string{"local"}, []int{len(hs)}))
 	for i, h := range hs {
 		ws.hs[i] = h
@@ -103,13 +103,13 @@ func newWorkerSet(hs []*harness.Harness) *workerSet {
 	return ws
 }
 
-func newBoardSet(sdk string, b *placement.Board) *workerSet {
-	return &workerSet{sdk: sdk, board: b, hs: make([]*harness.Harness, b.Slots()), changed: make(chan struct{})}
+func newBoardSet(sdk string, b *placement.Board) *Set {
+	return &Set{sdk: sdk, board: b, hs: make([]*harness.Harness, b.Slots()), changed: make(chan struct{})}
 }
 
 // update changes the board under the set's lock and wakes bundles
 // waiting for a worker.
-func (ws *workerSet) update(f func(b *placement.Board)) {
+func (ws *Set) update(f func(b *placement.Board)) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	f(ws.board)
@@ -119,14 +119,14 @@ func (ws *workerSet) update(f func(b *placement.Board)) {
 
 // Register sends the descriptors to every harness; harnesses that connect
 // later get them before their first bundle.
-func (ws *workerSet) Register(ctx context.Context, descs ...*fnpb.ProcessBundleDescriptor) error {
+func (ws *Set) Register(ctx context.Context, descs ...*fnpb.ProcessBundleDescriptor) error {
 	ws.Add(descs...)
 	return ws.RegisterAdded(ctx)
 }
 
 // Add records descriptors for RegisterAdded (or a harness's next bundle)
 // to send, without sending them.
-func (ws *workerSet) Add(descs ...*fnpb.ProcessBundleDescriptor) {
+func (ws *Set) Add(descs ...*fnpb.ProcessBundleDescriptor) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	ws.descs = append(ws.descs, descs...)
@@ -135,7 +135,7 @@ func (ws *workerSet) Add(descs ...*fnpb.ProcessBundleDescriptor) {
 // RegisterAdded sends every harness that is up the descriptors it lacks,
 // in one request each, to all harnesses at once: a job's stages cost one
 // round trip to register, not one per stage and harness.
-func (ws *workerSet) RegisterAdded(ctx context.Context) error {
+func (ws *Set) RegisterAdded(ctx context.Context) error {
 	ws.mu.Lock()
 	descs := ws.descs
 	var hs []*harness.Harness
@@ -163,7 +163,7 @@ func (ws *workerSet) RegisterAdded(ctx context.Context) error {
 	return nil
 }
 
-func (ws *workerSet) descriptors() []*fnpb.ProcessBundleDescriptor {
+func (ws *Set) descriptors() []*fnpb.ProcessBundleDescriptor {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	return ws.descs
@@ -171,13 +171,13 @@ func (ws *workerSet) descriptors() []*fnpb.ProcessBundleDescriptor {
 
 // Process runs b on the least-loaded harness. b.Started and the result's
 // Instruction carry instruction keys for Split, Progress and Finalize.
-func (ws *workerSet) Process(ctx context.Context, b harness.Bundle) (harness.Result, error) {
+func (ws *Set) Process(ctx context.Context, b harness.Bundle) (harness.Result, error) {
 	return ws.ProcessAvoiding(ctx, b, nil)
 }
 
 // ProcessAvoiding is Process on a harness whose worker is not one of
 // avoid (where the bundle's user code failed) when another is up.
-func (ws *workerSet) ProcessAvoiding(ctx context.Context, b harness.Bundle, avoid []string) (harness.Result, error) {
+func (ws *Set) ProcessAvoiding(ctx context.Context, b harness.Bundle, avoid []string) (harness.Result, error) {
 	i, h, err := ws.acquire(ctx, avoid)
 	if err != nil {
 		return harness.Result{}, err
@@ -196,7 +196,7 @@ func (ws *workerSet) ProcessAvoiding(ctx context.Context, b harness.Bundle, avoi
 
 // acquire waits for the board to give the bundle a harness, or fails once
 // every pool is down.
-func (ws *workerSet) acquire(ctx context.Context, avoid []string) (int, *harness.Harness, error) {
+func (ws *Set) acquire(ctx context.Context, avoid []string) (int, *harness.Harness, error) {
 	for {
 		ws.mu.Lock()
 		i, v := ws.board.AcquireAvoiding(ws.slotsOf(avoid))
@@ -222,7 +222,7 @@ func (ws *workerSet) acquire(ctx context.Context, avoid []string) (int, *harness
 
 // slotsOf finds the slots whose harnesses run the workers named; the
 // caller holds ws.mu.
-func (ws *workerSet) slotsOf(workers []string) []int {
+func (ws *Set) slotsOf(workers []string) []int {
 	var out []int
 	for i, h := range ws.hs {
 		if h != nil && len(workers) > 0 && slices.Contains(workers, h.ID()) {
@@ -233,14 +233,14 @@ func (ws *workerSet) slotsOf(workers []string) []int {
 }
 
 // Workers is how many workers the set may run bundles on.
-func (ws *workerSet) Workers() int {
+func (ws *Set) Workers() int {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	return ws.board.Slots()
 }
 
 // Split asks the harness running key's bundle to split it.
-func (ws *workerSet) Split(ctx context.Context, key, source string, fraction float64, estimatedElements int64) (harness.SplitResult, error) {
+func (ws *Set) Split(ctx context.Context, key, source string, fraction float64, estimatedElements int64) (harness.SplitResult, error) {
 	h, inst, err := ws.route(key)
 	if err != nil {
 		return harness.SplitResult{}, err
@@ -249,7 +249,7 @@ func (ws *workerSet) Split(ctx context.Context, key, source string, fraction flo
 }
 
 // Progress asks the harness running key's bundle for its metrics so far.
-func (ws *workerSet) Progress(ctx context.Context, key string) ([]*pipepb.MonitoringInfo, error) {
+func (ws *Set) Progress(ctx context.Context, key string) ([]*pipepb.MonitoringInfo, error) {
 	h, inst, err := ws.route(key)
 	if err != nil {
 		return nil, err
@@ -258,7 +258,7 @@ func (ws *workerSet) Progress(ctx context.Context, key string) ([]*pipepb.Monito
 }
 
 // Finalize runs the finalization callbacks of key's bundle.
-func (ws *workerSet) Finalize(ctx context.Context, key string) error {
+func (ws *Set) Finalize(ctx context.Context, key string) error {
 	h, inst, err := ws.route(key)
 	if err != nil {
 		return err
@@ -268,7 +268,7 @@ func (ws *workerSet) Finalize(ctx context.Context, key string) error {
 
 func instKey(i int, inst string) string { return strconv.Itoa(i) + "/" + inst }
 
-func (ws *workerSet) route(key string) (*harness.Harness, string, error) {
+func (ws *Set) route(key string) (*harness.Harness, string, error) {
 	idx, inst, ok := strings.Cut(key, "/")
 	i, err := strconv.Atoi(idx)
 	ws.mu.Lock()
@@ -279,9 +279,9 @@ func (ws *workerSet) route(key string) (*harness.Harness, string, error) {
 	return ws.hs[i], inst, nil
 }
 
-// sdkBase is the environment's SDK base version capability (such as
+// SDKBase is the environment's SDK base version capability (such as
 // "beam:version:sdk_base:go:apache/beam_go_sdk:2.77.0"); "" if it has none.
-func sdkBase(env *pipepb.Environment) string {
+func SDKBase(env *pipepb.Environment) string {
 	for _, c := range env.GetCapabilities() {
 		if strings.HasPrefix(c, "beam:version:sdk_base:") {
 			return c

@@ -1,4 +1,4 @@
-package execute
+package workers
 
 import (
 	"context"
@@ -45,7 +45,7 @@ func jobPools(server placement.Pools, opts *structpb.Struct) (placement.Pools, e
 // the pools (one per address of each named host) when they do, none when
 // the environment runs as it says. An EXTERNAL environment that asks for
 // pools of an SDK that has none is an error.
-func (r *pool) poolsFor(ctx context.Context, envID string, env *pipepb.Environment, all placement.Pools) (string, []placement.Pool, error) {
+func (p *Pool) poolsFor(ctx context.Context, envID string, env *pipepb.Environment, all placement.Pools) (string, []placement.Pool, error) {
 	sdk, asks, err := worker.PoolTarget(env)
 	if err != nil {
 		return "", nil, fmt.Errorf("environment %q: %w", envID, err)
@@ -65,18 +65,18 @@ func (r *pool) poolsFor(ctx context.Context, envID string, env *pipepb.Environme
 }
 
 // startRemote starts environment i's workers on its pools.
-func (r *pool) startRemote(ctx context.Context, i int, envID, sdk string, pools []placement.Pool, env *pipepb.Environment) error {
+func (p *Pool) startRemote(ctx context.Context, i int, envID, sdk string, pools []placement.Pool, env *pipepb.Environment) error {
 	var names []string
-	for _, p := range pools {
-		names = append(names, p.String())
+	for _, pl := range pools {
+		names = append(names, pl.String())
 	}
-	r.log.Info("environment runs on worker pools", "env", envID, "sdk", sdk, "pools", strings.Join(names, ","))
-	rm := newRemote(ctx, r, envID, i, sdk, pools, externalParams(env))
-	r.remotes[envID] = rm // stopped with the job, even if it does not start
+	p.log.Info("environment runs on worker pools", "env", envID, "sdk", sdk, "pools", strings.Join(names, ","))
+	rm := newRemote(ctx, p, envID, i, sdk, pools, externalParams(env))
+	p.remotes[envID] = rm // stopped with the job, even if it does not start
 	if err := rm.start(); err != nil {
 		return err
 	}
-	r.harnesses[envID] = rm.ws
+	p.harnesses[envID] = rm.ws
 	return nil
 }
 
@@ -92,12 +92,12 @@ func externalParams(env *pipepb.Environment) map[string]string {
 	return pl.GetParams()
 }
 
-// envBundles is, per environment on worker pools, how many bundles its
+// EnvBundles is, per environment on worker pools, how many bundles its
 // stages may run at once: one per worker of its pools, which are sized to
 // what their hosts run.
-func (r *pool) envBundles() map[string]int {
+func (p *Pool) EnvBundles() map[string]int {
 	out := map[string]int{}
-	for envID, rm := range r.remotes {
+	for envID, rm := range p.remotes {
 		out[envID] = len(rm.poolOf)
 	}
 	return out

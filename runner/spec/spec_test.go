@@ -1,4 +1,4 @@
-package execute
+package spec
 
 import (
 	"runtime"
@@ -15,7 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// namedSpace is a spill space that only records its name: buildSpec opens
+// namedSpace is a spill space that only records its name: Build opens
 // spaces, it never writes them.
 type namedSpace struct{ name string }
 
@@ -50,12 +50,12 @@ func onlyStage(t *testing.T, spec engine.Spec, k stagekind.Kind) engine.StageSpe
 	return out[0]
 }
 
-// buildSpec translates a plan alone: stages in the plan's order and
+// Build translates a plan alone: stages in the plan's order and
 // kinds, the executor's bounds, a keyed GroupByKey input, and no spill
 // without a store.
 func TestBuildSpecFromPlanAlone(t *testing.T) {
 	pl := gbkPlan(t)
-	spec, err := buildSpec(pl, specConfig{Parallelism: 3, MaxAttempts: 2, StartTime: 42})
+	spec, err := Build(pl, Config{Parallelism: 3, MaxAttempts: 2, StartTime: 42})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestBuildSpecSpillSpaces(t *testing.T) {
 	space := func(name string) agg.Spill { opened = append(opened, name); return namedSpace{name} }
 	for _, bound := range []bool{false, true} {
 		opened = nil
-		spec, err := buildSpec(pl, specConfig{Parallelism: 1, Space: space, MemoryLimit: 800, BoundPending: bound})
+		spec, err := Build(pl, Config{Parallelism: 1, Space: space, MemoryLimit: 800, BoundPending: bound})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func TestBuildSpecCombineTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := buildSpec(pl, specConfig{Parallelism: 2, CombineMergeBytes: 1000})
+	spec, err := Build(pl, Config{Parallelism: 2, CombineMergeBytes: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,14 +153,14 @@ func TestBuildSpecCombineTree(t *testing.T) {
 	if _, err := engine.New(spec); err != nil {
 		t.Errorf("the engine refuses the spec: %v", err)
 	}
-	spec, err = buildSpec(pl, specConfig{Parallelism: 2, CombineMergeBytes: -1})
+	spec, err = Build(pl, Config{Parallelism: 2, CombineMergeBytes: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if gbk := onlyStage(t, spec, stagekind.GBK); gbk.Agg.Combine != nil || gbk.TreeStage != "" {
 		t.Errorf("trees off: tree %+v, merge stage %q", gbk.Agg.Combine, gbk.TreeStage)
 	}
-	spec, err = buildSpec(gbkPlan(t), specConfig{Parallelism: 2})
+	spec, err = Build(gbkPlan(t), Config{Parallelism: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package execute
+package harness
 
 import (
 	"os"
@@ -19,29 +19,29 @@ func TestParseSDKError(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, msg string
-		want      sdkCause
+		want      SDKCause
 	}{
 		{"python import error", file("python_missing_module.txt"),
-			sdkCause{Headline: "ModuleNotFoundError: No module named 'secretmod'"}},
+			SDKCause{Headline: "ModuleNotFoundError: No module named 'secretmod'"}},
 		{"python chained exceptions", file("python_chained.txt"),
-			sdkCause{Headline: "ValueError: record 1 has no field [while running 'Parse records']"}},
+			SDKCause{Headline: "ValueError: record 1 has no field [while running 'Parse records']"}},
 		{"python exception without message", "Traceback (most recent call last):\n  File \"x.py\", line 1, in f\n    raise KeyboardInterrupt\nKeyboardInterrupt\n",
-			sdkCause{Headline: "KeyboardInterrupt"}},
+			SDKCause{Headline: "KeyboardInterrupt"}},
 		{"python multi-line message", "Traceback (most recent call last):\n  File \"x.py\", line 1, in f\nValueError: first\nsecond\n",
-			sdkCause{Headline: "ValueError: first"}},
+			SDKCause{Headline: "ValueError: first"}},
 		{"python traceback cut short", "Traceback (most recent call last):\n  File \"x.py\", line 1, in f\n    g()\n",
-			sdkCause{Headline: "g()"}},
+			SDKCause{Headline: "g()"}},
 		{"go DoFn error", file("go_dofn.txt"),
-			sdkCause{Headline: `user DoFn failed on "boom"`, Transform: "e3"}},
+			SDKCause{Headline: `user DoFn failed on "boom"`, Transform: "e3"}},
 		{"go passert failure", file("go_passert.txt"),
-			sdkCause{Headline: "actual PCollection does not match expected values", Transform: "e8"}},
+			SDKCause{Headline: "actual PCollection does not match expected values", Transform: "e8"}},
 		{"go panic", file("go_panic.txt"),
-			sdkCause{Headline: "panic: runtime error: index out of range [4] with length 0"}},
-		{"one line", "worker ran out of memory", sdkCause{Headline: "worker ran out of memory"}},
-		{"empty", "", sdkCause{}},
-		{"long", strings.Repeat("x", 1000), sdkCause{Headline: strings.Repeat("x", maxHeadline) + "…"}},
+			SDKCause{Headline: "panic: runtime error: index out of range [4] with length 0"}},
+		{"one line", "worker ran out of memory", SDKCause{Headline: "worker ran out of memory"}},
+		{"empty", "", SDKCause{}},
+		{"long", strings.Repeat("x", 1000), SDKCause{Headline: strings.Repeat("x", maxHeadline) + "…"}},
 	} {
-		if got := parseSDKError(tc.msg); got != tc.want {
+		if got := ParseSDKError(tc.msg); got != tc.want {
 			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
 		}
 	}

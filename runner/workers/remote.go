@@ -1,4 +1,4 @@
-package execute
+package workers
 
 import (
 	"context"
@@ -27,13 +27,13 @@ const reviveMax = 15 * time.Second
 // down, and its workers started again once it answers. Which worker runs
 // a bundle, and when none can, is the board's policy (placement.Board).
 type remote struct {
-	p      *pool
+	p      *Pool
 	envID  string
 	envIdx int
 	pools  []placement.Pool
 	poolOf []int // slot -> pool index
 	params map[string]string
-	ws     *workerSet
+	ws     *Set
 	ctx    context.Context // the job's; cancelled by stop
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // goroutines starting workers and probing pools
@@ -46,7 +46,7 @@ type remote struct {
 	poolIDs map[string]int // every worker id started -> its pool, for errors
 }
 
-func newRemote(ctx context.Context, p *pool, envID string, envIdx int, sdk string, pools []placement.Pool, params map[string]string) *remote {
+func newRemote(ctx context.Context, p *Pool, envID string, envIdx int, sdk string, pools []placement.Pool, params map[string]string) *remote {
 	var names []string
 	var counts, poolOf []int
 	for i, pl := range pools {
@@ -163,7 +163,7 @@ func (rm *remote) launch(id, addr string) (*fnapi.Worker, error) {
 	rm.mu.Lock()
 	rm.handles[id] = h
 	rm.mu.Unlock()
-	timer := time.NewTimer(rm.p.opts.WorkerStartTimeout)
+	timer := time.NewTimer(rm.p.opts.StartTimeout)
 	defer timer.Stop()
 	select {
 	case <-fw.Connected():
@@ -171,7 +171,7 @@ func (rm *remote) launch(id, addr string) (*fnapi.Worker, error) {
 		return fw, nil
 	case <-timer.C:
 		rm.goRun(func() { rm.stopHandle(id) }) // it may connect late: it would sit idle
-		return nil, fmt.Errorf("worker %s did not connect within %v", id, rm.p.opts.WorkerStartTimeout)
+		return nil, fmt.Errorf("worker %s did not connect within %v", id, rm.p.opts.StartTimeout)
 	case <-rm.ctx.Done():
 		return nil, rm.ctx.Err()
 	}

@@ -1,7 +1,13 @@
-package execute
+// Package spec translates a job's plan into the engine's terms: its
+// stages, PCollections and their coders, TestStream events, and the
+// bounds on parallelism and memory the engine keeps to. It reads only the
+// plan and its configuration and starts nothing.
+package spec
 
 import (
 	"fmt"
+	"github.com/beam-runner/beam-runner/runner/workers"
+	"github.com/beam-runner/beam-runner/worker"
 	"maps"
 	"slices"
 	"strings"
@@ -19,37 +25,39 @@ import (
 // more in round trips than it gains.
 const minBundleBytes = 1 << 20
 
-// specConfig is what translating a plan into the engine's terms takes
+// Config is what translating a plan into the engine's terms takes
 // besides the plan: the executor's bounds, the job's options and its
 // spill space.
-type specConfig struct {
+type Config struct {
 	Parallelism, MaxAttempts int
 	StartTime                int64            // processing time, in ms
 	Options                  *structpb.Struct // the job's pipeline options
 	// Space opens the job's spill space under a name; nil without a store.
 	Space        func(name string) agg.Spill
 	MemoryLimit  int64 // 0: none
-	BoundPending bool  // see Options.BoundPending
+	BoundPending bool  // see Memory.BoundPending
 	// EnvBundles caps the bundles at once of stages of environments on
 	// worker pools (one per worker), raising Parallelism to the largest.
 	EnvBundles map[string]int
-	// CombineMergeBytes is Options.CombineMergeBytes.
+	// CombineMergeBytes is how many bytes of fresh accumulators a lifted
+	// combine's GroupByKey takes in before the SDK merges them; 0 means
+	// the engine's default, negative no combiner tree.
 	CombineMergeBytes int
 }
 
-// buildSpec translates a plan into the engine's terms. It reads only its
+// Build translates a plan into the engine's terms. It reads only its
 // arguments and starts nothing, so tests can call it on a plan alone.
-func buildSpec(pl *plan.Plan, cfg specConfig) (engine.Spec, error) {
-	return specBuilder{pl: pl, cfg: cfg}.spec()
+func Build(pl *plan.Plan, cfg Config) (engine.Spec, error) {
+	return builder{pl: pl, cfg: cfg}.spec()
 }
 
-// specBuilder holds what buildSpec's steps share.
-type specBuilder struct {
+// builder holds what Build's steps share.
+type builder struct {
 	pl  *plan.Plan
-	cfg specConfig
+	cfg Config
 }
 
-func (b specBuilder) spec() (engine.Spec, error) {
+func (b builder) spec() (engine.Spec, error) {
 	spec := engine.Spec{
 		PColls:         map[string]engine.PCollSpec{},
 		MaxBundles:     b.cfg.Parallelism,
@@ -64,7 +72,7 @@ func (b specBuilder) spec() (engine.Spec, error) {
 	for _, s := range b.pl.Stages {
 		ss, err := b.stageSpec(s)
 		if err != nil {
-			return spec, fmt.Errorf("stage %s (%s): %w", s.ID, stageName(b.pl, s), err)
+			return spec, fmt.Errorf("stage %s (%s): %w", s.ID, StageName(b.pl, s), err)
 		}
 		spec.Stages = append(spec.Stages, ss)
 		if s.Kind == stagekind.TestStream {
@@ -90,10 +98,10 @@ func (b specBuilder) spec() (engine.Spec, error) {
 // once 28.5 s and 119 MiB server peak RSS, 2 at once 27.8 s and 68 MiB).
 // 0 for other environments.
 func pythonProcesses(env *pipepb.Environment, opts *structpb.Struct) int {
-	if !strings.Contains(sdkBase(env), "python") || sharedInterpreter(env, opts) {
+	if !strings.Contains(workers.SDKBase(env), "python") || workers.SharedInterpreter(env, opts) {
 		return 0
 	}
-	n, err := workersPerEnv(opts, env)
+	n, err := workers.PerEnv(opts, env)
 	if err != nil {
 		return 0 // the job fails starting its workers, saying why
 	}
@@ -112,10 +120,10 @@ func stagePColls(s *plan.Stage) []string {
 	return out
 }
 
-func (b specBuilder) addPColl(spec *engine.Spec, pc string, keyed bool) error {
+func (b builder) addPColl(spec *engine.Spec, pc string, keyed bool) error {
 	ps, ok := spec.PColls[pc]
 	if !ok {
-		wv, err := wireCodec(b.pl, pc)
+		wv, err := WireCodec(b.pl, pc)
 		if err != nil {
 			return fmt.Errorf("PCollection %q: %w", pc, err)
 		}
@@ -130,7 +138,7 @@ func (b specBuilder) addPColl(spec *engine.Spec, pc string, keyed bool) error {
 	return nil
 }
 
-func (b specBuilder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
+func (b builder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 	ss := engine.StageSpec{ID: s.ID, Kind: s.Kind, Inputs: s.Inputs, Outputs: s.Outputs, CopyInputs: s.CopyInputs}
 	switch s.Kind {
 	case stagekind.SDK:
@@ -142,7 +150,7 @@ func (b specBuilder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 		ss.Splittable = s.Truncate != ""
 		// Bundles in one interpreter run in parallel only if that pays.
 		env := b.pl.Components.GetEnvironments()[s.Env]
-		ss.ProbeBundles = sharedInterpreter(env, b.cfg.Options)
+		ss.ProbeBundles = workers.SharedInterpreter(env, b.cfg.Options)
 		ss.MaxBundles = pythonProcesses(env, b.cfg.Options)
 		if n, ok := b.cfg.EnvBundles[s.Env]; ok {
 			ss.MaxBundles = n
@@ -186,7 +194,7 @@ func (b specBuilder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 
 // combineTree gives the GroupByKey of a lifted combine its combiner tree
 // and merge stage, unless the options turned trees off.
-func (b specBuilder) combineTree(s *plan.Stage, ss *engine.StageSpec) error {
+func (b builder) combineTree(s *plan.Stage, ss *engine.StageSpec) error {
 	if s.TreeTransform == "" || b.cfg.CombineMergeBytes < 0 {
 		return nil
 	}
@@ -200,7 +208,7 @@ func (b specBuilder) combineTree(s *plan.Stage, ss *engine.StageSpec) error {
 	// interpreter, or for more than its Python processes.
 	env := b.pl.Components.GetEnvironments()[ms.Env]
 	ss.TreeMaxBundles = pythonProcesses(env, b.cfg.Options)
-	if sharedInterpreter(env, b.cfg.Options) {
+	if workers.SharedInterpreter(env, b.cfg.Options) {
 		ss.TreeMaxBundles = 1
 	}
 	return nil
@@ -216,9 +224,9 @@ func uniqueSides(s *plan.Stage) []string {
 
 // aggConfig configures a GBK stage from its input's windowing, reading
 // its windows as the input's wire coder encodes them.
-func (b specBuilder) aggConfig(s *plan.Stage) (agg.Config, error) {
+func (b builder) aggConfig(s *plan.Stage) (agg.Config, error) {
 	in := s.Inputs[0]
-	wv, err := wireCodec(b.pl, in)
+	wv, err := WireCodec(b.pl, in)
 	if err != nil {
 		return agg.Config{}, err
 	}
@@ -229,15 +237,13 @@ func (b specBuilder) aggConfig(s *plan.Stage) (agg.Config, error) {
 	return agg.ConfigFromStrategy(s.Windowing, kind), nil
 }
 
-// wireCodec compiles the coder pc's elements are exchanged and kept with.
-func wireCodec(pl *plan.Plan, pc string) (*coders.WindowedValueCodec, error) {
+// WireCodec compiles the coder pc's elements are exchanged and kept with.
+func WireCodec(pl *plan.Plan, pc string) (*coders.WindowedValueCodec, error) {
 	return coders.CompileWindowedValue(pl.Components.GetCoders(), pl.Wire[pc])
 }
 
-func (r *run) stageName(s *plan.Stage) string { return stageName(r.plan, s) }
-
 // stageName names a stage by its first transform, for logs and errors.
-func stageName(pl *plan.Plan, s *plan.Stage) string {
+func StageName(pl *plan.Plan, s *plan.Stage) string {
 	t := pl.Components.GetTransforms()[s.Transforms[0]]
 	if len(s.Transforms) == 1 {
 		return t.GetUniqueName()
@@ -245,7 +251,7 @@ func stageName(pl *plan.Plan, s *plan.Stage) string {
 	return fmt.Sprintf("%s and %d more", t.GetUniqueName(), len(s.Transforms)-1)
 }
 
-func (b specBuilder) timerSpecs(s *plan.Stage) ([]engine.TimerSpec, error) {
+func (b builder) timerSpecs(s *plan.Stage) ([]engine.TimerSpec, error) {
 	var out []engine.TimerSpec
 	for _, tf := range s.Timers {
 		c, err := coders.CompileTimer(b.pl.Components.GetCoders(), tf.Coder)
@@ -255,6 +261,53 @@ func (b specBuilder) timerSpecs(s *plan.Stage) ([]engine.TimerSpec, error) {
 		out = append(out, engine.TimerSpec{
 			Stream: engine.TimerStream{Transform: tf.Transform, Family: tf.Family}, Codec: c, Processing: tf.Processing, Expiry: tf.Expiry,
 		})
+	}
+	return out, nil
+}
+
+// Plan builds a job's plan, with the runner's own checks: every
+// environment is one the runner can start, and every GroupByKey's
+// windowing one it can group by.
+func Plan(p *pipepb.Pipeline) (*plan.Plan, error) {
+	return plan.BuildWith(p, plan.Options{Startable: worker.Supported, Grouping: agg.CheckStrategy})
+}
+
+// HasTestStream reports whether the plan has a TestStream, under which
+// processing time moves only with the stream's events.
+func HasTestStream(pl *plan.Plan) bool {
+	for _, s := range pl.Stages {
+		if s.Kind == stagekind.TestStream {
+			return true
+		}
+	}
+	return false
+}
+
+// SDKStage is a stage whose bundles an SDK runs.
+type SDKStage struct {
+	Stage *plan.Stage
+	// TreeOf is, for the tree stage of a lifted combine's combiner
+	// tree, its GroupByKey's stage id, under which its bundles are
+	// reported; "" for the plan's own SDK stages.
+	TreeOf string
+}
+
+// SDKStages lists the stages SDKs run: the plan's SDK stages, and the
+// tree stages of lifted combines' combiner trees unless
+// combineMergeBytes turns trees off (see Config.CombineMergeBytes).
+func SDKStages(pl *plan.Plan, combineMergeBytes int) ([]SDKStage, error) {
+	var out []SDKStage
+	for _, s := range pl.Stages {
+		if s.Kind == stagekind.GBK && s.TreeTransform != "" && combineMergeBytes >= 0 {
+			ms, err := pl.TreeStage(s)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, SDKStage{Stage: ms, TreeOf: s.ID})
+		}
+		if s.Kind == stagekind.SDK {
+			out = append(out, SDKStage{Stage: s})
+		}
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package execute
+package spec
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 
 // testStreamEvents decodes a TestStream's payload into engine events with
 // elements encoded as windowed values of each output's wire coder.
-func (b specBuilder) testStreamEvents(s *plan.Stage) ([]engine.Event, error) {
+func (b builder) testStreamEvents(s *plan.Stage) ([]engine.Event, error) {
 	t := b.pl.Components.GetTransforms()[s.Transforms[0]]
 	var pl pipepb.TestStreamPayload
 	if err := proto.Unmarshal(t.GetSpec().GetPayload(), &pl); err != nil {
@@ -33,7 +33,7 @@ func (b specBuilder) testStreamEvents(s *plan.Stage) ([]engine.Event, error) {
 // coder must get a length prefix to match its wire coder. SDKs encode
 // TestStream elements with the output PCollection's coder (the Go SDK names
 // a different coder in the payload, but encodes with the PCollection's).
-func (b specBuilder) needsLengthPrefix(pc string) (bool, error) {
+func (b builder) needsLengthPrefix(pc string) (bool, error) {
 	orig := b.pl.SDKCoder[pc]
 	wire := b.pl.Components.GetPcollections()[pc].GetCoderId()
 	if orig == wire {
@@ -49,7 +49,7 @@ func (b specBuilder) needsLengthPrefix(pc string) (bool, error) {
 // nested elements of output pc's wire coder. Java and Python encode them in
 // the outer context of the payload's coder, which the plan made pc's; the
 // Go SDK encodes them nested with pc's coder (see plan.GoTestStream).
-func (b specBuilder) elementNester(t *pipepb.PTransform, pc string) (func([]byte) ([]byte, error), error) {
+func (b builder) elementNester(t *pipepb.PTransform, pc string) (func([]byte) ([]byte, error), error) {
 	if plan.GoTestStream(b.pl.Components, t) {
 		wrap, err := b.needsLengthPrefix(pc)
 		if err != nil {
@@ -67,7 +67,7 @@ func (b specBuilder) elementNester(t *pipepb.PTransform, pc string) (func([]byte
 	return func(e []byte) ([]byte, error) { return coders.NestedFromOuter(comps, sdk, wire, e) }, nil
 }
 
-func (b specBuilder) testStreamEvent(t *pipepb.PTransform, ev *pipepb.TestStreamPayload_Event) (engine.Event, error) {
+func (b builder) testStreamEvent(t *pipepb.PTransform, ev *pipepb.TestStreamPayload_Event) (engine.Event, error) {
 	switch {
 	case ev.GetElementEvent() != nil:
 		pc, err := outputByTag(t, ev.GetElementEvent().GetTag())

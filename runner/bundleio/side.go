@@ -1,8 +1,11 @@
-package execute
+package bundleio
 
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/beam-runner/beam-runner/runner/engine"
+	"github.com/beam-runner/beam-runner/runner/plan"
+	"github.com/beam-runner/beam-runner/runner/spec"
 	"sync"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
@@ -13,27 +16,27 @@ import (
 // sideRef identifies a side input as the SDK names it in state keys.
 type sideRef struct{ Transform, SideInput string }
 
-// sideHandler answers one stage's side-input state requests from the
+// Sides answers one stage's side-input state requests from the
 // engine's indexes. It lives on the driver's side of the engine because it
 // speaks the Fn API and is called from the state plane's goroutines.
-type sideHandler struct {
+type Sides struct {
 	mu      sync.Mutex
 	indexes map[sideRef]*coders.SideIndex
 	build   map[sideRef]func() (*coders.SideIndex, error)
 }
 
-// newSideHandler serves indexes built lazily, once, by the given functions.
-func newSideHandler(build map[sideRef]func() (*coders.SideIndex, error)) *sideHandler {
-	return &sideHandler{indexes: map[sideRef]*coders.SideIndex{}, build: build}
+// newSides serves indexes built lazily, once, by the given functions.
+func newSides(build map[sideRef]func() (*coders.SideIndex, error)) *Sides {
+	return &Sides{indexes: map[sideRef]*coders.SideIndex{}, build: build}
 }
 
-func (h *sideHandler) index(ref sideRef) (*coders.SideIndex, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if x := h.indexes[ref]; x != nil {
+func (s *Sides) index(ref sideRef) (*coders.SideIndex, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if x := s.indexes[ref]; x != nil {
 		return x, nil
 	}
-	b := h.build[ref]
+	b := s.build[ref]
 	if b == nil {
 		return nil, fmt.Errorf("no side input %q for transform %q", ref.SideInput, ref.Transform)
 	}
@@ -41,20 +44,20 @@ func (h *sideHandler) index(ref sideRef) (*coders.SideIndex, error) {
 	if err != nil {
 		return nil, fmt.Errorf("side input %q of transform %q: %w", ref.SideInput, ref.Transform, err)
 	}
-	h.indexes[ref] = x
+	s.indexes[ref] = x
 	return x, nil
 }
 
 // GetPage implements stateplane.Pager for iterable side inputs, paging
 // straight from the index; the continuation token is the next element's
 // number, as stateplane.Page's.
-func (h *sideHandler) GetPage(key *fnpb.StateKey, token []byte) ([]byte, []byte, bool, error) {
+func (s *Sides) GetPage(key *fnpb.StateKey, token []byte) ([]byte, []byte, bool, error) {
 	k, ok := key.GetType().(*fnpb.StateKey_IterableSideInput_)
 	if !ok {
 		return nil, nil, false, nil
 	}
 	it := k.IterableSideInput
-	x, err := h.index(sideRef{it.GetTransformId(), it.GetSideInputId()})
+	x, err := s.index(sideRef{it.GetTransformId(), it.GetSideInputId()})
 	if err != nil {
 		return nil, nil, true, err
 	}
@@ -76,25 +79,25 @@ func (h *sideHandler) GetPage(key *fnpb.StateKey, token []byte) ([]byte, []byte,
 }
 
 // Get implements stateplane.Handler.
-func (h *sideHandler) Get(key *fnpb.StateKey) ([][]byte, error) {
+func (s *Sides) Get(key *fnpb.StateKey) ([][]byte, error) {
 	switch k := key.GetType().(type) {
 	case *fnpb.StateKey_IterableSideInput_:
 		it := k.IterableSideInput
-		x, err := h.index(sideRef{it.GetTransformId(), it.GetSideInputId()})
+		x, err := s.index(sideRef{it.GetTransformId(), it.GetSideInputId()})
 		if err != nil {
 			return nil, err
 		}
 		return x.Values(it.GetWindow()), nil
 	case *fnpb.StateKey_MultimapSideInput_:
 		m := k.MultimapSideInput
-		x, err := h.index(sideRef{m.GetTransformId(), m.GetSideInputId()})
+		x, err := s.index(sideRef{m.GetTransformId(), m.GetSideInputId()})
 		if err != nil {
 			return nil, err
 		}
 		return x.ByKey(m.GetWindow(), m.GetKey()), nil
 	case *fnpb.StateKey_MultimapKeysSideInput_:
 		m := k.MultimapKeysSideInput
-		x, err := h.index(sideRef{m.GetTransformId(), m.GetSideInputId()})
+		x, err := s.index(sideRef{m.GetTransformId(), m.GetSideInputId()})
 		if err != nil {
 			return nil, err
 		}
@@ -102,4 +105,37 @@ func (h *sideHandler) Get(key *fnpb.StateKey) ([][]byte, error) {
 	default:
 		return nil, fmt.Errorf("state key %T is not supported by beam-runner yet", key.GetType())
 	}
+}
+
+// NewSides gives a stage the handler of its side inputs, whose data the
+// engine's SideData gives by PCollection, and their cache tokens. Call it
+// on the stage's first bundle, when the engine guarantees its side inputs
+// are complete.
+func NewSides(pl *plan.Plan, sides []plan.SideInput, sideData func(pc string) *engine.Data) (*Sides, []*fnpb.ProcessBundleRequest_CacheToken, error) {
+	build := map[sideRef]func() (*coders.SideIndex, error){}
+	for _, si := range sides {
+		wv, err := spec.WireCodec(pl, si.PColl)
+		if err != nil {
+			return nil, nil, err
+		}
+		var key *coders.Codec
+		switch si.URN {
+		case coders.SideMultimap:
+			if key = wv.Elem.Component(0); key == nil {
+				return nil, nil, fmt.Errorf("multimap side input %q of %q is not KV-coded", si.Tag, si.Transform)
+			}
+		case coders.SideIterable:
+		default:
+			return nil, nil, fmt.Errorf("side input %q of %q: access pattern %q is not supported", si.Tag, si.Transform, si.URN)
+		}
+		data := sideData(si.PColl)
+		build[sideRef{Transform: si.Transform, SideInput: si.Tag}] = func() (*coders.SideIndex, error) {
+			return coders.IndexSide(data.Chunks, wv, key)
+		}
+	}
+	tokens, err := sideCacheTokens(sides)
+	if err != nil {
+		return nil, nil, err
+	}
+	return newSides(build), tokens, nil
 }

@@ -1,13 +1,15 @@
-package execute
+package harness
 
 import (
 	"regexp"
 	"strings"
+
+	"github.com/beam-runner/beam-runner/internal/textclip"
 )
 
-// sdkCause is what a user should read first of an SDK's bundle error: the
+// SDKCause is what a user should read first of an SDK's bundle error: the
 // exception or error itself, not the frames and plan printed around it.
-type sdkCause struct {
+type SDKCause struct {
 	Headline  string // one line; "" if the message has none
 	Transform string // id of the failing transform, when the message names it
 }
@@ -16,26 +18,29 @@ type sdkCause struct {
 // whole record.
 const maxHeadline = 400
 
-// parseSDKError finds the cause in an SDK's error message:
+// Cause is what a user should read first of the SDK's message.
+func (e *BundleError) Cause() SDKCause { return ParseSDKError(e.Msg) }
+
+// ParseSDKError finds the cause in an SDK's error message:
 //   - a Python traceback ends with its exception's "Type: message" line;
 //     with chained exceptions ("During handling of the above exception
 //     ...") the last traceback's is the one raised;
 //   - a Go SDK error puts a top-level message (a panic's) on its first
 //     line, before "Full error:"; otherwise its root error follows the
 //     last "caused by:", under a line naming the DoFn and its transform.
-func parseSDKError(msg string) sdkCause {
+func ParseSDKError(msg string) SDKCause {
 	lines := strings.Split(strings.TrimRight(msg, "\n"), "\n")
 	c, ok := pythonCause(lines)
 	if !ok {
 		c = goCause(lines)
 	}
-	c.Headline = clipLine(c.Headline)
+	c.Headline = textclip.Clip(c.Headline, maxHeadline)
 	return c
 }
 
 const pyTraceback = "Traceback (most recent call last):"
 
-func pythonCause(lines []string) (sdkCause, bool) {
+func pythonCause(lines []string) (SDKCause, bool) {
 	last := -1
 	for i, l := range lines {
 		if strings.HasSuffix(strings.TrimRight(l, " "), pyTraceback) {
@@ -43,15 +48,15 @@ func pythonCause(lines []string) (sdkCause, bool) {
 		}
 	}
 	if last < 0 {
-		return sdkCause{}, false
+		return SDKCause{}, false
 	}
 	// Frames and their source lines are indented; the exception is not.
 	for _, l := range lines[last+1:] {
 		if l != "" && !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "\t") {
-			return sdkCause{Headline: l}, true
+			return SDKCause{Headline: l}, true
 		}
 	}
-	return sdkCause{Headline: strings.TrimSpace(lastNonEmpty(lines))}, true // cut short
+	return SDKCause{Headline: strings.TrimSpace(lastNonEmpty(lines))}, true // cut short
 }
 
 var (
@@ -60,14 +65,14 @@ var (
 	goPanicStack   = regexp.MustCompile(` goroutine \d+ \[running\]:$`)
 )
 
-func goCause(lines []string) sdkCause {
+func goCause(lines []string) SDKCause {
 	clean := func(l string) string {
 		return strings.TrimSpace(goPanicStack.ReplaceAllString(goBundlePrefix.ReplaceAllString(l, ""), ""))
 	}
 	if len(lines) > 1 && lines[1] == "Full error:" {
-		return sdkCause{Headline: clean(lines[0])}
+		return SDKCause{Headline: clean(lines[0])}
 	}
-	var c sdkCause
+	var c SDKCause
 	for i := len(lines) - 1; i >= 0; i-- {
 		if strings.TrimSpace(lines[i]) != "caused by:" {
 			continue
@@ -103,11 +108,4 @@ func lastNonEmpty(lines []string) string {
 		}
 	}
 	return ""
-}
-
-func clipLine(s string) string {
-	if r := []rune(s); len(r) > maxHeadline {
-		return string(r[:maxHeadline]) + "…"
-	}
-	return s
 }

@@ -1,4 +1,4 @@
-package execute
+package bundleio
 
 import (
 	"crypto/rand"

@@ -1,4 +1,4 @@
-package execute
+package bundleio
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 var (
 	_ stateplane.Handler = userState{}
 	_ stateplane.Writer  = userState{}
-	_ stateplane.Handler = (*sideHandler)(nil)
+	_ stateplane.Handler = (*Sides)(nil)
 )
 
 const tr = "t1"

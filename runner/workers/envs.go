@@ -1,8 +1,9 @@
-package execute
+package workers
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"slices"
@@ -15,16 +16,16 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// newLauncher gives a job the launcher of its environments, with a work
+// NewLauncher gives a job the launcher of its environments, with a work
 // directory for local SDK workers that cleanup removes.
-func (e *Executor) newLauncher(j *jobs.Job) (*worker.Launcher, func(), error) {
+func NewLauncher(cfg worker.Config, log *slog.Logger, j *jobs.Job) (*worker.Launcher, func(), error) {
 	dir, err := os.MkdirTemp("", "beam-runner-"+j.ID+"-")
 	if err != nil {
 		return nil, nil, fmt.Errorf("work directory for the job's workers: %w", err)
 	}
 	opener, _ := j.Retrieval.(worker.Opener)
-	log := e.opts.Logger.With("job", j.ID)
-	l := worker.NewLauncher(e.opts.Environments, worker.Job{
+	log = log.With("job", j.ID)
+	l := worker.NewLauncher(cfg, worker.Job{
 		ID: j.ID, Name: j.Name, Options: j.Options, Artifacts: opener, WorkDir: dir,
 		Warn: func(msg string) {
 			log.Warn(msg)
@@ -34,10 +35,10 @@ func (e *Executor) newLauncher(j *jobs.Job) (*worker.Launcher, func(), error) {
 	return l, func() { os.RemoveAll(dir) }, nil
 }
 
-// resolveEnvironments returns p with each anyof environment replaced by
+// ResolveEnvironments returns p with each anyof environment replaced by
 // the alternative the launcher picks, saying which in the job's messages;
 // p itself (the job's record) is left as submitted.
-func resolveEnvironments(ctx context.Context, l *worker.Launcher, j *jobs.Job, p *pipepb.Pipeline) (*pipepb.Pipeline, error) {
+func ResolveEnvironments(ctx context.Context, l *worker.Launcher, j *jobs.Job, p *pipepb.Pipeline) (*pipepb.Pipeline, error) {
 	envs := p.GetComponents().GetEnvironments()
 	var out *pipepb.Pipeline
 	for _, id := range slices.Sorted(maps.Keys(envs)) {
@@ -58,6 +59,17 @@ func resolveEnvironments(ctx context.Context, l *worker.Launcher, j *jobs.Job, p
 		return p, nil
 	}
 	return out, nil
+}
+
+// Restartable says which environment of p, if any, the runner could not
+// start again after a restart.
+func Restartable(p *pipepb.Pipeline) error {
+	for id, env := range p.GetComponents().GetEnvironments() {
+		if urn := env.GetUrn(); urn != "" && !worker.Supported(urn) {
+			return fmt.Errorf("the runner cannot start its environment %q (%s) again", id, urn)
+		}
+	}
+	return nil
 }
 
 // workerEnvs maps worker ids to their environments; provision requests

@@ -1,4 +1,4 @@
-package execute
+package bundleio
 
 import (
 	"bytes"
@@ -28,11 +28,11 @@ func TestElementChunks(t *testing.T) {
 	whole := append(append([]byte(nil), a...), b...)
 	// c's bytes split over three frames, then one whole frame.
 	frames := [][]byte{whole, c[:3], c[3:5], c[5:], a}
-	got := elementChunks(append([][]byte(nil), frames...), wv)
+	got := Codec{wv}.Chunks(append([][]byte(nil), frames...))
 	if len(got) != 3 || &got[0][0] != &whole[0] || !bytes.Equal(got[1], c) || &got[2][0] != &a[0] {
 		t.Fatalf("chunks %q: want the first and last frames as they are and c joined", got)
 	}
-	trunc := elementChunks([][]byte{a, c[:4]}, wv)
+	trunc := Codec{wv}.Chunks([][]byte{a, c[:4]})
 	if len(trunc) != 2 || !bytes.Equal(trunc[1], c[:4]) {
 		t.Errorf("truncated stream gave %q, want its tail kept for the engine to report", trunc)
 	}
