@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -22,6 +21,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/beam-runner/beam-runner/internal/jobtest"
 )
 
 // stopSlow ends slowFn's elements once the test is done with them.
@@ -203,25 +204,11 @@ func messages(t *testing.T, cli jobpb.JobServiceClient, id string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := cli.GetMessageStream(ctx, &jobpb.JobMessagesRequest{JobId: id})
+	msgs, err := jobtest.Messages(ctx, cli, id)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("message stream: %v", err)
 	}
-	var out []string
-	for {
-		m, err := st.Recv()
-		if err == io.EOF {
-			return strings.Join(out, " | ")
-		}
-		if err != nil {
-			t.Fatalf("message stream: %v", err)
-		}
-		if s := m.GetStateResponse(); s != nil {
-			out = append(out, s.GetState().String())
-		} else {
-			out = append(out, m.GetMessageResponse().GetMessageText())
-		}
-	}
+	return msgs
 }
 
 func setFlag(f *string, v string) func() {

@@ -21,16 +21,16 @@ import (
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/runnerlib"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
 	"github.com/beam-runner/beam-runner/internal/jobtest"
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/server"
 	"github.com/beam-runner/beam-runner/runner/workers"
 	"github.com/beam-runner/beam-runner/worker"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
 const jobLimit = 4 * time.Minute
@@ -181,23 +181,7 @@ func run(t *testing.T, client jobpb.JobServiceClient, p *pipepb.Pipeline, opts *
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), jobLimit)
 	defer cancel()
-	prep, err := client.Prepare(ctx, &jobpb.PrepareJobRequest{Pipeline: p, PipelineOptions: opts, JobName: "javaenv"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc, err := grpc.NewClient(prep.GetArtifactStagingEndpoint().GetUrl(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	if err := runnerlib.StageViaPortableAPI(ctx, cc, "", prep.GetStagingSessionToken()); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := client.Run(ctx, &jobpb.RunJobRequest{PreparationId: prep.GetPreparationId()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := outcome{id: resp.GetJobId()}
+	o := outcome{id: jobtest.SubmitStaged(t, ctx, client, p, opts, "javaenv")}
 	stream, err := client.GetMessageStream(ctx, &jobpb.JobMessagesRequest{JobId: o.id})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ package xlang
 import (
 	"context"
 	"fmt"
-	"io"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -17,12 +16,13 @@ import (
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/runnerlib"
-	"github.com/beam-runner/beam-runner/internal/serverproc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/beam-runner/beam-runner/internal/jobtest"
+	"github.com/beam-runner/beam-runner/internal/serverproc"
 )
 
 // The exactly-once check's input: eosN records over eosWindows windows of
@@ -70,7 +70,7 @@ func TestKafkaExactlyOnce(t *testing.T) {
 	t.Logf("kill points from seed %d", seed)
 
 	srv := newCrashingServer(t)
-	id := submitJob(t, ctx, srv.client(t), p, opts)
+	id := jobtest.SubmitStaged(t, ctx, srv.client(t), p, opts, "kafka-eos")
 	waitRunning(t, ctx, srv.client(t), id)
 	waitOutput(t, ctx, srv, boot, out, id, eosKeys)
 	// The writers' bundles end right after their last commit (the next
@@ -347,29 +347,6 @@ func (s *crashingServer) logged(id, msg string) int {
 	return n
 }
 
-// submitJob submits p as Beam's PortableRunner does: Prepare, stage the
-// environment's files, Run.
-func submitJob(t *testing.T, ctx context.Context, cli jobpb.JobServiceClient, p *pipepb.Pipeline, opts *structpb.Struct) string {
-	t.Helper()
-	prep, err := cli.Prepare(ctx, &jobpb.PrepareJobRequest{Pipeline: p, PipelineOptions: opts, JobName: "kafka-eos"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc, err := grpc.NewClient(prep.GetArtifactStagingEndpoint().GetUrl(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	if err := runnerlib.StageViaPortableAPI(ctx, cc, "", prep.GetStagingSessionToken()); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := cli.Run(ctx, &jobpb.RunJobRequest{PreparationId: prep.GetPreparationId()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.GetJobId()
-}
-
 // waitRunning waits until job id is RUNNING; an end before fails the test.
 func waitRunning(t *testing.T, ctx context.Context, cli jobpb.JobServiceClient, id string) {
 	t.Helper()
@@ -388,30 +365,17 @@ func waitRunning(t *testing.T, ctx context.Context, cli jobpb.JobServiceClient, 
 	}
 }
 
-// jobMessages is the job's messages and states so far, " | " between.
+// jobMessages is the job's messages and states so far, " | " between,
+// and a stream error at its end.
 func jobMessages(t *testing.T, cli jobpb.JobServiceClient, id string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := cli.GetMessageStream(ctx, &jobpb.JobMessagesRequest{JobId: id})
+	msgs, err := jobtest.Messages(ctx, cli, id)
 	if err != nil {
-		t.Fatal(err)
+		msgs += " | (" + err.Error() + ")"
 	}
-	var out []string
-	for {
-		m, err := st.Recv()
-		if err == io.EOF {
-			return strings.Join(out, " | ")
-		}
-		if err != nil {
-			return strings.Join(append(out, "("+err.Error()+")"), " | ")
-		}
-		if s := m.GetStateResponse(); s != nil {
-			out = append(out, s.GetState().String())
-		} else {
-			out = append(out, m.GetMessageResponse().GetMessageText())
-		}
-	}
+	return msgs
 }
 
 // lastChars is s cut to its last n bytes.
