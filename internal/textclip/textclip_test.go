@@ -14,7 +14,7 @@ func TestClip(t *testing.T) {
 		{"short", 10, "short"},
 		{"exactly", 7, "exactly"},
 		{"abcdef", 3, "abc…"},
-		{"añb", 2, "a…"},   // ñ is 2 bytes: not cut in half
+		{"añb", 2, "a…"},  // ñ is 2 bytes: not cut in half
 		{"日本語", 4, "日…"},  // 3-byte characters
 		{"日本語", 6, "日本…"}, // on a boundary
 		{"x", 0, "…"},
