@@ -32,6 +32,7 @@
 //     clock tick (split policy), and the start of a drain.
 //   - NoteOutput, NoteWork: a running bundle's output bytes and work so
 //     far, for the memory checkpoints and the concurrency probe.
-//   - Watermark, SideData: reads, for live statistics and side inputs.
+//   - Watermark, SideData, Dropped: reads, for live statistics, side
+//     inputs and the elements GroupByKeys dropped as late.
 //   - SnapshotRequeuingFlight: a checkpoint's snapshot, at any point.
 package engine

@@ -368,3 +368,23 @@ func (f *flow) fail(err error) {
 		f.err = err
 	}
 }
+
+// Dropped is what a GroupByKey stage has dropped since the job began:
+// elements of windows already expired (Late) and of windows whose trigger
+// had finished (Closed). The counts are in the engine's snapshot.
+type Dropped struct{ Late, Closed int64 }
+
+// Dropped reports, by stage ID, each GroupByKey stage that dropped any
+// element.
+func (e *Engine) Dropped() map[string]Dropped {
+	out := map[string]Dropped{}
+	for _, st := range e.flow.stages {
+		if st.gbk == nil {
+			continue
+		}
+		if d := (Dropped{Late: st.gbk.DroppedLate(), Closed: st.gbk.DroppedClosed()}); d != (Dropped{}) {
+			out[st.spec.ID] = d
+		}
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -129,6 +130,7 @@ var commands = map[string]command{
 	"drain": (*script).drain, "expired": (*script).expired, "wakeup": (*script).wakeup,
 	"watermarks": (*script).watermarks, "status": (*script).status, "snapshot": (*script).snapshot,
 	"restore": (*script).restore, "note-work": (*script).noteWork,
+	"dropped": (*script).dropped,
 }
 
 func (s *script) run(t *testing.T, td *datadriven.TestData) string {
@@ -361,6 +363,19 @@ func (s *script) watermarks(td *datadriven.TestData) (string, error) {
 		if s.p.byID[w] == nil {
 			return "", fmt.Errorf("%s: watermarks of undeclared PCollection %q", td.Pos, w)
 		}
+	}
+	return strings.Join(out, "\n"), nil
+}
+
+// dropped lists what each GroupByKey stage dropped as late or closed.
+func (s *script) dropped(*datadriven.TestData) (string, error) {
+	d := s.eng.e.Dropped()
+	if len(d) == 0 {
+		return "none", nil
+	}
+	var out []string
+	for _, id := range slices.Sorted(maps.Keys(d)) {
+		out = append(out, fmt.Sprintf("%s: late=%d closed=%d", id, d[id].Late, d[id].Closed))
 	}
 	return strings.Join(out, "\n"), nil
 }

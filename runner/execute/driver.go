@@ -39,7 +39,8 @@ type driver struct {
 	progress chan progressDone
 	drainCh  <-chan struct{} // nil once the drain began
 	ticks    int
-	stable   map[string]bool // stable-input stages, filled on first use (stable.go)
+	stable   map[string]bool           // stable-input stages, filled on first use (stable.go)
+	dropped  map[string]engine.Dropped // GroupByKeys' drops last reported (dropped.go)
 	// last is the engine's Ready the driver read last, acknowledged by
 	// the next advance.
 	last engine.Ready
@@ -51,6 +52,7 @@ func (r *run) newDriver(eng *engine.Engine, ckpt checkpointPolicy, stages map[st
 		inflight: map[int]*inflight{}, done: make(chan bundleDone), splits: make(chan splitDone),
 		results: make(chan func() error), gates: map[string]chan struct{}{},
 		progress: make(chan progressDone), drainCh: r.drain.ch,
+		dropped: eng.Dropped(), // a restored job's are in its metrics
 	}
 }
 
@@ -69,6 +71,7 @@ func (d *driver) syncClock() {
 func (d *driver) advance() {
 	d.eng.Advance(d.last)
 	d.last = engine.Ready{}
+	d.noteDropped()
 }
 
 // handle feeds the engine the wall clock, has it decide, and carries out
