@@ -11,6 +11,7 @@ import (
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/dataplane"
 	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/stateplane"
 )
@@ -203,19 +204,30 @@ func (h *Harness) Process(ctx context.Context, b Bundle) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if err := h.awaitOutput(ctx, w, inst, recv); err != nil {
+		return Result{}, err
+	}
+	return bundleResult(inst, resp.GetProcessBundle(), recv.Result(), b.TimerStreams), nil
+}
+
+// awaitOutput waits until the bundle's output has all arrived.
+func (h *Harness) awaitOutput(ctx context.Context, w *fnapi.Worker, inst string, recv *dataplane.Receiver) error {
 	select {
 	case <-recv.Done():
+		return nil
 	case <-ctx.Done():
-		return Result{}, ctx.Err()
+		return ctx.Err()
 	case <-w.Failed():
-		return Result{}, &WorkerLost{Worker: w.ID, Instruction: inst, During: "receiving output", Cause: w.Err()}
+		return &WorkerLost{Worker: w.ID, Instruction: inst, During: "receiving output", Cause: w.Err()}
 	case <-w.Data.Closed():
-		return Result{}, &WorkerLost{Worker: w.ID, Instruction: inst, During: "receiving output", Cause: dataLost(w)}
+		return &WorkerLost{Worker: w.ID, Instruction: inst, During: "receiving output", Cause: dataLost(w)}
 	}
-	pb := resp.GetProcessBundle()
-	got := recv.Result()
+}
+
+// bundleResult is a finished bundle's response and received output.
+func bundleResult(inst string, pb *fnpb.ProcessBundleResponse, got dataplane.Output, streams []TimerStream) Result {
 	timers := map[TimerStream][][]byte{}
-	for _, ts := range b.TimerStreams {
+	for _, ts := range streams {
 		if frames := got.Timers[ts.key()]; len(frames) > 0 {
 			timers[ts] = frames
 		}
@@ -228,7 +240,7 @@ func (h *Harness) Process(ctx context.Context, b Bundle) (Result, error) {
 
 		Instruction:   inst,
 		NeedsFinalize: pb.GetRequiresFinalization(),
-	}, nil
+	}
 }
 
 // await waits for a bundle's response and for its input to be sent,

@@ -37,6 +37,25 @@ type Uncombined struct {
 // a restored GBK combines them again (a window the watermark passed fires
 // with them once restored).
 func (g *GBK) SnapshotUncombined(w *wire.Writer, back []Uncombined) error {
+	if err := g.snapshotable(back); err != nil {
+		return err
+	}
+	w.Uint(snapshotVersion)
+	w.Bool(g.fast != nil)
+	w.Int(g.wm)
+	w.Int(g.now)
+	w.Int(g.droppedLate)
+	w.Int(g.droppedClose)
+	w.Bool(g.deferring)
+	if g.fast != nil {
+		return g.fast.snapshot(w, back)
+	}
+	g.snapshotWindows(w)
+	return nil
+}
+
+// snapshotable refuses a snapshot at a point a restore could not resume.
+func (g *GBK) snapshotable(back []Uncombined) error {
 	if len(g.out) > 0 || (g.fast != nil && len(g.fast.due) > 0) {
 		return fmt.Errorf("agg: snapshot with panes not yet taken by Fire")
 	}
@@ -55,16 +74,12 @@ func (g *GBK) SnapshotUncombined(w *wire.Writer, back []Uncombined) error {
 		// The request out is not part of the state: taken only between merges.
 		return fmt.Errorf("agg: snapshot while windows wait for the SDK to merge them")
 	}
-	w.Uint(snapshotVersion)
-	w.Bool(g.fast != nil)
-	w.Int(g.wm)
-	w.Int(g.now)
-	w.Int(g.droppedLate)
-	w.Int(g.droppedClose)
-	w.Bool(g.deferring)
-	if g.fast != nil {
-		return g.fast.snapshot(w, back)
-	}
+	return nil
+}
+
+// snapshotWindows writes the general path's windows, sessions, timers and
+// deferred windows.
+func (g *GBK) snapshotWindows(w *wire.Writer) {
 	wins := g.sortedWins()
 	index := make(map[*winState]int, len(wins))
 	w.Len(len(wins))
@@ -95,7 +110,6 @@ func (g *GBK) SnapshotUncombined(w *wire.Writer, back []Uncombined) error {
 	for _, i := range dirty {
 		w.Num(i)
 	}
-	return nil
 }
 
 // sortedWins lists the live windows by id, for a deterministic encoding.

@@ -130,53 +130,20 @@ func (s *spiller) readWin(w *batchWin, allowHot bool, f func(es []batchElem, hot
 		return
 	}
 	prefix := spillPrefix(w.win)
-	var cur []batchElem
-	var curKey []byte
-	var curBytes int
-	var hot *hotWriter
-	flush := func() error {
-		if hot == nil {
-			f(cur, nil)
-			return nil
-		}
-		run, err := hot.finish()
-		if err != nil {
-			return err
-		}
-		f(cur, run)
-		return nil
-	}
+	g := &spillGroup{s: s, maxTS: w.maxTS, allowHot: allowHot, f: f}
 	err := s.Scan(prefix, func(k, v []byte) error {
 		key, _, err := parseSpillKey(k[len(prefix):])
 		if err != nil {
 			return err
 		}
-		if len(cur) > 0 && !bytes.Equal(key, curKey) {
-			if err := flush(); err != nil {
-				return err
-			}
-			cur, curBytes, hot = nil, 0, nil
-		}
 		e, err := parseSpillValue(v)
 		if err != nil {
 			return err
 		}
-		e.key, e.prefix = key, keyPrefix(key)
-		if len(cur) == 0 {
-			curKey = key
-		}
-		if hot != nil {
-			return hot.add(e, w.maxTS)
-		}
-		cur = append(cur, e)
-		curBytes += len(e.value)
-		if allowHot && s.hot != nil && curBytes > s.hotBytes {
-			hot = s.newHotWriter(w.maxTS)
-		}
-		return nil
+		return g.add(key, e)
 	})
-	if err == nil && len(cur) > 0 {
-		err = flush()
+	if err == nil {
+		err = g.flush()
 	}
 	if err == nil {
 		err = s.sp.DeletePrefix(prefix)
@@ -184,6 +151,59 @@ func (s *spiller) readWin(w *batchWin, allowHot bool, f func(es []batchElem, hot
 	if err != nil {
 		s.err = fmt.Errorf("agg: reading spilled window %x: %w", w.win, err)
 	}
+}
+
+// spillGroup gathers a spilled window's values one key at a time, as the
+// scan reads them in key order, and hands each key's on: as values, or,
+// past hotBytes, the first ones as values and the rest as a hot run.
+type spillGroup struct {
+	s        *spiller
+	maxTS    int64
+	allowHot bool
+	f        func(es []batchElem, hot *hotRun)
+	cur      []batchElem
+	key      []byte
+	bytes    int
+	hot      *hotWriter
+}
+
+func (g *spillGroup) add(key []byte, e batchElem) error {
+	if len(g.cur) > 0 && !bytes.Equal(key, g.key) {
+		if err := g.flush(); err != nil {
+			return err
+		}
+	}
+	e.key, e.prefix = key, keyPrefix(key)
+	if len(g.cur) == 0 {
+		g.key = key
+	}
+	if g.hot != nil {
+		return g.hot.add(e, g.maxTS)
+	}
+	g.cur = append(g.cur, e)
+	g.bytes += len(e.value)
+	if g.allowHot && g.s.hot != nil && g.bytes > g.s.hotBytes {
+		g.hot = g.s.newHotWriter(g.maxTS)
+	}
+	return nil
+}
+
+// flush hands on the current key's values, if any, and starts the next.
+func (g *spillGroup) flush() error {
+	if len(g.cur) == 0 {
+		return nil
+	}
+	var run *hotRun
+	if g.hot != nil {
+		r, err := g.hot.finish()
+		if err != nil {
+			return err
+		}
+		run = r
+	}
+	g.f(g.cur, run)
+	g.cur, g.bytes, g.hot = nil, 0, nil
+	return nil
 }
 
 // Scan scans the spill (a method so hot.go's pages share its errors).

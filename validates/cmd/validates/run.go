@@ -121,37 +121,55 @@ func serverArgs(cfg config) string {
 
 func runSuites(ctx context.Context, cfg config, work string, bins binaries, srv *server, expected, prismExpected []string) *report {
 	rep := &report{expected: expected}
-	endpoint := srv.endpoint
-	g := goRun{bin: bins.tests, endpoint: endpoint, timeout: cfg.goTimeout, work: work}
-	// TestDrain's job runs until an operator drains it: play that part.
-	drainCtx, stopDrainer := context.WithCancel(ctx)
-	defer stopDrainer()
-	go operateDrains(drainCtx, endpoint, logStderr)
-	timed("Go expected tests", func() error {
-		rep.results = append(rep.results, g.run(ctx, "expected", validates.RunRegex(expected), "")...)
-		return nil
-	})
-	if also := splitAlso(cfg.also); len(also) > 0 {
-		timed("Go --also tests", func() error {
-			re := "^(" + strings.Join(also, "|") + ")$"
-			rep.results = append(rep.results, g.run(ctx, "also", re, validates.RunRegex(expected))...)
-			return nil
-		})
-	}
-	rep.summarize("Go ValidatesRunner", 0, 0)
-	// Only the Go suite has a job to drain; the lifecycle checks measure
-	// the server's idle CPU, which the drainer's polling would disturb.
-	stopDrainer()
+	runGoSuite(ctx, cfg, work, bins, srv.endpoint, rep)
 	// A crashed server explains every later failure, and Python jobs would
 	// only hang until their timeouts: report it and stop here.
 	if err := srv.exitedEarly(); err != nil {
 		rep.problems = append(rep.problems, err.Error())
 		return rep
 	}
+	runPythonSuites(ctx, cfg, work, bins, srv.endpoint, rep, prismExpected)
+	from, expFrom := len(rep.results), len(rep.expected)
+	runJava(ctx, cfg, work, srv.endpoint, rep)
+	rep.summarize("Java ValidatesRunner (beam-sdks-java-core 2.73.0 tests)", from, expFrom)
+	if err := srv.exitedEarly(); err != nil {
+		rep.problems = append([]string{err.Error()}, rep.problems...)
+	}
+	runExtraChecks(ctx, cfg, work, bins.runner, srv, rep)
+	return rep
+}
+
+// runGoSuite runs Beam's Go ValidatesRunner tests: the expected ones, and
+// those --also names.
+func runGoSuite(ctx context.Context, cfg config, work string, bins binaries, endpoint string, rep *report) {
+	g := goRun{bin: bins.tests, endpoint: endpoint, timeout: cfg.goTimeout, work: work}
+	// TestDrain's job runs until an operator drains it: play that part.
+	// Only the Go suite has a job to drain; the lifecycle checks measure
+	// the server's idle CPU, which the drainer's polling would disturb.
+	drainCtx, stopDrainer := context.WithCancel(ctx)
+	defer stopDrainer()
+	go operateDrains(drainCtx, endpoint, logStderr)
+	timed("Go expected tests", func() error {
+		rep.results = append(rep.results, g.run(ctx, "expected", validates.RunRegex(rep.expected), "")...)
+		return nil
+	})
+	if also := splitAlso(cfg.also); len(also) > 0 {
+		timed("Go --also tests", func() error {
+			re := "^(" + strings.Join(also, "|") + ")$"
+			rep.results = append(rep.results, g.run(ctx, "also", re, validates.RunRegex(rep.expected))...)
+			return nil
+		})
+	}
+	rep.summarize("Go ValidatesRunner", 0, 0)
+}
+
+// runPythonSuites runs the Python checks and Beam's Python suites that
+// cfg asks for, each summarized on its own.
+func runPythonSuites(ctx context.Context, cfg config, work string, bins binaries, endpoint string, rep *report, prismExpected []string) {
 	if cfg.python {
 		from, expFrom := len(rep.results), len(rep.expected)
 		timed("Python portable checks", func() error {
-			rep.addPython(runPython(ctx, cfg, work, srv.endpoint, bins.runner))
+			rep.addPython(runPython(ctx, cfg, work, endpoint, bins.runner))
 			return nil
 		})
 		rep.summarize("Python portable checks", from, expFrom)
@@ -166,19 +184,11 @@ func runSuites(ctx context.Context, cfg config, work string, bins binaries, srv 
 		rep.summarize(prismClass, from, expFrom)
 	}
 	from, expFrom := len(rep.results), len(rep.expected)
-	runWindowing(ctx, cfg, work, srv.endpoint, bins.runner, rep)
+	runWindowing(ctx, cfg, work, endpoint, bins.runner, rep)
 	rep.summarize("Python windowing (window_test.py, custom windows)", from, expFrom)
 	from, expFrom = len(rep.results), len(rep.expected)
-	runBeamTests(ctx, cfg, work, srv.endpoint, rep)
+	runBeamTests(ctx, cfg, work, endpoint, rep)
 	rep.summarize("Python ValidatesRunner and trigger tests (it_validatesrunner, trigger_test.py)", from, expFrom)
-	from, expFrom = len(rep.results), len(rep.expected)
-	runJava(ctx, cfg, work, srv.endpoint, rep)
-	rep.summarize("Java ValidatesRunner (beam-sdks-java-core 2.73.0 tests)", from, expFrom)
-	if err := srv.exitedEarly(); err != nil {
-		rep.problems = append([]string{err.Error()}, rep.problems...)
-	}
-	runExtraChecks(ctx, cfg, work, bins.runner, srv, rep)
-	return rep
 }
 
 // runExtraChecks runs the lifecycle checks, Beam's Go package tests, the
