@@ -224,6 +224,17 @@ func (k *keyed) snapshot(w *wire.Writer) {
 // Processing time is the snapshot's; a driver resuming after a crash
 // moves it on to its clock with AdvanceProcessingTime.
 func Restore(spec Spec, snap []byte) (*Engine, error) {
+	e, err := restoreUnsettled(spec, snap)
+	if err != nil {
+		return nil, err
+	}
+	e.settle()
+	return e, e.flow.err
+}
+
+// restoreUnsettled is Restore before settle: its watermarks are the
+// snapshot's, not yet recomputed from what it holds.
+func restoreUnsettled(spec Spec, snap []byte) (*Engine, error) {
 	r := wire.NewReader(snap)
 	if m := r.String(); r.Err() != nil || m != snapshotMagic {
 		return nil, fmt.Errorf("restore: not an engine snapshot")
@@ -250,8 +261,14 @@ func Restore(spec Spec, snap []byte) (*Engine, error) {
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("restore: %w", err)
 	}
-	// A combiner tree's merges written back uncombined may fire windows
-	// they held open, which moves watermarks.
+	return e, nil
+}
+
+// settle lets a restored engine's combiner trees fire what their merges,
+// written back uncombined, held open, and moves the watermarks that
+// follows. Whatever holds a watermark must be in place before: once moved,
+// a watermark never goes back.
+func (e *Engine) settle() {
 	trees := false
 	for _, st := range e.flow.stages {
 		if st.spec.TreeStage != "" {
@@ -262,7 +279,6 @@ func Restore(spec Spec, snap []byte) (*Engine, error) {
 	if trees {
 		e.flow.recompute()
 	}
-	return e, e.flow.err
 }
 
 func (e *Engine) restoreShape(r *wire.Reader) error {

@@ -24,7 +24,10 @@ func (e *Engine) SnapshotRequeuingFlight() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := Restore(e.flow.spec, snap)
+	// Unsettled until the bundles' input is back: settling first would
+	// move watermarks past what the input still holds, and a job restored
+	// from the snapshot would drop what that input makes as late.
+	c, err := restoreUnsettled(e.flow.spec, snap)
 	if err != nil {
 		return nil, fmt.Errorf("requeuing bundles in flight: %w", err)
 	}
@@ -41,6 +44,7 @@ func (e *Engine) SnapshotRequeuingFlight() ([]byte, error) {
 			return nil, fmt.Errorf("requeuing bundle %d of stage %s: %w", id, b.Stage, err)
 		}
 	}
+	c.settle()
 	return c.snapshotAtRest()
 }
 
