@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -14,7 +15,6 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/extworker"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/runnerlib"
@@ -114,15 +114,7 @@ func stableStreamingPipeline(t *testing.T, ctx context.Context) *pipepb.Pipeline
 	ticks := periodic.Impulse(s, now, now.Add(3*time.Second), 200*time.Millisecond, false)
 	vals := beam.ParDo(s.Scope("Random"), randomTag, ticks)
 	beam.ParDo0(s.Scope("Stable"), checkStable, vals)
-	edges, _, err := p.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := graphx.CreateEnvironment(ctx, "beam:env:external:v1", pool.EnvironmentConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pb, err := graphx.Marshal(edges, &graphx.Options{Environment: env})
+	pb, err := gopipe.Marshal(ctx, p, "beam:env:external:v1", pool.EnvironmentConfig(ctx))
 	if err != nil {
 		t.Fatal(err)
 	}

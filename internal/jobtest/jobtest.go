@@ -6,6 +6,7 @@ package jobtest
 import (
 	"context"
 	"fmt"
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"io"
 	"log/slog"
 	"net"
@@ -104,15 +105,7 @@ func waitWeb(t testing.TB, srv *server.Server) string {
 func (e *Env) Submit(ctx context.Context, name string, build func(beam.Scope)) (string, *pipepb.Pipeline, error) {
 	p, s := beam.NewPipelineWithRoot()
 	build(s)
-	edges, _, err := p.Build()
-	if err != nil {
-		return "", nil, err
-	}
-	env, err := graphx.CreateEnvironment(ctx, graphx.URNEnvExternal, e.pool.EnvironmentConfig)
-	if err != nil {
-		return "", nil, err
-	}
-	pipe, err := graphx.Marshal(edges, &graphx.Options{Environment: env})
+	pipe, err := gopipe.Marshal(ctx, p, graphx.URNEnvExternal, e.pool.EnvironmentConfig(ctx))
 	if err != nil {
 		return "", nil, err
 	}

@@ -3,12 +3,12 @@ package execute
 import (
 	"context"
 	"fmt"
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/harness/init"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/extworker"
@@ -80,15 +80,7 @@ func runOnEdited(ctx context.Context, e *Executor, p *beam.Pipeline, j *jobs.Job
 		return fmt.Errorf("test setup: %w", err)
 	}
 	defer pool.Stop(ctx)
-	edges, _, err := p.Build()
-	if err != nil {
-		return fmt.Errorf("test setup: %w", err)
-	}
-	env, err := graphx.CreateEnvironment(ctx, "beam:env:external:v1", pool.EnvironmentConfig)
-	if err != nil {
-		return fmt.Errorf("test setup: %w", err)
-	}
-	if j.Pipeline, err = graphx.Marshal(edges, &graphx.Options{Environment: env}); err != nil {
+	if j.Pipeline, err = gopipe.Marshal(ctx, p, "beam:env:external:v1", pool.EnvironmentConfig(ctx)); err != nil {
 		return fmt.Errorf("test setup: %w", err)
 	}
 	if edit != nil {

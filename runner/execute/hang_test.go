@@ -3,6 +3,7 @@ package execute
 import (
 	"context"
 	"errors"
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"log/slog"
 	"slices"
 	"sync"
@@ -114,7 +115,7 @@ func TestHangingRestartDelaysNoOtherCommit(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	beam.ParDo0(s, dropA, beam.Impulse(s))
 	beam.ParDo0(s, dropB, beam.Impulse(s))
-	pl, err := spec.Plan(marshalForTest(t, p))
+	pl, err := spec.Plan(gopipe.ForTest(t, p))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package execute
 
 import (
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -16,7 +17,7 @@ import (
 func TestJobPlanBuiltOnce(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	beam.ParDo(s, countGroup, beam.GroupByKey(s, beam.ParDo(s, keyByLen, beam.Create(s, "a", "bb"))))
-	pb := marshalForTest(t, p)
+	pb := gopipe.ForTest(t, p)
 	prepared, err := New(Options{}).Plan(pb)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package execute
 import (
 	"context"
 	"fmt"
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"github.com/beam-runner/beam-runner/internal/syncbuf"
 	"github.com/beam-runner/beam-runner/runner/workers"
 	"log/slog"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/extworker"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
@@ -48,16 +48,8 @@ func runOnPoolsLogged(t *testing.T, p *beam.Pipeline, pools func(live string) st
 	if err != nil {
 		t.Fatal(err)
 	}
-	edges, _, err := p.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := graphx.CreateEnvironment(ctx, worker.URNExternal, func(context.Context) string { return worker.PoolsEndpoint })
-	if err != nil {
-		t.Fatal(err)
-	}
 	j := &jobs.Job{ID: "test", Name: t.Name()}
-	if j.Pipeline, err = graphx.Marshal(edges, &graphx.Options{Environment: env}); err != nil {
+	if j.Pipeline, err = gopipe.Marshal(ctx, p, worker.URNExternal, worker.PoolsEndpoint); err != nil {
 		t.Fatal(err)
 	}
 	if j.Options, err = structpb.NewStruct(options); err != nil {

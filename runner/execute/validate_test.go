@@ -1,12 +1,11 @@
 package execute
 
 import (
-	"context"
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"strings"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 )
 
@@ -15,7 +14,7 @@ import (
 func TestValidateRejectsUngroupableWindowing(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	beam.GroupByKey(s, beam.ParDo(s, keyByLen, beam.Create(s, "a", "bb")))
-	pb := marshalForTest(t, p)
+	pb := gopipe.ForTest(t, p)
 	if err := New(Options{}).Validate(pb); err != nil {
 		t.Fatalf("the pipeline as built: %v", err)
 	}
@@ -26,23 +25,4 @@ func TestValidateRejectsUngroupableWindowing(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "GroupByKey") || !strings.Contains(err.Error(), "accumulation mode") {
 		t.Fatalf("Validate = %v, want the GroupByKey's unsupported accumulation mode", err)
 	}
-}
-
-// marshalForTest turns p into its proto, in an EXTERNAL environment that
-// nothing starts.
-func marshalForTest(t *testing.T, p *beam.Pipeline) *pipepb.Pipeline {
-	t.Helper()
-	edges, _, err := p.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := graphx.CreateEnvironment(context.Background(), "beam:env:external:v1", func(context.Context) string { return "localhost:1" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	pb, err := graphx.Marshal(edges, &graphx.Options{Environment: env})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pb
 }

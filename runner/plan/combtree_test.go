@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -20,7 +21,7 @@ func TestLiftedCombineMergeStage(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	words := beam.ParDo(s, splitWords, beam.Create(s, "a b a"))
 	stats.Count(s, words)
-	pl, err := Build(marshal(t, p))
+	pl, err := Build(gopipe.ForTest(t, p))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestEarliestUnboundedNotLifted(t *testing.T) {
 		p, s := beam.NewPipelineWithRoot()
 		words := beam.ParDo(s, splitWords, beam.Create(s, "a b a"))
 		stats.Count(s, words)
-		pp := marshal(t, p)
+		pp := gopipe.ForTest(t, p)
 		for _, pc := range pp.GetComponents().GetPcollections() {
 			pc.IsBounded = tc.bounded
 		}

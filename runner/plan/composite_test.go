@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"os"
 	"strings"
 	"testing"
@@ -92,7 +93,7 @@ func producerOf(pl *Plan, pc string) string {
 func TestExpandsCompositesOfAnyURN(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	beam.ParDo(s, splitWords, beam.Create(s.Scope("Outer"), "a b"))
-	pb := marshal(t, p)
+	pb := gopipe.ForTest(t, p)
 	var composite string
 	for id, tr := range pb.GetComponents().GetTransforms() {
 		if len(tr.GetSubtransforms()) > 0 && tr.GetUniqueName() == "Outer" {
@@ -133,7 +134,7 @@ func TestRefusesUnknownSinkPrimitive(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	words := beam.Create(s, "a")
 	beam.ParDo0(s, func(string) {}, words)
-	pb := marshal(t, p)
+	pb := gopipe.ForTest(t, p)
 	for _, tr := range pb.GetComponents().GetTransforms() {
 		if tr.GetSpec().GetUrn() == URNParDo && len(tr.GetOutputs()) == 0 && len(tr.GetSubtransforms()) == 0 {
 			tr.Spec = &pipepb.FunctionSpec{Urn: "beam:transform:made_up_sink:v1"}

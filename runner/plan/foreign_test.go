@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"strings"
 	"testing"
 
@@ -29,7 +30,7 @@ func TestForeignCoderReadAsBytes(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	words := beam.ParDo(s, splitWords, textio.Read(s, "/tmp/x.txt"))
 	_ = stats.Count(s, words)
-	pb := marshal(t, p)
+	pb := gopipe.ForTest(t, p)
 	comps := pb.GetComponents()
 	// The words' coder becomes a Go custom coder (what a Go type with a
 	// registered coder gets), and the combine moves to a Python

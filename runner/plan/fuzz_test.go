@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"os"
 	"testing"
 
@@ -19,7 +20,7 @@ func FuzzBuild(f *testing.F) {
 	words := beam.Create(s, "a", "b", "a")
 	stats.Count(s, words)
 	beam.ParDo(s, withSide, words, beam.SideInput{Input: beam.Create(s, 1)})
-	pb := marshal(f, p)
+	pb := gopipe.ForTest(f, p)
 	seed, err := proto.Marshal(pb)
 	if err != nil {
 		f.Fatal(err)

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"strings"
 	"testing"
 
@@ -20,7 +21,7 @@ func customWords(t *testing.T, capability string) (*Plan, string) {
 	p, s := beam.NewPipelineWithRoot()
 	words := beam.ParDo(s, splitWords, textio.Read(s, "/tmp/x.txt"))
 	beam.Reshuffle(s, words)
-	pb := marshal(t, p)
+	pb := gopipe.ForTest(t, p)
 	comps := pb.GetComponents()
 	var wordsID string
 	for id, tr := range comps.GetTransforms() {

@@ -1,12 +1,11 @@
 package plan
 
 import (
-	"context"
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"strings"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
@@ -30,27 +29,13 @@ func splitWords(line string, emit func(string)) {
 
 func withSide(w string, side []int, emit func(string)) { emit(w) }
 
-func marshal(t testing.TB, p *beam.Pipeline) *pipepb.Pipeline {
-	t.Helper()
-	edges, _, err := p.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, _ := graphx.CreateEnvironment(context.Background(), "beam:env:external:v1", func(context.Context) string { return "localhost:1" })
-	pb, err := graphx.Marshal(edges, &graphx.Options{Environment: env})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pb
-}
-
 func TestBuildWordCount(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	lines := textio.Read(s, "/tmp/does-not-matter.txt")
 	words := beam.ParDo(s, splitWords, lines)
 	counts := stats.Count(s, words)
 	_ = counts
-	pl, err := Build(marshal(t, p))
+	pl, err := Build(gopipe.ForTest(t, p))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +77,7 @@ func TestSideInputBreaksFusion(t *testing.T) {
 	nums := beam.Create(s, 1, 2)
 	out := beam.ParDo(s, withSide, words, beam.SideInput{Input: nums})
 	_ = out
-	pl, err := Build(marshal(t, p))
+	pl, err := Build(gopipe.ForTest(t, p))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +101,7 @@ func TestSideInputBreaksFusion(t *testing.T) {
 func TestRejectsUnknownURN(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	beam.Create(s, "a")
-	pb := marshal(t, p)
+	pb := gopipe.ForTest(t, p)
 	for id, tr := range pb.GetComponents().GetTransforms() {
 		if tr.GetSpec().GetUrn() == URNImpulse {
 			tr.Spec.Urn = "beam:transform:made_up:v1"
@@ -132,7 +117,7 @@ func TestRejectsUnknownURN(t *testing.T) {
 func TestRejectsUnknownRequirement(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	beam.Create(s, "a")
-	pb := marshal(t, p)
+	pb := gopipe.ForTest(t, p)
 	pb.Requirements = append(pb.Requirements, "beam:requirement:made_up:v1")
 	if _, err := Build(pb); err == nil || !strings.Contains(err.Error(), "made_up") {
 		t.Fatalf("Build error = %v, want one naming the requirement", err)
@@ -143,7 +128,7 @@ func TestRejectsUnknownRequirement(t *testing.T) {
 func TestRejectsGBKWithoutOutput(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	beam.GroupByKey(s, beam.ParDo(s, func(x string) (string, int) { return x, 1 }, beam.Create(s, "a")))
-	pb := marshal(t, p)
+	pb := gopipe.ForTest(t, p)
 	for _, tr := range pb.GetComponents().GetTransforms() {
 		if tr.GetSpec().GetUrn() == URNGBK {
 			tr.Outputs = nil
@@ -160,7 +145,7 @@ func flattenOfImpulses(t *testing.T, recode bool) *Plan {
 	t.Helper()
 	p, s := beam.NewPipelineWithRoot()
 	beam.ParDo0(s, func([]byte) {}, beam.Flatten(s, beam.Impulse(s), beam.Impulse(s)))
-	pb := marshal(t, p)
+	pb := gopipe.ForTest(t, p)
 	for _, tr := range pb.GetComponents().GetTransforms() {
 		if tr.GetSpec().GetUrn() == URNFlatten && recode {
 			out, _ := onlyValue(tr.GetOutputs())
@@ -213,7 +198,7 @@ func testStreamPipeline(t *testing.T, python bool) (*Plan, *pipepb.Pipeline) {
 	con := teststream.NewConfig()
 	con.AddElements(1000, "x")
 	beam.ParDo0(s, func(string) {}, teststream.Create(s, con))
-	pb := marshal(t, p)
+	pb := gopipe.ForTest(t, p)
 	if python {
 		for _, env := range pb.GetComponents().GetEnvironments() {
 			env.Capabilities = nil

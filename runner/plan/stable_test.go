@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -34,7 +35,7 @@ func stablePipeline(t *testing.T, stable ...string) *pipepb.Pipeline {
 	written := beam.ParDo(s.Scope("WriteOnce"), writeOnce, keyed)
 	grouped := beam.GroupByKey(s, beam.AddFixedKey(s, written))
 	beam.ParDo(s.Scope("AfterGBK"), func(_ int, vs func(*string) bool, emit func(string)) {}, grouped)
-	pb := marshal(t, p)
+	pb := gopipe.ForTest(t, p)
 	setStable(t, pb, stable...)
 	return pb
 }
@@ -154,7 +155,7 @@ func TestStableInputAfterGBKNeedsNoBreak(t *testing.T) {
 func TestStableInputSplittable(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	textio.Read(s, "/tmp/does-not-matter.txt")
-	pb := marshal(t, p)
+	pb := gopipe.ForTest(t, p)
 	var sdf string
 	for id, tr := range pb.GetComponents().GetTransforms() {
 		var pl pipepb.ParDoPayload

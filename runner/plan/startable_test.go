@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"strings"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 func TestStartableEnvironments(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	beam.ParDo(s, splitWords, beam.Create(s, "a b"))
-	pb := marshal(t, p)
+	pb := gopipe.ForTest(t, p)
 	var asked []string
 	_, err := BuildWith(pb, Options{Startable: func(urn string) bool { asked = append(asked, urn); return false }})
 	if err == nil || !strings.Contains(err.Error(), "beam:env:external:v1") {

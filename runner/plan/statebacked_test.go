@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"slices"
 	"strings"
 	"testing"
@@ -117,7 +118,7 @@ func TestGoReadsGroupedValuesAsBefore(t *testing.T) {
 	words := beam.ParDo(s, splitWords, beam.Create(s, "a b", "b c"))
 	beam.ParDo(s, countValues, beam.GroupByKey(s, beam.AddFixedKey(s, words)))
 	stats.Count(s, words)
-	pl, err := Build(marshal(t, p))
+	pl, err := Build(gopipe.ForTest(t, p))
 	if err != nil {
 		t.Fatal(err)
 	}

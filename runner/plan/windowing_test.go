@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ func TestStagesCarryInputWindowing(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	words := beam.ParDo(s, splitWords, beam.Create(s, "a b", "b"))
 	stats.Count(s, beam.WindowInto(s, window.NewFixedWindows(time.Minute), words))
-	pl, err := Build(marshal(t, p))
+	pl, err := Build(gopipe.ForTest(t, p))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,7 @@
 package spec
 
 import (
-	"context"
-	"testing"
-
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
-	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 )
 
 // The DoFns of the pipelines these tests plan; nothing runs them.
@@ -24,22 +19,3 @@ func keyByLen(s string) (int, string) { return len(s), s }
 func emitOneKey(_ []byte, emit func(int, string)) { emit(1, "v") }
 
 func sumLengths(_ int, vs func(*string) bool) int { return 0 }
-
-// marshalForTest turns p into its proto, in an EXTERNAL environment that
-// nothing starts.
-func marshalForTest(t *testing.T, p *beam.Pipeline) *pipepb.Pipeline {
-	t.Helper()
-	edges, _, err := p.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := graphx.CreateEnvironment(context.Background(), "beam:env:external:v1", func(context.Context) string { return "localhost:1" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	pb, err := graphx.Marshal(edges, &graphx.Options{Environment: env})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pb
-}

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"os"
 	"strings"
 	"testing"
@@ -67,7 +68,7 @@ func TestHotKeysForStateBackedReaders(t *testing.T) {
 	}
 	p, s := beam.NewPipelineWithRoot()
 	beam.ParDo(s, sumLengths, beam.GroupByKey(s, beam.ParDo(s, emitOneKey, beam.Impulse(s))))
-	for name, got := range hotGBKs(t, marshalForTest(t, p)) {
+	for name, got := range hotGBKs(t, gopipe.ForTest(t, p)) {
 		if !got {
 			t.Errorf("Go GroupByKey %s does not page hot keys", name)
 		}

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"runtime"
 	"slices"
 	"testing"
@@ -29,7 +30,7 @@ func gbkPlan(t *testing.T) *plan.Plan {
 	t.Helper()
 	p, s := beam.NewPipelineWithRoot()
 	beam.ParDo(s, countGroup, beam.GroupByKey(s, beam.ParDo(s, keyByLen, beam.Create(s, "a", "bb"))))
-	pl, err := plan.Build(marshalForTest(t, p))
+	pl, err := plan.Build(gopipe.ForTest(t, p))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestPythonProcessesCapStages(t *testing.T) {
 func TestBuildSpecCombineTree(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	stats.Count(s, beam.Create(s, "a", "b", "a"))
-	pl, err := plan.Build(marshalForTest(t, p))
+	pl, err := plan.Build(gopipe.ForTest(t, p))
 	if err != nil {
 		t.Fatal(err)
 	}

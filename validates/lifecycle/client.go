@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"io"
 	"os"
 	"path/filepath"
@@ -25,15 +26,7 @@ import (
 func marshal(ctx context.Context, build func(beam.Scope), envURN, envConfig string) (*pipepb.Pipeline, error) {
 	p, s := beam.NewPipelineWithRoot()
 	build(s)
-	edges, _, err := p.Build()
-	if err != nil {
-		return nil, err
-	}
-	env, err := graphx.CreateEnvironment(ctx, envURN, func(context.Context) string { return envConfig })
-	if err != nil {
-		return nil, err
-	}
-	return graphx.Marshal(edges, &graphx.Options{Environment: env})
+	return gopipe.Marshal(ctx, p, envURN, envConfig)
 }
 
 // loopback builds a pipeline that runs on the session's worker pool.
