@@ -4,6 +4,7 @@ package xlang
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand"
 	"os"
@@ -48,13 +49,13 @@ const (
 // (on restore it finds Kafka metadata and no state to match, and refuses:
 // KafkaExactlyOnceSink's case c). The runner's checkpoints hand a running
 // bundle's input back rather than wait for it. So the input comes in two
-// halves: the first, a window in the past (and two records of the next),
-// is counted and written before any kill, and the kills come once its
-// writes are checkpointed; the second, two windows ahead of the clock (so
-// that the create-time watermark, which follows the clock once the topic
-// is idle, does not pass them early), is read, counted, fired as the
-// clock passes its windows and written while the server dies and comes
-// back.
+// halves: the first, a window (and two records of the next), is counted
+// and written before any kill, and the kills come once its writes are
+// checkpointed; the second, two windows more and one record per partition
+// in a window after them, is read, counted and written while the server
+// dies and comes back. The watermark follows the records' times alone
+// (KafkaEosCounts.java), so each window fires once the next one's records
+// are read, whatever the clock, and the last one at the drain.
 func TestKafkaExactlyOnce(t *testing.T) {
 	t.Parallel() // a broker and servers of its own; mostly waiting on JVMs
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -62,8 +63,8 @@ func TestKafkaExactlyOnce(t *testing.T) {
 	boot := startBroker(t, "kafka-eos")
 	in, out := "eos-in", "eos-out"
 	p, opts := buildEOSPipeline(t, ctx, boot, in, out)
-	past := (time.Now().Add(-10*time.Minute).UnixMilli() / windowMs) * windowMs
-	first := firstHalf(past)
+	base := (time.Now().Add(-10*time.Minute).UnixMilli() / windowMs) * windowMs
+	first := firstHalf(base)
 	produce(t, ctx, boot, in, first)
 	seed := time.Now().UnixNano()
 	rng := rand.New(rand.NewSource(seed))
@@ -74,17 +75,16 @@ func TestKafkaExactlyOnce(t *testing.T) {
 	waitRunning(t, ctx, srv.client(t), id)
 	waitOutput(t, ctx, srv, boot, out, id, eosKeys)
 	// The writers' bundles end right after their last commit (the next
-	// window's input only fires once the topic is seen idle); two
-	// checkpoints later both hold them.
+	// window fires only once the second half is read); two checkpoints
+	// later both hold them.
 	srv.waitCheckpoints(t, ctx, id, 2)
 	t.Logf("the first window's counts are written and checkpointed")
 
-	ahead := (time.Now().Add(eosAhead).UnixMilli()/windowMs + 1) * windowMs
-	second := orderedRecords(eosN/2, 2, eosKeys, ahead, windowMs)
+	second := secondHalf(base + 2*windowMs)
 	produce(t, ctx, boot, in, second)
 	// The first kill falls while the second half is read and counted, the
 	// second once its first window has begun to be written: within the
-	// writes or the pause before the last window's.
+	// writes or after them, while the last window waits for the drain.
 	for kill := 1; kill <= 2; kill++ {
 		if kill == 2 {
 			waitOutput(t, ctx, srv, boot, out, id, eosKeys+3)
@@ -95,7 +95,8 @@ func TestKafkaExactlyOnce(t *testing.T) {
 		srv.waitLog(t, ctx, id, "job resumed from its checkpoint")
 	}
 	want := expectedCounts(append(first, second...), windowMs)
-	waitOutput(t, ctx, srv, boot, out, id, len(want))
+	// All but the last window's counts; the drain fires that one.
+	waitOutput(t, ctx, srv, boot, out, id, len(want)-2)
 	drain := exec.CommandContext(ctx, srv.bin, "drain", "--endpoint="+srv.proc.Addr, "--wait", "--timeout=2m", id)
 	if b, err := drain.CombinedOutput(); err != nil {
 		t.Fatalf("beam-runner drain %s: %v\n%s", id, err, b)
@@ -106,6 +107,7 @@ func TestKafkaExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkCounts(t, consumedLines(got), want)
+	checkNoneDropped(t, ctx, srv.client(t), id)
 	checkDrained(t, srv, id)
 	// The sink's own bookkeeping: one sequence id per record it wrote.
 	meta, err := kafkaClient(t, ctx, "", "committed", boot, eosGroup, out, fmt.Sprint(eosShards), "30000")
@@ -117,22 +119,31 @@ func TestKafkaExactlyOnce(t *testing.T) {
 	}
 }
 
-// eosAhead is how far ahead of the clock the second half's windows start:
-// time to produce it and for the first kill to fall while it is read; its
-// two windows then fire as the clock passes them. eosKillWithin bounds
-// each kill's random delay: about a window's length.
-const (
-	eosAhead      = 15 * time.Second
-	eosKillWithin = 10 * time.Second
-)
+// eosKillWithin bounds each kill's random delay: about as long as the
+// second half takes to be read and counted.
+const eosKillWithin = 10 * time.Second
 
-// firstHalf is eosN/2 records: all but two in the window at past, the
+// firstHalf is eosN/2 records: all but two in the window at base, the
 // other two, one per partition, in the next window, so that the first
-// window fires on the records' own times, not on the topic's idleness.
-func firstHalf(past int64) []record {
-	recs := orderedRecords(eosN/2-2, 1, eosKeys, past, windowMs)
+// window fires once both partitions are read past it.
+func firstHalf(base int64) []record {
+	return append(orderedRecords(eosN/2-2, 1, eosKeys, base, windowMs), nextWindow(base+windowMs, "next")...)
+}
+
+// secondHalf is eosN/2 records: all but two over the two windows from
+// base, the other two, one per partition, in the window after them, which
+// fires only at the drain.
+func secondHalf(base int64) []record {
+	return append(orderedRecords(eosN/2-2, 2, eosKeys, base, windowMs), nextWindow(base+2*windowMs, "last")...)
+}
+
+// nextWindow is one record per partition (they are produced round robin)
+// at the start of the window at start: a partition's watermark passes the
+// window before only once it is read.
+func nextWindow(start int64, value string) []record {
+	var recs []record
 	for i := range 2 {
-		recs = append(recs, record{ts: past + windowMs + int64(i), key: fmt.Sprintf("k%03d", i), value: fmt.Sprintf("next%d", i)})
+		recs = append(recs, record{ts: start + int64(i), key: fmt.Sprintf("k%03d", i), value: fmt.Sprintf("%s%d", value, i)})
 	}
 	return recs
 }
@@ -141,6 +152,23 @@ func produce(t *testing.T, ctx context.Context, boot, topic string, recs []recor
 	t.Helper()
 	if _, err := kafkaClient(t, ctx, producerInput(recs), "produce", boot, topic); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkNoneDropped: no GroupByKey of the job dropped an element as late
+// (the runner's droppedDueTo* counters): a crash must not make records
+// late that were not.
+func checkNoneDropped(t *testing.T, ctx context.Context, cli jobpb.JobServiceClient, id string) {
+	t.Helper()
+	resp, err := cli.GetJobMetrics(ctx, &jobpb.GetJobMetricsRequest{JobId: id})
+	if err != nil {
+		t.Fatalf("job %s metrics: %v", id, err)
+	}
+	for _, mi := range resp.GetMetrics().GetCommitted() {
+		if name := mi.GetLabels()["NAME"]; strings.HasPrefix(name, "droppedDueTo") {
+			n, _ := binary.Uvarint(mi.GetPayload())
+			t.Errorf("GroupByKey %s: %s = %d", mi.GetLabels()["PTRANSFORM"], name, n)
+		}
 	}
 }
 
