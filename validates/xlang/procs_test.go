@@ -154,11 +154,18 @@ log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
 log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
 `
 
-// clusterID is a KRaft cluster id: 16 random bytes, base64url unpadded.
+// clusterID is a KRaft cluster id: 16 random bytes, base64url unpadded,
+// and, as Kafka's own Uuid.randomUuid makes them, never starting with '-'
+// (kafka-storage would read one as an option: one broker start in 64
+// failed so).
 func clusterID() string {
 	b := make([]byte, 16)
-	rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
+	for {
+		rand.Read(b)
+		if id := base64.RawURLEncoding.EncodeToString(b); id[0] != '-' {
+			return id
+		}
+	}
 }
 
 // startExpansion starts the Java expansion service on a free port with
