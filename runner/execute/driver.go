@@ -40,7 +40,8 @@ type driver struct {
 	drainCh  <-chan struct{} // nil once the drain began
 	ticks    int
 	stable   map[string]bool           // stable-input stages, filled on first use (stable.go)
-	dropped  map[string]engine.Dropped // GroupByKeys' drops last reported (dropped.go)
+	dropped  map[string]engine.Dropped // GroupByKeys' drops last counted (dropped.go)
+	dropLogs map[string]dropLog        // and last logged
 	// last is the engine's Ready the driver read last, acknowledged by
 	// the next advance.
 	last engine.Ready
@@ -52,7 +53,7 @@ func (r *run) newDriver(eng *engine.Engine, ckpt checkpointPolicy, stages map[st
 		inflight: map[int]*inflight{}, done: make(chan bundleDone), splits: make(chan splitDone),
 		results: make(chan func() error), gates: map[string]chan struct{}{},
 		progress: make(chan progressDone), drainCh: r.drain.ch,
-		dropped: eng.Dropped(), // a restored job's are in its metrics
+		dropped: eng.Dropped(), dropLogs: restoredDropLogs(eng.Dropped()), // a restored job's drops are in its metrics
 	}
 }
 
@@ -256,6 +257,7 @@ func (r *run) runStages(ctx context.Context) error {
 // decisions after every one.
 func (d *driver) run(ctx context.Context) error {
 	d.jobCtx = ctx
+	defer d.logUnloggedDrops()
 	ctx, cancel := context.WithCancel(ctx)
 	defer d.abandon(cancel)
 	tick := time.NewTicker(200 * time.Millisecond)

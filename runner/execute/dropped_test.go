@@ -2,6 +2,7 @@ package execute
 
 import (
 	"testing"
+	"time"
 
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/metrics"
@@ -46,5 +47,28 @@ func TestDroppedCounters(t *testing.T) {
 	}
 	if d := droppedSince(prev, prev); len(d) != 0 {
 		t.Errorf("nothing new dropped, yet reported %v", d)
+	}
+}
+
+// TestDropLogDue: a stage's first drop is logged at once, later ones at
+// most every dropLogEvery.
+func TestDropLogDue(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		last, now time.Time
+		want      bool
+	}{
+		{time.Time{}, t0, true},
+		{t0, t0.Add(time.Second), false},
+		{t0, t0.Add(dropLogEvery - time.Millisecond), false},
+		{t0, t0.Add(dropLogEvery), true},
+	} {
+		if got := dropLogDue(c.last, c.now); got != c.want {
+			t.Errorf("dropLogDue(%v, %v) = %v, want %v", c.last, c.now, got, c.want)
+		}
+	}
+	logs := restoredDropLogs(map[string]engine.Dropped{"s3": {Late: 5}})
+	if l := logs["s3"]; l.totals.Late != 5 || !l.at.IsZero() {
+		t.Errorf("restored drops %+v: want logged totals 5 and no time, so the next drop logs at once", l)
 	}
 }
