@@ -48,12 +48,13 @@ type driver struct {
 }
 
 func (r *run) newDriver(eng *engine.Engine, ckpt checkpointPolicy, stages map[string]*sdkStage) *driver {
+	dropped := eng.Dropped() // a restored job's drops are in its metrics
 	return &driver{
 		r: r, eng: eng, ckpt: ckpt, stages: stages, virtual: spec.HasTestStream(r.plan),
 		inflight: map[int]*inflight{}, done: make(chan bundleDone), splits: make(chan splitDone),
 		results: make(chan func() error), gates: map[string]chan struct{}{},
 		progress: make(chan progressDone), drainCh: r.drain.ch,
-		dropped: eng.Dropped(), dropLogs: restoredDropLogs(eng.Dropped()), // a restored job's drops are in its metrics
+		dropped: dropped, dropLogs: restoredDropLogs(dropped),
 	}
 }
 

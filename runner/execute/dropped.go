@@ -15,9 +15,9 @@ import (
 )
 
 // Elements a GroupByKey drops as late vanish from a job's results without
-// an error, so the driver reports them where users look: a warning in the
-// job's log each time a stage drops more, and counters in the job's
-// metrics under the names Beam's Java runners give them.
+// an error, so the driver reports them where users look: counters in the
+// job's metrics under the names Beam's Java runners give them, and a
+// warning in the job's log and messages (at most every dropLogEvery).
 const (
 	droppedNamespace  = "org.apache.beam.runners.core.LateDataDroppingDoFnRunner"
 	droppedLateName   = "droppedDueToLateness"
@@ -45,7 +45,7 @@ func droppedCounters(transform string, d engine.Dropped) []*pipepb.MonitoringInf
 			continue
 		}
 		out = append(out, &pipepb.MonitoringInfo{
-			Urn: metrics.UrnSumInt64, Type: "beam:metrics:sum_int64:v1", Payload: binary.AppendUvarint(nil, uint64(n)),
+			Urn: metrics.UrnSumInt64, Payload: binary.AppendUvarint(nil, uint64(n)), // the store sets the type
 			Labels: map[string]string{"PTRANSFORM": transform, "NAMESPACE": droppedNamespace, "NAME": name},
 		})
 	}
