@@ -12,6 +12,7 @@ import (
 	_ "net/http/pprof" // served only when --pprof_addr is set
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -122,7 +123,7 @@ func run(logger *slog.Logger, wopts workers.Options) error {
 	srv, err := server.New(server.Config{
 		JobPort:          fl.JobPort,
 		Host:             fl.JobHost,
-		ArtifactRoot:     fl.ArtifactRoot,
+		ArtifactRoot:     artifactRoot(),
 		MaxPreparedBytes: fl.MaxPreparedBytes,
 		MaxFinishedJobs:  fl.MaxFinishedJobs,
 		Logger:           logger,
@@ -199,6 +200,17 @@ func openStores(logger *slog.Logger) (records, spill *store.Store, err error) {
 		logger.Info("durable store open", "state_dir", dir)
 		return st, st, nil
 	}
+}
+
+// artifactRoot is where staged artifacts go: --artifact_root, or with a
+// durable --state_dir a directory in it, so that a job resumed after a
+// restart finds its workers' artifacts there (a temporary root is the
+// next server's to remove); "" lets the service make a temporary one.
+func artifactRoot() string {
+	if fl.ArtifactRoot != "" || fl.StateDir == "" || fl.StateDir == "none" {
+		return fl.ArtifactRoot
+	}
+	return filepath.Join(fl.StateDir, "artifacts")
 }
 
 func usage() {

@@ -79,7 +79,7 @@ func Register(fs *flag.FlagSet) *Flags {
 	fs.DurationVar(&f.IdleShutdown, "idle_shutdown_timeout", 0, "exit after no job has run for this long; 0 or negative: never")
 	fs.StringVar(&f.CPUProfile, "cpuprofile", "", "write a CPU profile to this file")
 	fs.StringVar(&f.PprofAddr, "pprof_addr", "", "also serve /debug/pprof on this address of its own (older form of --pprof)")
-	fs.StringVar(&f.ArtifactRoot, "artifact_root", "", "directory for staged artifacts (default: a fresh private directory in $TMPDIR, removed at exit; roots of dead servers are removed)")
+	fs.StringVar(&f.ArtifactRoot, "artifact_root", "", "directory for staged artifacts (default: with --state_dir DIR, DIR/artifacts, so jobs resumed after a restart find theirs; else a fresh private directory in $TMPDIR, removed at exit; roots of dead servers are removed)")
 	fs.IntVar(&f.MaxFinishedJobs, "max_finished_jobs", jobs.DefaultMaxFinishedJobs, "ended jobs kept, listed and saved; past it the oldest are forgotten (0: the default; negative: no cap)")
 	fs.Int64Var(&f.MaxPreparedBytes, "max_prepared_bytes", jobs.DefaultMaxPreparedBytes, "cap on the pipeline bytes of prepared jobs not yet run; Prepare past it gets RESOURCE_EXHAUSTED (negative: no cap)")
 	fs.DurationVar(&f.WorkerStartTimeout, "worker_start_timeout", 2*time.Minute, "how long an environment's SDK harness may take to connect before its job fails")
