@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"github.com/beam-runner/beam-runner/runner/spec"
+	"strings"
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
@@ -82,28 +83,60 @@ func decodeCheckpoint(data []byte) (checkpoint, error) {
 // checkpointPolicy decides when the driver checkpoints: right after a
 // commit (a consistent point, and something new to save; an idle job
 // does not rewrite the same state), once interval has passed since the
-// last checkpoint or the run's start. Pure: the driver passes the time.
+// last checkpoint or the run's start. A checkpoint copies what the job
+// buffers, so the interval stretches to costShare times what the last
+// one took; a batch job, which may buffer gigabytes, stops its periodic
+// checkpoints once one is larger than maxBytes (a restart then resumes
+// from the last one kept). Pure: the driver passes the time.
 type checkpointPolicy struct {
 	interval time.Duration // 0: never
 	last     time.Time
+	maxBytes int           // 0: no limit
+	cost     time.Duration // what the last checkpoint took, snapshot and write
+	stopped  bool
 }
+
+// costShare bounds the time checkpoints take to about 1/costShare of a run's.
+const costShare = 10
 
 // due reports whether a commit at now should be followed by a checkpoint.
 func (p *checkpointPolicy) due(now time.Time) bool {
-	return p.interval > 0 && now.Sub(p.last) >= p.interval
+	return p.interval > 0 && !p.stopped && now.Sub(p.last) >= max(p.interval, costShare*p.cost)
 }
 
 // taken records a checkpoint attempted at now, written or not: a state
 // that cannot be saved is not retried on every commit.
 func (p *checkpointPolicy) taken(now time.Time) { p.last = now }
 
+// measured records what a checkpoint took and its size; it reports
+// whether periodic checkpoints stop here (the first time only).
+func (p *checkpointPolicy) measured(took time.Duration, size int) bool {
+	p.cost = took
+	if p.maxBytes > 0 && size > p.maxBytes && !p.stopped {
+		p.stopped = true
+		return true
+	}
+	return false
+}
+
+// batchCheckpointBytes is the largest checkpoint a batch job keeps taking
+// without a memory limit; with one, a quarter of it. A checkpoint is
+// built in memory, a few copies of what the job buffers.
+const batchCheckpointBytes = 256 << 20
+
+func batchCheckpointLimit(memoryLimit int64) int {
+	if memoryLimit > 0 {
+		return int(min(memoryLimit/4, 1<<40))
+	}
+	return batchCheckpointBytes
+}
+
 // newEngine builds the job's engine: fresh, or on a resumed job restored
 // from its checkpoint with the user state and metrics saved with it. It
-// returns the checkpoint policy for the job too: only streaming jobs with
-// a durable record checkpoint. A batch job's input is bounded, so after a
-// restart it runs again from the beginning (Beam's file sinks finalize
-// only what a run completes); a checkpoint of it would copy what it
-// buffers, which may be gigabytes, every interval.
+// returns the checkpoint policy for the job too: jobs with a durable
+// record checkpoint, batch ones while their checkpoints stay small
+// (checkpointPolicy), so that after a restart they go on from there
+// rather than from the beginning.
 func (r *run) newEngine(now time.Time) (*engine.Engine, checkpointPolicy, error) {
 	pol := checkpointPolicy{last: now}
 	es, err := spec.Build(r.plan, spec.Config{
@@ -115,8 +148,11 @@ func (r *run) newEngine(now time.Time) (*engine.Engine, checkpointPolicy, error)
 	if err != nil {
 		return nil, pol, err
 	}
-	if es.Streaming && r.job.Durable() {
+	if r.job.Durable() {
 		pol.interval = r.opts.CheckpointInterval
+		if !es.Streaming {
+			pol.maxBytes = batchCheckpointLimit(r.opts.Memory.Limit)
+		}
 	}
 	eng, err := r.restoreEngine(es)
 	return eng, pol, err
@@ -141,8 +177,30 @@ func (r *run) restoreEngine(spec engine.Spec) (*engine.Engine, error) {
 	r.state = st
 	r.metrics.AddBundle(c.metrics)
 	r.job.SetMetrics(r.metrics.Results())
-	r.log.Info("job resumed from its checkpoint", "engine_bytes", len(c.engine), "state_bytes", len(c.state))
+	msg := r.resumedMessage(eng.Finished())
+	r.log.Info(msg, "engine_bytes", len(c.engine), "state_bytes", len(c.state))
+	r.job.Message(jobpb.JobMessage_JOB_MESSAGE_BASIC, msg)
 	return eng, nil
+}
+
+// resumedMessage says where a resumed job goes on: which of its stages
+// had finished at the checkpoint and do not run again.
+func (r *run) resumedMessage(finished []string) string {
+	done := map[string]bool{}
+	for _, id := range finished {
+		done[id] = true
+	}
+	var names []string
+	for _, s := range r.plan.Stages {
+		if done[s.ID] {
+			names = append(names, r.stageName(s))
+		}
+	}
+	if len(names) == 0 {
+		return fmt.Sprintf("job resumed from its checkpoint: none of its %d stages had finished; each goes on from where the checkpoint left it", len(r.plan.Stages))
+	}
+	return fmt.Sprintf("job resumed from its checkpoint: %d of its %d stages had finished and do not run again (%s); the others go on from where the checkpoint left them",
+		len(names), len(r.plan.Stages), strings.Join(names, "; "))
 }
 
 // checkpoint saves the engine, user state and metrics as they are between
@@ -153,7 +211,7 @@ func (r *run) restoreEngine(spec engine.Spec) (*engine.Engine, error) {
 // returned channel is closed once the checkpoint is written or given up:
 // a failure costs only the checkpoint, and the job goes on.
 func (d *driver) checkpoint(ctx context.Context) <-chan struct{} {
-	r, done := d.r, make(chan struct{})
+	r, done, start := d.r, make(chan struct{}), time.Now()
 	snap, err := d.eng.SnapshotRequeuingFlight()
 	if err != nil {
 		r.log.Warn("checkpoint skipped", "err", err)
@@ -161,30 +219,64 @@ func (d *driver) checkpoint(ctx context.Context) <-chan struct{} {
 		return done
 	}
 	c := checkpoint{engine: snap, state: r.state.Snapshot(), metrics: r.metrics.Results()}
+	taking := time.Since(start)
 	prev := d.saving
 	d.saving = done
 	d.command(ctx, func(context.Context) func() error {
 		if prev != nil {
 			<-prev // a write is not cancelled: it ends by itself
 		}
+		writing := time.Now()
 		data, err := c.encode()
 		if err == nil {
 			err = r.job.Checkpoint(data)
 		}
+		took := taking + time.Since(writing)
 		// Logged before the bundles waiting for it start, as on the
 		// driver goroutine.
 		if err != nil {
 			r.log.Warn("checkpoint not saved", "err", err)
 		} else {
-			r.log.Debug("checkpoint saved", "bytes", len(data))
+			r.log.Debug("checkpoint saved", "bytes", len(data), "took", took)
 		}
 		close(done)
 		return func() error {
 			if d.saving == done {
 				d.saving = nil
 			}
+			d.checkpointMeasured(took, len(data))
 			return nil
 		}
 	})
 	return done
+}
+
+// checkpointMeasured tells the policy what a checkpoint cost, and says
+// so if that stops the job's periodic checkpoints.
+func (d *driver) checkpointMeasured(took time.Duration, size int) {
+	if !d.ckpt.measured(took, size) {
+		return
+	}
+	msg := fmt.Sprintf("checkpoints of this batch job stop: one took %d MiB, more than the %d MiB a batch job's may take; after a server restart it goes on from its last checkpoint",
+		size>>20, d.ckpt.maxBytes>>20)
+	d.r.log.Warn(msg)
+	d.r.job.Message(jobpb.JobMessage_JOB_MESSAGE_WARNING, msg)
+}
+
+// checkpointPeriodic takes a periodic checkpoint.
+func (d *driver) checkpointPeriodic(ctx context.Context, now time.Time) {
+	d.ckpt.taken(now)
+	d.advance()
+	d.checkpoint(ctx)
+}
+
+// prepareCheckpoint runs on every tick: once a checkpoint is due, source
+// bundles that have run half an interval are asked to checkpoint
+// themselves (engine.CheckpointFlight). Their commits are where the
+// checkpoint is taken, and it holds what they read; a checkpoint taken
+// while they ran would hold only their input, read again after a crash.
+func (d *driver) prepareCheckpoint(now time.Time) {
+	if d.ckpt.due(now) {
+		d.eng.CheckpointFlight(d.ckpt.interval.Milliseconds() / 2)
+	}
 }

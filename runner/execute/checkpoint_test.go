@@ -75,6 +75,40 @@ func TestCheckpointPolicy(t *testing.T) {
 	}
 }
 
+// A checkpoint that takes long stretches the interval to costShare times
+// its cost; a batch job's checkpoints stop once one passes maxBytes,
+// which is said once.
+func TestCheckpointPolicyCost(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	p := checkpointPolicy{interval: time.Second, last: t0, maxBytes: 100}
+	if p.measured(500*time.Millisecond, 100) {
+		t.Error("stopped at maxBytes, not past it")
+	}
+	if p.due(t0.Add(4*time.Second)) || !p.due(t0.Add(5*time.Second)) {
+		t.Error("a 500ms checkpoint must stretch a 1s interval to 5s")
+	}
+	p.measured(time.Millisecond, 50)
+	if !p.due(t0.Add(time.Second)) {
+		t.Error("a cheap checkpoint must bring the interval back")
+	}
+	if !p.measured(time.Millisecond, 101) || p.measured(time.Millisecond, 101) {
+		t.Error("passing maxBytes must stop checkpoints once, and say so once")
+	}
+	if p.due(t0.Add(time.Hour)) {
+		t.Error("a stopped policy is never due")
+	}
+	stream := checkpointPolicy{interval: time.Second, last: t0}
+	if stream.measured(time.Millisecond, 1<<40) || !stream.due(t0.Add(time.Second)) {
+		t.Error("without maxBytes (streaming) size never stops checkpoints")
+	}
+	if got := batchCheckpointLimit(0); got != batchCheckpointBytes {
+		t.Errorf("limit without a memory limit: %d", got)
+	}
+	if got := batchCheckpointLimit(4 << 30); got != 1<<30 {
+		t.Errorf("limit with 4 GiB of memory: %d, want a quarter", got)
+	}
+}
+
 // TestResumeRefusesForeignCheckpoint: a job resumed from a checkpoint
 // that is damaged, or was taken of another pipeline, fails saying why
 // instead of running from a wrong state.

@@ -155,9 +155,7 @@ func (d *driver) onDone(ctx context.Context, bd bundleDone) error {
 	}
 	d.publishMetrics()
 	if now := time.Now(); d.ckpt.due(now) {
-		d.ckpt.taken(now)
-		d.advance()
-		d.checkpoint(ctx)
+		d.checkpointPeriodic(ctx, now)
 	}
 	return nil
 }
@@ -198,6 +196,7 @@ func (d *driver) onTick(ctx context.Context) {
 	if d.ticks++; d.ticks%progressEvery == 0 {
 		d.requestProgress(ctx)
 	}
+	d.prepareCheckpoint(time.Now())
 	d.eng.Tick()
 }
 

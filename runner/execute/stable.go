@@ -19,8 +19,9 @@ import (
 
 // needsStableCheckpoint reports whether bundles about to start need a
 // checkpoint first: some is a first attempt of a stable-input stage and
-// the job checkpoints at all (a batch or non-durable job has nothing to
-// restore from, and a retry within a run reuses its kept input).
+// the job checkpoints at all (a non-durable job has nothing to restore
+// from, and a retry within a run reuses its kept input). A batch job's
+// stable-input checkpoints go on after its periodic ones stop for size.
 func needsStableCheckpoint(bs []engine.Bundle, stable func(stage string) bool, checkpointing bool) bool {
 	if !checkpointing {
 		return false
