@@ -28,8 +28,9 @@ type SplitResult struct {
 // splitBook is a bundle's record of the splits applied to it.
 type splitBook struct {
 	// owned is how many leading input elements the bundle still owns;
-	// -1 until a split with a channel split arrives.
-	owned int
+	// -1 until a split with a channel split arrives. bytes is their
+	// encoded size (the split policy's measure, split.go).
+	owned, bytes int
 	// primaryAt is the index of the element the bundle keeps only in part
 	// (-1 for none), and primary that part.
 	primaryAt int
@@ -104,7 +105,23 @@ func (b *bundle) takeChannelResiduals(wv *coders.WindowedValueCodec, s SplitResu
 	} else if b.split.primaryAt >= s.FirstResidual {
 		b.split.primaryAt, b.split.primary = -1, nil
 	}
+	b.split.bytes = keptBytes(owned[:s.FirstResidual], s.Primary)
 	return out, nil
+}
+
+// keptBytes is the encoded size of the elements a split kept, the last of
+// them as primary when the split kept one.
+func keptBytes(kept [][][]byte, primary [][]byte) int {
+	n := 0
+	for i, parts := range kept {
+		if i == len(kept)-1 && len(primary) > 0 {
+			parts = primary
+		}
+		for _, p := range parts {
+			n += len(p)
+		}
+	}
+	return n
 }
 
 // ownedByIndex lists, per input element index, what the bundle still owns
