@@ -13,17 +13,19 @@ import (
 // split is a round trip to the SDK, worth it only for long-running work.
 const splitMinAge = 500 // milliseconds
 
-// splitCandidates returns the bundles worth splitting now, those with the
-// most work left first (mostWorkFirst): bundles that have run at least
-// splitMinAge while their stage has idle capacity and nothing else to
-// run. Each returned bundle is not offered again for splitMinAge.
-// Splittable stages split restrictions; other stages split their input
-// channel, so a few costly elements (a CPU-bound ParDo after a
-// GroupByKey, say) spread over the workers too. Keyed stages never split:
-// a key's bundles must not run at once; nor do a GroupByKey's merges,
-// whose input and output the GroupByKey keeps.
-func (e *Engine) splitCandidates() []int {
-	var out []int
+// splitCandidates returns the dynamic splits worth requesting now, those
+// of the bundles with the most work left first (mostWorkFirst): one a
+// slot while the stage has idle capacity and nothing else to run, of
+// bundles that have run at least splitMinAge. Each keeps
+// dynamicSplitFraction of its remaining work, but the largest keeps less
+// when slots are left over (spareKeep). Each returned bundle is not
+// offered again for splitMinAge. Splittable stages split restrictions;
+// other stages split their input channel, so a few costly elements (a
+// CPU-bound ParDo after a GroupByKey, say) spread over the workers too.
+// Keyed stages never split: a key's bundles must not run at once; nor do
+// a GroupByKey's merges, whose input and output the GroupByKey keeps.
+func (e *Engine) splitCandidates() []SplitRequest {
+	var out []SplitRequest
 	for _, st := range e.flow.stages {
 		if st.keyed != nil || st.gbk != nil || len(st.flight) == 0 || len(st.pending) > 0 || st.hasReadyResiduals(e.flow.now) {
 			continue
@@ -32,6 +34,7 @@ func (e *Engine) splitCandidates() []int {
 		if idle <= 0 {
 			continue
 		}
+		first := len(out)
 		for _, b := range e.mostWorkFirst(st) {
 			if idle <= 0 {
 				break
@@ -40,12 +43,25 @@ func (e *Engine) splitCandidates() []int {
 				continue
 			}
 			b.splitAt = e.flow.now
-			out = append(out, b.ID)
+			out = append(out, SplitRequest{Bundle: b.ID, Fraction: dynamicSplitFraction})
 			idle--
+		}
+		if len(out) > first && idle > 0 && !st.spec.Splittable {
+			out[first].Fraction = spareKeep(idle)
 		}
 	}
 	return out
 }
+
+// spareKeep is what the largest bundle split keeps of its remaining work
+// when slots are still idle after one went to each bundle split:
+// 1/(spare+2), its share with its residual's slot and the spare ones.
+// The residual usually makes one bundle (MinBundleBytes), which a later
+// split halves: halving at once would leave shares of 1/4, 1/4 and 1/2
+// rather than thirds. Not for splittable stages: workLeft counts
+// restrictions, so it could not tell the large residual restriction from
+// the small one kept.
+func spareKeep(spare int) float64 { return 1 / float64(spare+2) }
 
 // mostWorkFirst orders a stage's running bundles for splitting: the one
 // with the most work left first, so an idle slot takes half of the
