@@ -49,6 +49,9 @@ func (e *Engine) splitCandidates() []SplitRequest {
 		if len(out) > first && idle > 0 && !st.spec.Splittable {
 			out[first].Fraction = spareKeep(idle)
 		}
+		for _, r := range out[first:] {
+			st.flight[r.Bundle].split.keep = r.Fraction
+		}
 	}
 	return out
 }
@@ -88,9 +91,10 @@ func (e *Engine) mostWorkFirst(st *stage) []*bundle {
 }
 
 // workLeft estimates the work a bundle has left by the input it still
-// owns after its splits: the engine does not learn how much of it the
-// bundle has read, so that counts too, and a split that did not say what
-// it gave up (splitbook.go) leaves the estimate as it was. The measure is bytes (an element's
+// owns after its splits, from where its last split found it (readBefore):
+// the engine learns no progress, so what it read since counts too, and a
+// split that did not say what it gave up leaves the estimate as it was.
+// The measure is bytes (an element's
 // cost grows with its size: a grouped key's values), but elements for a
 // splittable stage: a restriction's bytes say nothing of the work it
 // covers, and a bundle keeps part of the one it split, so bundles of one
@@ -104,7 +108,7 @@ func (b *bundle) workLeft(splittable bool, wv *coders.WindowedValueCodec) int {
 		_ = coders.Each(b.Input, wv, func(*coders.WindowedValue) error { n++; return nil })
 		return n // a malformed input fails its bundle, not the policy
 	case b.split.owned >= 0:
-		return b.split.bytes
+		return b.split.left
 	}
 	n := 0
 	for _, c := range b.Input {
