@@ -28,8 +28,13 @@ type SplitResult struct {
 // splitBook is a bundle's record of the splits applied to it.
 type splitBook struct {
 	// owned is how many leading input elements the bundle still owns;
-	// -1 until a split with a channel split arrives.
-	owned int
+	// -1 until a split with a channel split arrives. left is the encoded
+	// size of those past where that split found the bundle (readBefore):
+	// the split policy's measure (split.go).
+	owned, left int
+	// keep is the fraction of its remaining work the split policy last
+	// asked the bundle to keep.
+	keep float64
 	// primaryAt is the index of the element the bundle keeps only in part
 	// (-1 for none), and primary that part.
 	primaryAt int
@@ -104,7 +109,37 @@ func (b *bundle) takeChannelResiduals(wv *coders.WindowedValueCodec, s SplitResu
 	} else if b.split.primaryAt >= s.FirstResidual {
 		b.split.primaryAt, b.split.primary = -1, nil
 	}
+	b.split.left = keptBytes(owned[b.split.readBefore(len(owned), s):s.FirstResidual], s.Primary)
 	return out, nil
+}
+
+// readBefore estimates how many of the n input elements the bundle owned
+// it had read when a split kept those before s.FirstResidual: asked to
+// keep the fraction keep of what remained, the SDK splits at about
+// read + keep*(n-read). 0 when unknown: no fraction asked, or a split of
+// an element (a primary), whose read part is not in its bytes.
+func (sb splitBook) readBefore(n int, s SplitResult) int {
+	f := sb.keep
+	if f <= 0 || f >= 1 || len(s.Primary) > 0 {
+		return 0
+	}
+	read := (float64(s.FirstResidual) - f*float64(n)) / (1 - f)
+	return max(min(int(read), s.FirstResidual-1), 0)
+}
+
+// keptBytes is the encoded size of the elements a split kept, the last of
+// them as primary when the split kept one.
+func keptBytes(kept [][][]byte, primary [][]byte) int {
+	n := 0
+	for i, parts := range kept {
+		if i == len(kept)-1 && len(primary) > 0 {
+			parts = primary
+		}
+		for _, p := range parts {
+			n += len(p)
+		}
+	}
+	return n
 }
 
 // ownedByIndex lists, per input element index, what the bundle still owns

@@ -4,7 +4,7 @@ import "sort"
 
 // dynamicSplitFraction is what a dynamic split asks the SDK to keep of a
 // bundle's remaining work: half, so the residual can fill an idle slot
-// with as much work as the bundle keeps.
+// with as much work as the bundle keeps (see also spareKeep).
 const dynamicSplitFraction = 0.5
 
 // SplitRequest asks the driver to split a running bundle, keeping Fraction
@@ -21,19 +21,17 @@ func (e *Engine) Tick() {
 	e.splits = append(e.splits, e.splitRequests()...)
 }
 
-// splitRequests returns the dynamic splits worth requesting now, halving
-// each of splitCandidates' bundles, after the checkpoints a memory limit
-// asks of long-running source bundles (pendspill.go). None while draining: every residual
-// would be truncated again, and a truncation may grow a small restriction.
+// splitRequests returns the dynamic splits worth requesting now
+// (splitCandidates), after the checkpoints a memory limit asks of
+// long-running source bundles (pendspill.go). None while draining: every
+// residual would be truncated again, and a truncation may grow a small
+// restriction.
 func (e *Engine) splitRequests() []SplitRequest {
 	if e.draining {
 		return nil
 	}
 	out := append(e.memoryCheckpoints(), e.excessCheckpoints()...)
-	for _, id := range e.splitCandidates() {
-		out = append(out, SplitRequest{Bundle: id, Fraction: dynamicSplitFraction})
-	}
-	return out
+	return append(out, e.splitCandidates()...)
 }
 
 // Drain starts draining the job: the next Ready asks the checkpoints that

@@ -3,9 +3,11 @@
 // pair and each running a Python worker pool held to half a core by a
 // cgroup v1 cpu quota. A CPU-bound Python ParDo runs on one host, then on
 // three (the three must take at most 0.4 of the one's time, with equal
-// output); then one host's pool and workers are killed mid-job, and the
-// job must still end DONE with the clean run's output. A GroupByKey
-// measures the job server's data-plane throughput over the veths.
+// output), and again with records of 100 B, which only dynamic splits
+// spread (at most 0.38); then one host's pool and workers are killed
+// mid-job, and the job must still end DONE with the clean run's output.
+// A GroupByKey measures the job server's data-plane throughput over the
+// veths.
 //
 // It needs root, iproute2 (ip netns), cgroup v1's cpu and cpuacct
 // controllers under /sys/fs/cgroup and the Python SDK; it is behind the
@@ -18,5 +20,6 @@
 // namespaces and links). Namespaces, links and cgroups are removed when
 // the test ends, however it ends, and leftovers of a killed run when the
 // next one starts. MULTIHOST_LOGDIR keeps the logs; MULTIHOST_ELEMENTS and
-// MULTIHOST_ROUNDS size the CPU-bound job.
+// MULTIHOST_ROUNDS size the CPU-bound jobs, MULTIHOST_PAD and
+// MULTIHOST_SMALL_PAD their records' bytes.
 package multihost

@@ -30,8 +30,14 @@ import (
 // three half-core hosts have 3x the CPU of one.
 const maxRatio = 0.4
 
-// TestHosts runs the CPU-bound ParDo on one host and on three, then on
-// three with one killed mid-job. One test, so the hosts are set up once.
+// maxRatioSmall is maxRatio for small records, which reach the CPU-bound
+// stage as one bundle: dynamic splits alone must keep the hosts even
+// (issue #28, hosts kept even).
+const maxRatioSmall = 0.38
+
+// TestHosts runs the CPU-bound ParDo on one host and on three, with
+// large records and with small ones, then on three with one killed
+// mid-job. One test, so the hosts are set up once.
 func TestHosts(t *testing.T) {
 	py := python(t)
 	hosts := newHosts(t, py, 3)
@@ -40,28 +46,16 @@ func TestHosts(t *testing.T) {
 	// Records of 30 kB: the input is cut into bundles by its size, as a
 	// job over real records is, rather than left to dynamic splits alone.
 	job := cpuJob{py: py, srv: srv, n: n, rounds: rounds, pad: envInt("MULTIHOST_PAD", 30000)}
-	t.Logf("CPU-bound ParDo: %d records of %d B, %d rounds each", n, job.pad, rounds)
+	three := job.compare(t, hosts, maxRatio)
 
-	one := job.run(t, hosts[:1], nil)
-	three := job.run(t, hosts, nil)
-	requireSame(t, three.out, one.out)
-	ratio := three.took.Seconds() / one.took.Seconds()
-	t.Logf("1 host: %s; 3 hosts: %s; ratio %.2f (at most %.2f)", one, three, ratio, maxRatio)
-	if ratio > maxRatio && (three.loaded() || three.uneven()) {
-		// Uneven: a known defect (issue #28, hosts kept even): the
-		// dynamic split halves the oldest running bundle, not the one
-		// with the most work left, and the input is at times cut into
-		// one large bundle and small ones; about one run in four leaves
-		// a host mostly idle. Logged, and run once more until fixed.
-		t.Logf("the machine was loaded by other work, or a host was left mostly idle, during the 3-host run: running it again")
-		three = job.run(t, hosts, nil)
-		requireSame(t, three.out, one.out)
-		ratio = three.took.Seconds() / one.took.Seconds()
-		t.Logf("3 hosts again: %s; ratio %.2f", three, ratio)
-	}
-	if ratio > maxRatio {
-		t.Errorf("3 hosts took %.2f of 1 host's time, want at most %.2f (1 host: %s; 3 hosts: %s)", ratio, maxRatio, one, three)
-	}
+	t.Run("small records", func(t *testing.T) {
+		// The same job with records of 100 B: they fit in one bundle
+		// (under the runner's least bundle size), which only dynamic
+		// splits spread over the hosts.
+		small := job
+		small.pad = envInt("MULTIHOST_SMALL_PAD", 100)
+		small.compare(t, hosts, maxRatioSmall)
+	})
 
 	t.Run("one host killed mid-job", func(t *testing.T) {
 		victim := hosts[1]
@@ -81,6 +75,33 @@ func TestHosts(t *testing.T) {
 		}
 		t.Logf("with %s killed: %s", victim.name, got)
 	})
+}
+
+// compare runs the job on one host and on three and fails unless three
+// took at most limit of one's time; it returns the three-host result.
+func (j cpuJob) compare(t *testing.T, hosts []*host, limit float64) result {
+	t.Helper()
+	t.Logf("CPU-bound ParDo: %d records of %d B, %d rounds each", j.n, j.pad, j.rounds)
+	one := j.run(t, hosts[:1], nil)
+	three := j.run(t, hosts, nil)
+	requireSame(t, three.out, one.out)
+	ratio := three.took.Seconds() / one.took.Seconds()
+	t.Logf("1 host: %s; 3 hosts: %s; ratio %.2f (at most %.2f)", one, three, ratio, limit)
+	if ratio > limit && (three.loaded() || three.uneven()) {
+		// Uneven (issue #28, hosts kept even): the input may reach the
+		// stage as one large bundle and small ones, and dynamic splits
+		// spread it only a split per bundle each 500 ms. Logged, and run
+		// once more, as a loaded run is.
+		t.Logf("the machine was loaded by other work, or a host was left mostly idle, during the 3-host run: running it again")
+		three = j.run(t, hosts, nil)
+		requireSame(t, three.out, one.out)
+		ratio = three.took.Seconds() / one.took.Seconds()
+		t.Logf("3 hosts again: %s; ratio %.2f", three, ratio)
+	}
+	if ratio > limit {
+		t.Errorf("3 hosts took %.2f of 1 host's time, want at most %.2f (1 host: %s; 3 hosts: %s)", ratio, limit, one, three)
+	}
+	return three
 }
 
 // TestMain checks, after every test, that no namespace, link or cgroup
