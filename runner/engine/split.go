@@ -27,7 +27,7 @@ const splitMinAge = 500 // milliseconds
 func (e *Engine) splitCandidates() []SplitRequest {
 	var out []SplitRequest
 	for _, st := range e.flow.stages {
-		if st.keyed != nil || st.gbk != nil || len(st.flight) == 0 || len(st.pending) > 0 || st.hasReadyResiduals(e.flow.now) {
+		if st.keyed != nil || st.gbk != nil || len(st.flight) == 0 || len(st.spec.Inputs) == 0 || len(st.pending) > 0 || st.hasReadyResiduals(e.flow.now) {
 			continue
 		}
 		idle := e.flow.maxBundles(st) - len(st.flight)
