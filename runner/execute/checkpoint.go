@@ -178,7 +178,7 @@ func (r *run) restoreEngine(spec engine.Spec) (*engine.Engine, error) {
 	r.metrics.AddBundle(c.metrics)
 	r.job.SetMetrics(r.metrics.Results())
 	msg := r.resumedMessage(eng.Finished())
-	r.log.Info(msg, "engine_bytes", len(c.engine), "state_bytes", len(c.state))
+	r.log.Info("job resumed from its checkpoint", "where", msg, "engine_bytes", len(c.engine), "state_bytes", len(c.state))
 	r.job.Message(jobpb.JobMessage_JOB_MESSAGE_BASIC, msg)
 	return eng, nil
 }
