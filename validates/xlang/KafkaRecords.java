@@ -4,6 +4,7 @@
 //
 //   java -cp 'kafka/lib/*' KafkaRecords.java produce BOOTSTRAP TOPIC < records
 //   java -cp 'kafka/lib/*' KafkaRecords.java consume BOOTSTRAP TOPIC N TIMEOUT_MS
+//   java -cp 'kafka/lib/*' KafkaRecords.java follow BOOTSTRAP TOPIC
 //   java -cp 'kafka/lib/*' KafkaRecords.java committed BOOTSTRAP GROUP TOPIC PARTITIONS TIMEOUT_MS
 //
 // produce reads lines "TIMESTAMP_MS<TAB>KEY<TAB>VALUE" and sends each as a
@@ -13,6 +14,9 @@
 // exactly-once sink's aborted transactions do not count) of every
 // partition from its earliest offset, until N records and then a quiet
 // second more (so duplicates would show), or the timeout.
+// follow prints "ARRIVAL_MS<TAB>KEY<TAB>VALUE" per committed record of
+// every partition from its earliest offset as it arrives (the soak's
+// latency), until killed.
 // committed waits until GROUP has committed offsets with metadata for
 // partitions 0..PARTITIONS-1 of TOPIC (what KafkaIO's exactly-once sink
 // stores per shard), and prints "PARTITION<TAB>METADATA" for each.
@@ -43,11 +47,13 @@ public class KafkaRecords {
       produce(args[1], args[2]);
     } else if (args.length == 5 && args[0].equals("consume")) {
       consume(args[1], args[2], Integer.parseInt(args[3]), Long.parseLong(args[4]));
+    } else if (args.length == 3 && args[0].equals("follow")) {
+      follow(args[1], args[2]);
     } else if (args.length == 6 && args[0].equals("committed")) {
       committed(args[1], args[2], args[3], Integer.parseInt(args[4]), Long.parseLong(args[5]));
     } else {
       System.err.println("usage: produce BOOTSTRAP TOPIC | consume BOOTSTRAP TOPIC N TIMEOUT_MS"
-          + " | committed BOOTSTRAP GROUP TOPIC PARTITIONS TIMEOUT_MS");
+          + " | follow BOOTSTRAP TOPIC | committed BOOTSTRAP GROUP TOPIC PARTITIONS TIMEOUT_MS");
       System.exit(2);
     }
   }
@@ -116,6 +122,25 @@ public class KafkaRecords {
       }
     }
     System.err.println("consumed " + got + " records from " + topic);
+  }
+
+  static void follow(String bootstrap, String topic) throws InterruptedException {
+    Properties p = new Properties();
+    p.put("bootstrap.servers", bootstrap);
+    p.put("key.deserializer", StringDeserializer.class.getName());
+    p.put("value.deserializer", StringDeserializer.class.getName());
+    p.put("isolation.level", "read_committed");
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
+      List<TopicPartition> parts = partitions(consumer, topic, Long.MAX_VALUE);
+      consumer.assign(parts);
+      consumer.seekToBeginning(parts);
+      while (true) {
+        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+          System.out.println(System.currentTimeMillis() + "\t" + r.key() + "\t" + r.value());
+        }
+        System.out.flush();
+      }
+    }
   }
 
   // The topic's partitions, once it exists: the pipeline that writes it

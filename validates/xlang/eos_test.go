@@ -273,14 +273,15 @@ func buildEOSPipeline(t *testing.T, ctx context.Context, boot, in, out string) (
 // log (server-N.log).
 type crashingServer struct {
 	bin, stateDir, artifacts, logs string
+	extra                          []string // more server flags (the soak's web port)
 	runs                           int
 	proc                           *serverproc.Proc
 	killed                         []*serverproc.Proc
 	conn                           *grpc.ClientConn
 }
 
-func newCrashingServer(t *testing.T) *crashingServer {
-	s := &crashingServer{bin: runnerBin(t), stateDir: t.TempDir(), artifacts: t.TempDir(), logs: logDir(t)}
+func newCrashingServer(t *testing.T, extra ...string) *crashingServer {
+	s := &crashingServer{bin: runnerBin(t), stateDir: t.TempDir(), artifacts: t.TempDir(), logs: logDir(t), extra: extra}
 	s.start(t)
 	t.Cleanup(func() {
 		if s.conn != nil {
@@ -300,8 +301,8 @@ func (s *crashingServer) start(t *testing.T) {
 	s.runs++
 	p, err := serverproc.Start(context.Background(), serverproc.Spec{
 		Bin: s.bin,
-		Args: []string{"--state_dir=" + s.stateDir, "--artifact_root=" + s.artifacts, "--checkpoint_interval=1s",
-			"--sdk_containers=local", "--serve_http=false", "--log_kind=json", "--log_level=debug"},
+		Args: append([]string{"--state_dir=" + s.stateDir, "--artifact_root=" + s.artifacts, "--checkpoint_interval=1s",
+			"--sdk_containers=local", "--serve_http=false", "--log_kind=json", "--log_level=debug"}, s.extra...),
 		PortFlag: "--job_port", LogPath: s.logPath(), Grace: 10 * time.Second,
 	})
 	if err != nil {

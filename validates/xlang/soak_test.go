@@ -1,0 +1,422 @@
+//go:build xlang && soak
+
+package xlang
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/beam-runner/beam-runner/internal/jobtest"
+)
+
+// TestKafkaSoak runs the exactly-once job (KafkaEosCounts.java) for
+// SOAK_DURATION (default 1h) on records produced at SOAK_RATE a second
+// (default 2,000) with create times of now, kills the server (SIGKILL)
+// halfway and starts it again, then drains the job. Every minute it
+// samples the server's RSS, open fds, goroutines and store size, the
+// checkpoints' durations, and the latency of the counts: a window's count
+// read back (read_committed) minus the window's end. It requires every
+// count exact and once, and RSS, fds and store at the end within 10% of
+// where they were after SOAK_WARMUP (default 5m), or 16 MiB, 16 fds and
+// 16 MiB when those are more. Not in `make test`:
+//
+//	go test -tags 'xlang soak' -run TestKafkaSoak -timeout 2h -v ./validates/xlang
+func TestKafkaSoak(t *testing.T) {
+	dur, rate, warm := envDuration("SOAK_DURATION", time.Hour), envInt("SOAK_RATE", 2000), envDuration("SOAK_WARMUP", 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), dur+20*time.Minute)
+	defer cancel()
+	boot := startBroker(t, "kafka-soak")
+	in, out := "soak-in", "soak-out"
+	p, opts := buildEOSPipeline(t, ctx, boot, in, out)
+	web := freeTCPPort(t)
+	srv := newCrashingServer(t, "--serve_http=true", "--web_port="+strconv.Itoa(web))
+	id := jobtest.SubmitStaged(t, ctx, srv.client(t), p, opts, "kafka-soak")
+	waitRunning(t, ctx, srv.client(t), id)
+
+	prod := startProducer(t, ctx, boot, in)
+	lat := followCounts(t, ctx, boot, out)
+	start := time.Now()
+	produced := make(chan struct{})
+	go func() { prod.run(ctx, rate, dur); close(produced) }()
+	var samples []soakSample
+	restarted := false
+	for tick := time.NewTicker(time.Minute); time.Since(start) < dur; {
+		<-tick.C
+		if !restarted && time.Since(start) >= dur/2 {
+			srv.kill(t)
+			srv.start(t)
+			srv.waitLog(t, ctx, id, "job resumed from its checkpoint")
+			restarted = true
+		}
+		s := sample(t, srv, web, id, lat, time.Since(start))
+		t.Log(s)
+		samples = append(samples, s)
+	}
+	<-produced
+	prod.close()
+	t.Logf("produced %d records in %v", prod.sent, time.Since(start).Round(time.Second))
+	// The last windows fire at the drain (the watermark follows the records).
+	drain := exec.CommandContext(ctx, srv.bin, "drain", "--endpoint="+srv.proc.Addr, "--wait", "--timeout=5m", id)
+	if b, err := drain.CombinedOutput(); err != nil {
+		t.Fatalf("beam-runner drain %s: %v\n%s", id, err, b)
+	}
+	lat.waitQuiet(ctx, 5*time.Second)
+	checkSoakCounts(t, lat.lines(), prod.sent)
+	checkNoneDropped(t, ctx, srv.client(t), id)
+	writeSoakTable(t, samples, lat)
+	checkFlat(t, samples, warm)
+}
+
+// producer feeds KafkaRecords.java produce at a steady rate, create time
+// now, keys k000..k499 in turn.
+type producer struct {
+	mu   sync.Mutex
+	w    io.WriteCloser
+	cmd  *exec.Cmd
+	sent int
+}
+
+func startProducer(t *testing.T, ctx context.Context, boot, topic string) *producer {
+	cmd := exec.CommandContext(ctx, "java", "-cp", javaLib(t, "kafka"), "KafkaRecords.java", "produce", boot, topic)
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return &producer{w: w, cmd: cmd}
+}
+
+// run writes rate records a second for d, in tenths of a second.
+func (p *producer) run(ctx context.Context, rate int, d time.Duration) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for end := time.Now().Add(d); time.Now().Before(end) && ctx.Err() == nil; <-tick.C {
+		p.mu.Lock()
+		var b strings.Builder
+		now := time.Now().UnixMilli()
+		for range rate / 10 {
+			fmt.Fprintf(&b, "%d\tk%03d\tv\n", now, p.sent%eosKeys)
+			p.sent++
+		}
+		io.WriteString(p.w, b.String())
+		p.mu.Unlock()
+	}
+}
+
+func (p *producer) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.w.Close()
+	p.cmd.Wait()
+}
+
+// countLog is what KafkaRecords.java follow read: per output record, its
+// arrival and its window's end.
+type countLog struct {
+	mu  sync.Mutex
+	all []string
+	lat []soakLatency
+}
+
+type soakLatency struct {
+	at time.Time
+	ms int64
+}
+
+func followCounts(t *testing.T, ctx context.Context, boot, topic string) *countLog {
+	cmd := exec.CommandContext(ctx, "java", "-cp", javaLib(t, "kafka"), "KafkaRecords.java", "follow", boot, topic)
+	r, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	c := &countLog{}
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			c.add(sc.Text())
+		}
+	}()
+	return c
+}
+
+// add takes "ARRIVAL_MS<TAB>KEY<TAB>WINDOW_START_MS COUNT".
+func (c *countLog) add(line string) {
+	f := strings.SplitN(line, "\t", 3)
+	if len(f) != 3 {
+		return
+	}
+	arrival, err1 := strconv.ParseInt(f[0], 10, 64)
+	var start, n int64
+	_, err2 := fmt.Sscan(f[2], &start, &n)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.all = append(c.all, f[1]+" "+f[2])
+	if err1 == nil && err2 == nil {
+		c.lat = append(c.lat, soakLatency{time.UnixMilli(arrival), arrival - (start + windowMs)})
+	}
+}
+
+// waitQuiet waits until no count has arrived for quiet: the follower has
+// read what the drained job wrote.
+func (c *countLog) waitQuiet(ctx context.Context, quiet time.Duration) {
+	for n := -1; ctx.Err() == nil; time.Sleep(quiet) {
+		c.mu.Lock()
+		m := len(c.all)
+		c.mu.Unlock()
+		if m == n {
+			return
+		}
+		n = m
+	}
+}
+
+func (c *countLog) lines() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.all)
+}
+
+// since returns the latencies of counts read after t.
+func (c *countLog) since(t time.Time) []int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []int64
+	for _, l := range c.lat {
+		if l.at.After(t) {
+			out = append(out, l.ms)
+		}
+	}
+	return out
+}
+
+type soakSample struct {
+	at               time.Duration
+	rssMiB, storeMiB float64
+	fds, goroutines  int
+	ckpts            int
+	ckptP50, ckptMax time.Duration
+	latP50, latP99   int64
+	counts           int
+}
+
+func (s soakSample) String() string {
+	return fmt.Sprintf("%3.0f min: RSS %.0f MiB, %d fds, %d goroutines, store %.1f MiB, %d checkpoints (p50 %v, max %v), %d counts, latency p50 %d ms p99 %d ms",
+		s.at.Minutes(), s.rssMiB, s.fds, s.goroutines, s.storeMiB, s.ckpts, s.ckptP50, s.ckptMax, s.counts, s.latP50, s.latP99)
+}
+
+// sample reads the server's process, /metrics and log, and the counts
+// read back in the last minute.
+func sample(t *testing.T, srv *crashingServer, web int, id string, c *countLog, at time.Duration) soakSample {
+	pid := srv.proc.Pid()
+	s := soakSample{at: at, rssMiB: float64(procStatusKB(pid, "VmRSS")) / 1024}
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	s.fds = len(fds)
+	m := scrape(t, web)
+	s.goroutines = int(m["go_goroutines"])
+	s.storeMiB = m["beam_runner_store_bytes"] / (1 << 20)
+	took := checkpointTimes(srv.logPath(), id, time.Now().Add(-time.Minute))
+	s.ckpts = len(took)
+	if len(took) > 0 {
+		s.ckptP50, s.ckptMax = took[len(took)/2], took[len(took)-1]
+	}
+	lat := c.since(time.Now().Add(-time.Minute))
+	s.counts = len(lat)
+	s.latP50, s.latP99 = percentile(lat, 50), percentile(lat, 99)
+	return s
+}
+
+func procStatusKB(pid int, field string) int64 {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// scrape sums each metric family of the server's /metrics over its labels.
+func scrape(t *testing.T, port int) map[string]float64 {
+	resp, err := http.Get(fmt.Sprintf("http://localhost:%d/metrics", port))
+	if err != nil {
+		t.Logf("/metrics: %v", err)
+		return nil
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		name, val, ok := strings.Cut(line, " ")
+		if i := strings.IndexByte(name, '{'); i >= 0 {
+			name = name[:i]
+		}
+		if v, err := strconv.ParseFloat(strings.Fields(val)[0], 64); ok && err == nil {
+			out[name] += v
+		}
+	}
+	return out
+}
+
+// checkpointTimes lists, sorted, what the checkpoints of job id saved
+// after since took, from the server's JSON log.
+func checkpointTimes(logPath, id string, since time.Time) []time.Duration {
+	data, _ := os.ReadFile(logPath)
+	var out []time.Duration
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if !strings.Contains(line, `"msg":"checkpoint saved"`) || !strings.Contains(line, `"job":"`+id+`"`) {
+			continue
+		}
+		at, ok := jsonField(line, "time")
+		ts, err := time.Parse(time.RFC3339Nano, at)
+		if !ok || err != nil || ts.Before(since) {
+			continue
+		}
+		if v, ok := jsonField(line, "took"); ok {
+			ns, _ := strconv.ParseInt(v, 10, 64)
+			out = append(out, time.Duration(ns))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// jsonField is a top-level string or number field of a flat JSON line.
+func jsonField(line, key string) (string, bool) {
+	_, rest, ok := strings.Cut(line, `"`+key+`":`)
+	if !ok {
+		return "", false
+	}
+	if strings.HasPrefix(rest, `"`) {
+		v, _, ok := strings.Cut(rest[1:], `"`)
+		return v, ok
+	}
+	end := strings.IndexAny(rest, ",}")
+	if end < 0 {
+		return "", false
+	}
+	return rest[:end], true
+}
+
+func percentile(xs []int64, p int) int64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[min(len(s)-1, len(s)*p/100)]
+}
+
+// checkSoakCounts: every (key, window) count once, their sum what was produced.
+func checkSoakCounts(t *testing.T, lines []string, produced int) {
+	seen := map[string]bool{}
+	sum, dups := 0, 0
+	for _, l := range lines {
+		var key string
+		var start, n int64
+		if _, err := fmt.Sscan(l, &key, &start, &n); err != nil {
+			t.Fatalf("output record %q: %v", l, err)
+		}
+		k := fmt.Sprint(key, start)
+		if seen[k] {
+			dups++
+		}
+		seen[k] = true
+		sum += int(n)
+	}
+	t.Logf("%d counts read back, adding up to %d; %d produced", len(lines), sum, produced)
+	if sum != produced || dups > 0 {
+		t.Errorf("the counts add up to %d, want %d; %d (key, window) counts written more than once", sum, produced, dups)
+	}
+}
+
+// checkFlat: RSS, fds and store at the end within 10% (or a small floor)
+// of the first sample after warm-up.
+func checkFlat(t *testing.T, ss []soakSample, warm time.Duration) {
+	i := slices.IndexFunc(ss, func(s soakSample) bool { return s.at >= warm })
+	if i < 0 || i == len(ss)-1 {
+		t.Fatalf("no samples after the warm-up of %v", warm)
+	}
+	from, to := ss[i], ss[len(ss)-1]
+	for _, c := range []struct {
+		what     string
+		from, to float64
+		floor    float64
+	}{
+		{"RSS (MiB)", from.rssMiB, to.rssMiB, 16},
+		{"open fds", float64(from.fds), float64(to.fds), 16},
+		{"store (MiB)", from.storeMiB, to.storeMiB, 16},
+	} {
+		if c.to > c.from+max(c.from/10, c.floor) {
+			t.Errorf("%s grew from %.1f at %v to %.1f at the end", c.what, c.from, from.at.Round(time.Minute), c.to)
+		}
+	}
+}
+
+// writeSoakTable writes the samples as a Markdown table to SOAK_TABLE, if set.
+func writeSoakTable(t *testing.T, ss []soakSample, c *countLog) {
+	all := c.since(time.Time{})
+	t.Logf("latency over the whole run: p50 %d ms, p99 %d ms, %d counts", percentile(all, 50), percentile(all, 99), len(all))
+	path := os.Getenv("SOAK_TABLE")
+	if path == "" {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintln(&b, "| min | RSS MiB | fds | goroutines | store MiB | checkpoints | checkpoint p50 / max | counts | latency p50 / p99 ms |")
+	fmt.Fprintln(&b, "|---|---|---|---|---|---|---|---|---|")
+	for _, s := range ss {
+		fmt.Fprintf(&b, "| %.0f | %.0f | %d | %d | %.1f | %d | %v / %v | %d | %d / %d |\n", s.at.Minutes(), s.rssMiB, s.fds, s.goroutines,
+			s.storeMiB, s.ckpts, s.ckptP50.Round(time.Millisecond), s.ckptMax.Round(time.Millisecond), s.counts, s.latP50, s.latP99)
+	}
+	fmt.Fprintf(&b, "\nWhole run: latency p50 %d ms, p99 %d ms over %d counts.\n", percentile(all, 50), percentile(all, 99), len(all))
+	if err := os.WriteFile(filepath.Clean(path), []byte(b.String()), 0o644); err != nil {
+		t.Error(err)
+	}
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(name)); err == nil && d > 0 {
+		return d
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+func freeTCPPort(t *testing.T) int {
+	l, err := net.Listen("tcp", "localhost:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
