@@ -92,6 +92,11 @@ type checkpointPolicy struct {
 	interval time.Duration // 0: never
 	last     time.Time
 	maxBytes int           // 0: no limit
+	// flight: when a checkpoint is due, source bundles checkpoint
+	// themselves first (prepareCheckpoint). Batch jobs only: a streaming
+	// source's residual would start while its bundle still reads the same
+	// partition (KafkaIO's cached consumer refuses such a second reader).
+	flight bool
 	cost     time.Duration // what the last checkpoint took, snapshot and write
 	stopped  bool
 }
@@ -152,6 +157,7 @@ func (r *run) newEngine(now time.Time) (*engine.Engine, checkpointPolicy, error)
 		pol.interval = r.opts.CheckpointInterval
 		if !es.Streaming {
 			pol.maxBytes = batchCheckpointLimit(r.opts.Memory.Limit)
+			pol.flight = true
 		}
 	}
 	eng, err := r.restoreEngine(es)
@@ -276,7 +282,7 @@ func (d *driver) checkpointPeriodic(ctx context.Context, now time.Time) {
 // checkpoint is taken, and it holds what they read; a checkpoint taken
 // while they ran would hold only their input, read again after a crash.
 func (d *driver) prepareCheckpoint(now time.Time) {
-	if d.ckpt.due(now) {
+	if d.ckpt.flight && d.ckpt.due(now) {
 		d.eng.CheckpointFlight(d.ckpt.interval.Milliseconds() / 2)
 	}
 }

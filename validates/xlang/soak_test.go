@@ -41,16 +41,16 @@ func TestKafkaSoak(t *testing.T) {
 	boot := startBroker(t, "kafka-soak")
 	in, out := "soak-in", "soak-out"
 	p, opts := buildEOSPipeline(t, ctx, boot, in, out)
+	// Producing first: the job's read fails while its topic does not exist.
+	prod := startProducer(t, ctx, boot, in)
+	start := time.Now()
+	produced := make(chan struct{})
+	go func() { prod.run(ctx, rate, dur); close(produced) }()
 	web := freeTCPPort(t)
 	srv := newCrashingServer(t, "--serve_http=true", "--web_port="+strconv.Itoa(web))
 	id := jobtest.SubmitStaged(t, ctx, srv.client(t), p, opts, "kafka-soak")
 	waitRunning(t, ctx, srv.client(t), id)
-
-	prod := startProducer(t, ctx, boot, in)
 	lat := followCounts(t, ctx, boot, out)
-	start := time.Now()
-	produced := make(chan struct{})
-	go func() { prod.run(ctx, rate, dur); close(produced) }()
 	var samples []soakSample
 	restarted := false
 	for tick := time.NewTicker(time.Minute); time.Since(start) < dur; {
