@@ -38,10 +38,7 @@ func TestBatchResumesAfterKills(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := wordcountOn(t, input, filepath.Join(tmp, "direct"), "--runner=DirectRunner")
-	bin := filepath.Join(tmp, "beam-runner")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildServer(t)
 	port, dir := freePort(t), t.TempDir()
 	endpoint := "localhost:" + strconv.Itoa(port)
 	server := &killable{t: t, bin: bin, port: port, dir: dir, logDir: tmp}

@@ -32,10 +32,7 @@ func TestPrismStyleServersLeaveNothingOnDisk(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
-	bin := filepath.Join(t.TempDir(), "beam-runner")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildServer(t)
 	cache, tmp, logs := t.TempDir(), t.TempDir(), t.TempDir()
 	// The cache dir already holds something of the user's.
 	if err := os.MkdirAll(filepath.Join(cache, "pip"), 0o755); err != nil {

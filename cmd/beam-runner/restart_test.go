@@ -49,10 +49,7 @@ func TestKillAndRestart(t *testing.T) {
 		t.Skip("builds and runs the server binary")
 	}
 	defer stopSlow.Store(true)
-	bin := filepath.Join(t.TempDir(), "beam-runner")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildServer(t)
 	port, dir := freePort(t), t.TempDir()
 	srv := startBinary(t, bin, port, dir)
 	endpoint := "localhost:" + strconv.Itoa(port)
@@ -135,6 +132,16 @@ func otherJob(cli jobpb.JobServiceClient, known string) string {
 		}
 	}
 	return ""
+}
+
+// buildServer builds this command's binary into a temporary directory.
+func buildServer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "beam-runner")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 func freePort(t *testing.T) int {

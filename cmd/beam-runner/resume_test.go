@@ -32,10 +32,7 @@ func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary and Python SDK workers")
 	}
-	bin := filepath.Join(t.TempDir(), "beam-runner")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildServer(t)
 	tmp := t.TempDir()
 	pool, err := bench.StartWorkerPool("python3", filepath.Join(tmp, "pool.log"))
 	if err != nil {

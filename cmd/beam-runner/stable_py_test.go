@@ -23,10 +23,7 @@ func TestStableInputPython(t *testing.T) {
 		t.Skip("builds and runs the server binary and Python SDK workers")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "beam-runner")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildServer(t)
 	server := &killable{t: t, bin: bin, port: freePort(t), dir: t.TempDir(), logDir: tmp}
 	server.start()
 	defer server.stop()

@@ -6,7 +6,6 @@ import (
 	"github.com/beam-runner/beam-runner/internal/gopipe"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -67,10 +66,7 @@ func TestStableInputCheckpointedFirst(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
-	bin := filepath.Join(t.TempDir(), "beam-runner")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildServer(t)
 	tmp := t.TempDir()
 	stableRun.log = filepath.Join(tmp, "server.log")
 	stableRun.emitted, stableRun.read = map[string]int{}, map[string]int{}

@@ -90,7 +90,7 @@ type producer struct {
 }
 
 func startProducer(t *testing.T, ctx context.Context, boot, topic string) *producer {
-	cmd := exec.CommandContext(ctx, "java", "-cp", javaLib(t, "kafka"), "KafkaRecords.java", "produce", boot, topic)
+	cmd := kafkaRecords(t, ctx, "produce", boot, topic)
 	w, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +100,11 @@ func startProducer(t *testing.T, ctx context.Context, boot, topic string) *produ
 		t.Fatal(err)
 	}
 	return &producer{w: w, cmd: cmd}
+}
+
+// kafkaRecords is KafkaRecords.java with args, its output to the caller.
+func kafkaRecords(t *testing.T, ctx context.Context, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, "java", append([]string{"-cp", javaLib(t, "kafka"), "KafkaRecords.java"}, args...)...)
 }
 
 // run writes rate records a second for d, in tenths of a second.
@@ -140,7 +145,7 @@ type soakLatency struct {
 }
 
 func followCounts(t *testing.T, ctx context.Context, boot, topic string) *countLog {
-	cmd := exec.CommandContext(ctx, "java", "-cp", javaLib(t, "kafka"), "KafkaRecords.java", "follow", boot, topic)
+	cmd := kafkaRecords(t, ctx, "follow", boot, topic)
 	r, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
