@@ -12,6 +12,7 @@ import (
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/engine"
+	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/userstate"
 	"google.golang.org/protobuf/proto"
 )
@@ -91,14 +92,14 @@ func decodeCheckpoint(data []byte) (checkpoint, error) {
 type checkpointPolicy struct {
 	interval time.Duration // 0: never
 	last     time.Time
-	maxBytes int           // 0: no limit
+	maxBytes int // 0: no limit
 	// flight: when a checkpoint is due, source bundles checkpoint
 	// themselves first (prepareCheckpoint). Batch jobs only: a streaming
 	// source's residual would start while its bundle still reads the same
 	// partition (KafkaIO's cached consumer refuses such a second reader).
-	flight bool
-	cost     time.Duration // what the last checkpoint took, snapshot and write
-	stopped  bool
+	flight  bool
+	cost    time.Duration // what the last checkpoint took, snapshot and write
+	stopped bool
 }
 
 // costShare bounds the time checkpoints take to about 1/costShare of a run's.
@@ -153,7 +154,9 @@ func (r *run) newEngine(now time.Time) (*engine.Engine, checkpointPolicy, error)
 	if err != nil {
 		return nil, pol, err
 	}
-	if r.job.Durable() {
+	// A batch job with LOOPBACK workers cannot resume (its workers die
+	// with its client): its checkpoints would never be read.
+	if r.job.Durable() && (es.Streaming || !jobs.LoopbackOptions(r.job.Options)) {
 		pol.interval = r.opts.CheckpointInterval
 		if !es.Streaming {
 			pol.maxBytes = batchCheckpointLimit(r.opts.Memory.Limit)
@@ -218,6 +221,10 @@ func (r *run) resumedMessage(finished []string) string {
 // a failure costs only the checkpoint, and the job goes on.
 func (d *driver) checkpoint(ctx context.Context) <-chan struct{} {
 	r, done, start := d.r, make(chan struct{}), time.Now()
+	if d.spilledTooMuch() {
+		close(done)
+		return done
+	}
 	snap, err := d.eng.SnapshotRequeuingFlight()
 	if err != nil {
 		r.log.Warn("checkpoint skipped", "err", err)
@@ -255,6 +262,25 @@ func (d *driver) checkpoint(ctx context.Context) <-chan struct{} {
 		}
 	})
 	return done
+}
+
+// spilledTooMuch stops a batch job's checkpoints before a snapshot would
+// read back more than a checkpoint may hold: a snapshot holds what the
+// job spilled, in memory.
+func (d *driver) spilledTooMuch() bool {
+	if d.ckpt.maxBytes <= 0 {
+		return false
+	}
+	n, err := d.r.spill.Bytes()
+	if err != nil || n <= int64(d.ckpt.maxBytes) {
+		return false
+	}
+	d.ckpt.stopped = true
+	msg := fmt.Sprintf("checkpoints of this batch job stop: it has spilled %d MiB, more than the %d MiB a batch job's checkpoint may hold; after a server restart it goes on from its last checkpoint",
+		n>>20, d.ckpt.maxBytes>>20)
+	d.r.log.Warn(msg)
+	d.r.job.Message(jobpb.JobMessage_JOB_MESSAGE_WARNING, msg)
+	return true
 }
 
 // checkpointMeasured tells the policy what a checkpoint cost, and says

@@ -85,6 +85,14 @@ func (s *Spill) Spaces() func(name string) agg.Spill {
 	return s.Space
 }
 
+// Bytes is what the job has spilled, on disk; 0 without a store.
+func (s *Spill) Bytes() (int64, error) {
+	if s == nil {
+		return 0, nil
+	}
+	return s.sc.Size()
+}
+
 // Remove removes the job's spill whole, with whatever its GroupByKeys and
 // pending input left there.
 func (s *Spill) Remove() error {

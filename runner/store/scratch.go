@@ -102,6 +102,9 @@ func dirSafe(name string) string {
 // Dir is where the scratch keeps its data (there only once written).
 func (x *Scratch) Dir() string { return x.dir }
 
+// Size is the scratch's size on disk, in bytes: what its owner spilled.
+func (x *Scratch) Size() (int64, error) { return pathSize(x.st.fs.FS, x.dir) } // not x.fs: a miss is no fault
+
 // Remove closes the scratch and deletes its directory; its Spaces fail
 // from then on. Removing twice is harmless.
 func (x *Scratch) Remove() error {

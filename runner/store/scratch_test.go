@@ -55,6 +55,9 @@ func TestScratchRemovedWhole(t *testing.T) {
 	spill(t, a.Space("gbk/"), 512) // 32 MiB: several flushes to disk
 	spill(t, b.Space("gbk/"), 16)
 	during := usage(t, s).Scratch
+	if sa, err := a.Size(); err != nil || sa < 16<<20 || sa > during {
+		t.Fatalf("job-a's Size %d (%v) after spilling 32 MiB; the store's scratch holds %d", sa, err, during)
+	}
 	if during < 16<<20 {
 		t.Fatalf("scratch holds %d bytes while spilling 32 MiB; want the spill on disk", during)
 	}
@@ -95,6 +98,9 @@ func TestScratchUntouched(t *testing.T) {
 	}
 	if err := sp.DeletePrefix(nil); err != nil {
 		t.Fatal(err)
+	}
+	if n, err := x.Size(); n != 0 || err != nil {
+		t.Fatalf("Size of an unused scratch: %d, %v; want 0", n, err)
 	}
 	if _, err := os.Stat(x.Dir()); !os.IsNotExist(err) {
 		t.Fatalf("%s of an unused scratch: %v, want none", x.Dir(), err)
