@@ -125,6 +125,16 @@ func (p *checkpointPolicy) measured(took time.Duration, size int) bool {
 	return false
 }
 
+// spilled reports whether a job that spilled n bytes stops its periodic
+// checkpoints here: a snapshot would read them back into memory.
+func (p *checkpointPolicy) spilled(n int64) bool {
+	if p.maxBytes <= 0 || n <= int64(p.maxBytes) || p.stopped {
+		return false
+	}
+	p.stopped = true
+	return true
+}
+
 // batchCheckpointBytes is the largest checkpoint a batch job keeps taking
 // without a memory limit; with one, a quarter of it. A checkpoint is
 // built in memory, a few copies of what the job buffers.
@@ -272,10 +282,9 @@ func (d *driver) spilledTooMuch() bool {
 		return false
 	}
 	n, err := d.r.spill.Bytes()
-	if err != nil || n <= int64(d.ckpt.maxBytes) {
+	if err != nil || !d.ckpt.spilled(n) {
 		return false
 	}
-	d.ckpt.stopped = true
 	msg := fmt.Sprintf("checkpoints of this batch job stop: it has spilled %d MiB, more than the %d MiB a batch job's checkpoint may hold; after a server restart it goes on from its last checkpoint",
 		n>>20, d.ckpt.maxBytes>>20)
 	d.r.log.Warn(msg)

@@ -97,7 +97,14 @@ func TestCheckpointPolicyCost(t *testing.T) {
 	if p.due(t0.Add(time.Hour)) {
 		t.Error("a stopped policy is never due")
 	}
+	spill := checkpointPolicy{interval: time.Second, last: t0, maxBytes: 100}
+	if spill.spilled(100) || !spill.spilled(101) || spill.spilled(101) || spill.due(t0.Add(time.Hour)) {
+		t.Error("spilling past maxBytes must stop checkpoints, once")
+	}
 	stream := checkpointPolicy{interval: time.Second, last: t0}
+	if stream.spilled(1 << 40) {
+		t.Error("without maxBytes (streaming) spilling never stops checkpoints")
+	}
 	if stream.measured(time.Millisecond, 1<<40) || !stream.due(t0.Add(time.Second)) {
 		t.Error("without maxBytes (streaming) size never stops checkpoints")
 	}
