@@ -285,11 +285,16 @@ func (d *driver) spilledTooMuch() bool {
 	if err != nil || !d.ckpt.spilled(n) {
 		return false
 	}
-	msg := fmt.Sprintf("checkpoints of this batch job stop: it has spilled %d MiB, more than the %d MiB a batch job's checkpoint may hold; after a server restart it goes on from its last checkpoint",
-		n>>20, d.ckpt.maxBytes>>20)
+	d.checkpointsStopped(fmt.Sprintf("it has spilled %d MiB, more than the %d MiB a batch job's checkpoint may hold", n>>20, d.ckpt.maxBytes>>20))
+	return true
+}
+
+// checkpointsStopped says, in the log and the job's messages, why the
+// job's periodic checkpoints stopped.
+func (d *driver) checkpointsStopped(why string) {
+	msg := "checkpoints of this batch job stop: " + why + "; after a server restart it goes on from its last checkpoint"
 	d.r.log.Warn(msg)
 	d.r.job.Message(jobpb.JobMessage_JOB_MESSAGE_WARNING, msg)
-	return true
 }
 
 // checkpointMeasured tells the policy what a checkpoint cost, and says
@@ -298,17 +303,15 @@ func (d *driver) checkpointMeasured(took time.Duration, size int) {
 	if !d.ckpt.measured(took, size) {
 		return
 	}
-	msg := fmt.Sprintf("checkpoints of this batch job stop: one took %d MiB, more than the %d MiB a batch job's may take; after a server restart it goes on from its last checkpoint",
-		size>>20, d.ckpt.maxBytes>>20)
-	d.r.log.Warn(msg)
-	d.r.job.Message(jobpb.JobMessage_JOB_MESSAGE_WARNING, msg)
+	d.checkpointsStopped(fmt.Sprintf("one took %d MiB, more than the %d MiB a batch job's may take", size>>20, d.ckpt.maxBytes>>20))
 }
 
-// checkpointPeriodic takes a periodic checkpoint.
-func (d *driver) checkpointPeriodic(ctx context.Context, now time.Time) {
+// checkpointNow records a checkpoint taken at now with the policy and
+// takes it after handing out what is ready (see checkpoint).
+func (d *driver) checkpointNow(ctx context.Context, now time.Time) <-chan struct{} {
 	d.ckpt.taken(now)
 	d.advance()
-	d.checkpoint(ctx)
+	return d.checkpoint(ctx)
 }
 
 // prepareCheckpoint runs on every tick: once a checkpoint is due, source

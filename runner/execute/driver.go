@@ -155,7 +155,7 @@ func (d *driver) onDone(ctx context.Context, bd bundleDone) error {
 	}
 	d.publishMetrics()
 	if now := time.Now(); d.ckpt.due(now) {
-		d.checkpointPeriodic(ctx, now)
+		d.checkpointNow(ctx, now)
 	}
 	return nil
 }

@@ -50,7 +50,5 @@ func (d *driver) checkpointStableInput(ctx context.Context, bs []engine.Bundle) 
 	if !needsStableCheckpoint(bs, func(id string) bool { return d.stable[id] }, true) {
 		return nil
 	}
-	d.ckpt.taken(time.Now())
-	d.advance()
-	return d.checkpoint(ctx)
+	return d.checkpointNow(ctx, time.Now())
 }
