@@ -280,13 +280,17 @@ func (r *report) print(srv *server) bool {
 		fmt.Println(s)
 	}
 	v := validates.Decide(r.expected, r.results)
+	ok := v.OK() && len(r.problems) == 0
+	// The server log's tail comes before the verdict: CI keeps only the
+	// output's last lines, and they must say what failed.
+	if !ok {
+		fmt.Printf("\n--- last lines of the job server log %s ---\n%s\n", srv.logPath, srv.tail(80))
+	}
 	fmt.Print("\n", v.String())
 	for _, p := range r.problems {
 		fmt.Println("harness problem:", p)
 	}
-	ok := v.OK() && len(r.problems) == 0
 	if !ok {
-		fmt.Printf("\n--- last lines of the job server log %s ---\n%s\n", srv.logPath, srv.tail(80))
 		fmt.Println("validates: FAIL")
 	} else {
 		fmt.Println("validates: PASS")
