@@ -27,6 +27,47 @@ func (e *Engine) CheckpointFlight(minAge int64) {
 	}
 }
 
+// streamCheckpointAge is how long a bundle of a streaming job's
+// splittable stage runs before it is checkpointed. An unbounded source
+// (KafkaIO's read) claims records for as long as they keep coming, and
+// what it read counts downstream, and moves its watermark, only once its
+// bundle commits: without this, the 8 MiB output bound
+// (memoryCheckpoints) ended a Kafka read at 2,000 records/s only every
+// 40 s or so, and each window's count came that late. One second is the
+// bundle time Flink's portable runner uses by default in streaming; a
+// checkpoint is one round trip and one new bundle.
+const streamCheckpointAge = 1000 // milliseconds
+
+// streamCheckpoints are the checkpoints (splits keeping nothing) of the
+// bundles of a streaming job's stages with TimedCheckpoints that ran
+// streamCheckpointAge since they started or were last checkpointed this
+// way, and sent output since. A bundle that sent nothing has nothing to
+// commit; an idle source ends its bundle itself (KafkaIO's after its 2 s
+// poll), and with the watermark its last poll saw, which a checkpoint
+// taken earlier would not carry.
+func (e *Engine) streamCheckpoints() []SplitRequest {
+	if !e.flow.spec.Streaming {
+		return nil
+	}
+	var out []SplitRequest
+	for _, st := range e.flow.stages {
+		if !st.spec.TimedCheckpoints {
+			continue
+		}
+		for _, b := range oldestFirst(st.flight) {
+			// Not right after another split: that may have been a
+			// checkpoint already (memoryCheckpoints).
+			if e.flow.now-b.ckptAt < streamCheckpointAge || e.flow.now-b.splitAt < splitMinAge || b.out == b.outAtTimed {
+				continue
+			}
+			b.ckptAt, b.splitAt = e.flow.now, e.flow.now // splitAt keeps the dynamic split policy off it
+			b.outAtTimed = b.out
+			out = append(out, SplitRequest{Bundle: b.ID})
+		}
+	}
+	return out
+}
+
 // Finished returns the stages that are done for good, in plan order:
 // their output watermark is at the end of time and nothing of theirs
 // runs. In a resumed batch job these are the stages it does not run again.

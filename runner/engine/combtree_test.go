@@ -16,6 +16,7 @@ import (
 func TestTreeSourceCheckpoints(t *testing.T) {
 	for _, tree := range []bool{false, true} {
 		spec := splittableSpec(t, 1)
+		spec.Streaming = false // no checkpoints by time (streamCheckpoints)
 		spec.PColls["pre"] = PCollSpec{Codec: wvCodec(t, "wv-kv"), Key: mustCompile(t, "bytes")}
 		spec.PColls["grouped"] = PCollSpec{Codec: wvCodec(t, "wv-kv")} // never read here
 		spec.Stages[1].Outputs = []string{"pre"}

@@ -68,14 +68,20 @@ type bundle struct {
 	split            splitBook
 	mem              int // bytes of the pending budget its input holds
 	// out is what the bundle has sent back so far (NoteOutput); outAtCkpt
-	// what it had sent at its last memory checkpoint.
-	out, outAtCkpt int64
+	// what it had sent at its last memory checkpoint, outAtTimed at its
+	// last checkpoint by time (streamCheckpoints).
+	out, outAtCkpt, outAtTimed int64
 	// combine marks a GroupByKey's combine bundle (combtree.go), of its
 	// combiner tree's combine combineID, of combineGroups partial groups.
 	combine                  bool
 	combineID, combineGroups int
 	// userCauses are the causes of its user failures so far (Retry).
 	userCauses []string
+	// held are residual restrictions its checkpoints gave up, filed when
+	// it commits (ApplySplit); ckptAt is when a checkpoint was last asked
+	// of it by time (streamCheckpoints), or when it started.
+	held   []Residual
+	ckptAt int64
 }
 
 type pcoll struct {
@@ -286,7 +292,7 @@ func (e *Engine) Commit(id int, res Result) error {
 			e.flow.deliver(pc, c)
 		}
 	}
-	if err := e.flow.deferResiduals(st, res.Residuals); err != nil {
+	if err := e.flow.deferResiduals(st, append(res.Residuals, b.held...)); err != nil {
 		e.flow.fail(err)
 	}
 	e.flow.recompute()

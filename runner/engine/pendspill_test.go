@@ -236,6 +236,7 @@ func TestMemoryCheckpoints(t *testing.T) {
 	defer st.Close()
 	for _, limited := range []bool{false, true} {
 		spec := splittableSpec(t, 1)
+		spec.Streaming = false // no checkpoints by time (streamCheckpoints)
 		if limited {
 			spec.PendingSpill, spec.PendingBudget = st.Space("m/"), 48<<20
 		}

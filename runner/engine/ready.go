@@ -213,7 +213,7 @@ func (e *Engine) start(st *stage, in chunkSet) *bundle {
 // newBundle registers an empty bundle of the stage as in flight.
 func (e *Engine) newBundle(st *stage) *bundle {
 	e.nextID++
-	b := &bundle{Bundle: Bundle{ID: e.nextID, Stage: st.spec.ID, Attempt: 1}, minTS: coders.MaxTimestamp, started: e.flow.now, splitAt: e.flow.now, split: newSplitBook()}
+	b := &bundle{Bundle: Bundle{ID: e.nextID, Stage: st.spec.ID, Attempt: 1}, minTS: coders.MaxTimestamp, started: e.flow.now, splitAt: e.flow.now, ckptAt: e.flow.now, split: newSplitBook()}
 	e.flight[b.ID] = b
 	st.flight[b.ID] = b
 	return b

@@ -42,8 +42,8 @@ func (e *Engine) Retry(id int, f Failure) (bool, string) {
 		b.Avoid = append(slices.Clip(b.Avoid), f.Worker)
 	}
 	b.Attempt++
-	b.started, b.splitAt = e.flow.now, e.flow.now
-	b.out, b.outAtCkpt = 0, 0 // the new run reports its output afresh
+	b.started, b.splitAt, b.ckptAt = e.flow.now, e.flow.now, e.flow.now
+	b.out, b.outAtCkpt, b.outAtTimed = 0, 0, 0 // the new run reports its output afresh
 	e.retries = append(e.retries, b)
 	return true, ""
 }

@@ -144,6 +144,7 @@ func (p *scriptPipeline) addStage(a *lineArgs) {
 func (p *scriptPipeline) sdkStage(a *lineArgs, ss *StageSpec) {
 	ss.SideInputs = a.list("side")
 	ss.Splittable, ss.ProbeBundles, ss.Keyed = a.flag("splittable"), a.flag("probe"), a.flag("keyed")
+	ss.TimedCheckpoints = ss.Splittable && !a.flag("untimed")
 	ss.TimeSorted = a.flag("time-sorted")
 	ss.AllowedLateness = a.int("lateness", 0)
 	ss.MaxBundles = int(a.int("max-bundles", 0))

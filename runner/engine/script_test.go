@@ -129,7 +129,7 @@ var commands = map[string]command{
 	"advance-processing-time": (*script).advance, "split-requests": (*script).splitRequests,
 	"drain": (*script).drain, "expired": (*script).expired, "wakeup": (*script).wakeup,
 	"watermarks": (*script).watermarks, "status": (*script).status, "snapshot": (*script).snapshot,
-	"restore": (*script).restore, "note-work": (*script).noteWork,
+	"restore": (*script).restore, "note-work": (*script).noteWork, "sent": (*script).sent,
 	"dropped": (*script).dropped,
 }
 
@@ -208,14 +208,16 @@ func (s *script) commit(td *datadriven.TestData) (string, error) {
 	return okOr(s.eng.commit(b.ID, Result{Data: r.data, Timers: r.timers, Residuals: r.residuals})), nil
 }
 
-// split ID [first-residual=N], with primary and residual lines: what the
-// SDK reported a split of the bundle gave up.
+// split ID [first-residual=N] [checkpoint], with primary and residual
+// lines: what the SDK reported a split of the bundle gave up; checkpoint:
+// the split asked it to keep nothing.
 func (s *script) split(td *datadriven.TestData) (string, error) {
 	b, a, err := s.bundleArgs(td)
 	if err != nil {
 		return "", err
 	}
 	first := int(a.int("first-residual", -1))
+	ckpt := a.flag("checkpoint")
 	if err := a.finish(); err != nil {
 		return "", err
 	}
@@ -223,7 +225,7 @@ func (s *script) split(td *datadriven.TestData) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	n, err := s.eng.split(b.ID, SplitResult{FirstResidual: first, Primary: r.primary, Residuals: r.residuals})
+	n, err := s.eng.split(b.ID, SplitResult{FirstResidual: first, Primary: r.primary, Residuals: r.residuals, Checkpoint: ckpt})
 	if err != nil {
 		return "error: " + err.Error(), nil
 	}
@@ -431,6 +433,21 @@ func (s *script) noteWork(td *datadriven.TestData) (string, error) {
 		return "", err
 	}
 	s.eng.noteWork(stage, work)
+	return "ok", nil
+}
+
+// sent ID BYTES: the bundle has sent BYTES of output so far.
+func (s *script) sent(td *datadriven.TestData) (string, error) {
+	a := newLineArgs(td.Pos, td.CmdArgs)
+	id, n := a.word("bundle"), a.word("bytes")
+	b, err := strconv.Atoi(id)
+	a.fail(err)
+	bytes, err := strconv.ParseInt(n, 10, 64)
+	a.fail(err)
+	if err := a.finish(); err != nil {
+		return "", err
+	}
+	s.eng.e.NoteOutput(b, bytes)
 	return "ok", nil
 }
 

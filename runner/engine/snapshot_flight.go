@@ -43,6 +43,10 @@ func (e *Engine) SnapshotRequeuingFlight() ([]byte, error) {
 		if err := c.requeueBundle(c.flow.stage(b.Stage), b, owned); err != nil {
 			return nil, fmt.Errorf("requeuing bundle %d of stage %s: %w", id, b.Stage, err)
 		}
+		// What its checkpoints gave up is no longer in what it owns.
+		if err := c.flow.deferResiduals(c.flow.stage(b.Stage), b.held); err != nil {
+			return nil, fmt.Errorf("requeuing bundle %d of stage %s: %w", id, b.Stage, err)
+		}
 	}
 	c.settle()
 	return c.snapshotAtRest()

@@ -48,6 +48,10 @@ type StageSpec struct {
 	// Splittable marks a stage that processes restrictions of a splittable
 	// DoFn: its running bundles may be split to use idle capacity.
 	Splittable bool
+	// TimedCheckpoints lets a streaming job checkpoint the stage's
+	// bundles by time (streamCheckpoints): set for splittable stages
+	// whose SDK checkpoints exactly (not Go 2.77's; see SDKCheckpointsExactly).
+	TimedCheckpoints bool
 	// ProbeBundles starts the stage at one bundle in flight and adds more
 	// only while each makes it faster (probe.go): for harnesses whose
 	// bundles may not run in parallel (one Python interpreter).

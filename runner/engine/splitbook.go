@@ -23,6 +23,9 @@ type SplitResult struct {
 	Primary [][]byte
 	// Residuals are the unprocessed parts of split elements.
 	Residuals []Residual
+	// Checkpoint says the split asked the bundle to keep none of its
+	// remaining work.
+	Checkpoint bool
 }
 
 // splitBook is a bundle's record of the splits applied to it.
@@ -48,7 +51,8 @@ func newSplitBook() splitBook { return splitBook{owned: -1, primaryAt: -1} }
 
 // ApplySplit files what a running bundle gave up to run in other bundles;
 // the bundle itself is still committed later as usual. It returns how many
-// residuals it filed. A split that gives up input an earlier split already
+// residuals it filed or, for a checkpoint's, holds until the bundle
+// commits. A split that gives up input an earlier split already
 // gave up is refused: running it twice would duplicate data.
 func (e *Engine) ApplySplit(id int, s SplitResult) (int, error) {
 	b := e.flight[id]
@@ -60,13 +64,24 @@ func (e *Engine) ApplySplit(id int, s SplitResult) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("stage %s, bundle %d: %w", b.Stage, id, err)
 	}
-	rs := append(rest, s.Residuals...)
+	rs := rest
+	if s.Checkpoint && st.spec.Splittable {
+		// A checkpoint's residual restriction waits for its bundle to
+		// end: until then the bundle still reads what the restriction
+		// continues (a Kafka partition, say), and some sources refuse a
+		// second reader at once (KafkaIO's cached consumer did). The
+		// bundle stops at its next claim, so the wait is short, and its
+		// input holds the watermark meanwhile.
+		b.held = append(b.held, s.Residuals...)
+	} else {
+		rs = append(rs, s.Residuals...)
+	}
 	if err := e.flow.deferResiduals(st, rs); err != nil {
 		e.flow.fail(err)
 		return 0, err
 	}
 	e.flow.recompute()
-	return len(rs), e.flow.err
+	return len(rest) + len(s.Residuals), e.flow.err
 }
 
 // takeChannelResiduals returns the input elements a channel split gave up

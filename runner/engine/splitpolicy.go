@@ -31,6 +31,7 @@ func (e *Engine) splitRequests() []SplitRequest {
 		return nil
 	}
 	out := append(e.memoryCheckpoints(), e.excessCheckpoints()...)
+	out = append(out, e.streamCheckpoints()...)
 	return append(out, e.splitCandidates()...)
 }
 

@@ -35,6 +35,8 @@ type splitDone struct {
 	rec *inflight
 	res harness.SplitResult
 	err error
+	// checkpoint: the engine asked the bundle to keep nothing.
+	checkpoint bool
 }
 
 // requestSplits carries out the engine's split decisions for bundles that
@@ -56,6 +58,7 @@ func (d *driver) requestSplit(ctx context.Context, rec *inflight, fraction float
 	}
 	ss := rec.ss
 	n := ss.input.Count(rec.b.Input)
+	checkpoint := fraction == 0
 	fraction = splitFraction(fraction, ss.bounded && !d.r.drain.isSet())
 	go func() {
 		defer rec.splits.Done()
@@ -67,7 +70,7 @@ func (d *driver) requestSplit(ctx context.Context, rec *inflight, fraction float
 		defer func() { <-rec.turn }()
 		res, err := ss.harness.Split(ctx, inst, ss.io.Source, fraction, n)
 		select {
-		case d.splits <- splitDone{rec: rec, res: res, err: err}:
+		case d.splits <- splitDone{rec: rec, res: res, err: err, checkpoint: checkpoint}:
 		case <-ctx.Done():
 		}
 	}()
@@ -87,6 +90,7 @@ func (d *driver) applySplit(sd splitDone) error {
 	sr := engine.SplitResult{
 		FirstResidual: int(sd.res.FirstResidual),
 		Residuals:     residuals(harness.Result{Residuals: sd.res.Residuals}),
+		Checkpoint:    sd.checkpoint,
 	}
 	for _, p := range sd.res.Primaries {
 		sr.Primary = append(sr.Primary, p.GetElement())

@@ -148,8 +148,9 @@ func (b builder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 			ss.AllowedLateness = s.Windowing.GetAllowedLateness()
 		}
 		ss.Splittable = s.Truncate != ""
-		// Bundles in one interpreter run in parallel only if that pays.
 		env := b.pl.Components.GetEnvironments()[s.Env]
+		ss.TimedCheckpoints = ss.Splittable && workers.SDKCheckpointsExactly(env)
+		// Bundles in one interpreter run in parallel only if that pays.
 		ss.ProbeBundles = workers.SharedInterpreter(env, b.cfg.Options)
 		ss.MaxBundles = pythonProcesses(env, b.cfg.Options)
 		if n, ok := b.cfg.EnvBundles[s.Env]; ok {

@@ -279,6 +279,16 @@ func (ws *Set) route(key string) (*harness.Harness, string, error) {
 	return ws.hs[i], inst, nil
 }
 
+// SDKCheckpointsExactly reports whether the environment's SDK stops a
+// bundle exactly where a checkpoint (a split keeping nothing) finds it
+// on any of its input elements. The Go SDK (2.77) does not: from a
+// bundle's second element on, it may give up the element it is
+// processing whole and process it still (execute.boundedCheckpoint), so
+// the runner checkpoints its bundles only when it must (memory, drain).
+func SDKCheckpointsExactly(env *pipepb.Environment) bool {
+	return !strings.HasPrefix(SDKBase(env), "beam:version:sdk_base:go:")
+}
+
 // SDKBase is the environment's SDK base version capability (such as
 // "beam:version:sdk_base:go:apache/beam_go_sdk:2.77.0"); "" if it has none.
 func SDKBase(env *pipepb.Environment) string {

@@ -158,3 +158,22 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// TestSDKCheckpointsExactly: the runner checkpoints bundles by time only
+// for SDKs that stop exactly at a checkpoint; Go 2.77's does not.
+func TestSDKCheckpointsExactly(t *testing.T) {
+	for base, want := range map[string]bool{
+		"beam:version:sdk_base:go:apache/beam_go_sdk:2.77.0":      false,
+		"beam:version:sdk_base:apache/beam_python3.11_sdk:2.77.0": true,
+		"beam:version:sdk_base:apache/beam_java17_sdk:2.73.0":     true,
+		"": true,
+	} {
+		env := &pipepb.Environment{Capabilities: []string{"beam:coder:bytes:v1"}}
+		if base != "" {
+			env.Capabilities = append(env.Capabilities, base)
+		}
+		if got := SDKCheckpointsExactly(env); got != want {
+			t.Errorf("SDKCheckpointsExactly(%q) = %v, want %v", base, got, want)
+		}
+	}
+}

@@ -49,9 +49,9 @@ const (
 // (on restore it finds Kafka metadata and no state to match, and refuses:
 // KafkaExactlyOnceSink's case c). The runner's checkpoints hand a running
 // bundle's input back rather than wait for it. So the input comes in two
-// halves: the first, a window (and two records of the next), is counted
+// halves: the first, a window (and four records of the next), is counted
 // and written before any kill, and the kills come once its writes are
-// checkpointed; the second, two windows more and one record per partition
+// checkpointed; the second, two windows more and two records per partition
 // in a window after them, is read, counted and written while the server
 // dies and comes back. The watermark follows the records' times alone
 // (KafkaEosCounts.java), so each window fires once the next one's records
@@ -123,27 +123,35 @@ func TestKafkaExactlyOnce(t *testing.T) {
 // second half takes to be read and counted.
 const eosKillWithin = 10 * time.Second
 
-// firstHalf is eosN/2 records: all but two in the window at base, the
-// other two, one per partition, in the next window, so that the first
-// window fires once both partitions are read past it.
+// firstHalf is eosN/2 records: all but nextRecords in the window at base,
+// the rest in the next window, so that the first window fires once both
+// partitions are read past it.
 func firstHalf(base int64) []record {
-	return append(orderedRecords(eosN/2-2, 1, eosKeys, base, windowMs), nextWindow(base+windowMs, "next")...)
+	return append(orderedRecords(eosN/2-nextRecords, 1, eosKeys, base, windowMs), nextWindow(base+windowMs, "next")...)
 }
 
-// secondHalf is eosN/2 records: all but two over the two windows from
-// base, the other two, one per partition, in the window after them, which
-// fires only at the drain.
+// secondHalf is eosN/2 records: all but nextRecords over the two windows
+// from base, the rest in the window after them, which fires only at the
+// drain.
 func secondHalf(base int64) []record {
-	return append(orderedRecords(eosN/2-2, 2, eosKeys, base, windowMs), nextWindow(base+2*windowMs, "last")...)
+	return append(orderedRecords(eosN/2-nextRecords, 2, eosKeys, base, windowMs), nextWindow(base+2*windowMs, "last")...)
 }
 
-// nextWindow is one record per partition (they are produced round robin)
-// at the start of the window at start: a partition's watermark passes the
-// window before only once it is read.
+// nextRecords is how many records nextWindow makes: two per partition.
+// KafkaIO's reader sets its watermark from a record's predecessors before
+// it outputs the record, and a checkpoint (the runner checkpoints a read
+// every second) keeps the watermark set so far: a partition's last record
+// moves its watermark only once another follows it. The second record is
+// that one.
+const nextRecords = 4
+
+// nextWindow is nextRecords records at the start of the window at start,
+// over two keys; they are produced round robin, so each partition gets
+// half, and its watermark passes the window before once they are read.
 func nextWindow(start int64, value string) []record {
 	var recs []record
-	for i := range 2 {
-		recs = append(recs, record{ts: start + int64(i), key: fmt.Sprintf("k%03d", i), value: fmt.Sprintf("%s%d", value, i)})
+	for i := range nextRecords {
+		recs = append(recs, record{ts: start + int64(i), key: fmt.Sprintf("k%03d", i%2), value: fmt.Sprintf("%s%d", value, i)})
 	}
 	return recs
 }
