@@ -95,13 +95,11 @@ func (f *flow) group(st *stage, p *pcoll, c []byte) {
 		f.fail(fmt.Errorf("stage %s: input %s is not KV-coded", st.spec.ID, p.id))
 		return
 	}
-	// A batch GroupByKey sees each window's whole input at once: triggers
-	// are asked once the input is complete (outputWatermark). A streaming
-	// one asks them once per chunk of a bundle's output, as Java's
-	// ReduceFnRunner does per bundle: asked per element, a count trigger
-	// of one (KafkaIO's exactly-once sink) fired a pane, and its writer a
-	// Kafka transaction, per record.
-	st.gbk.BeginInput()
+	if !f.spec.Streaming {
+		// A batch GroupByKey sees each window's whole input at once:
+		// triggers are asked once the input is complete (outputWatermark).
+		st.gbk.BeginInput()
+	}
 	err := coders.Each([][]byte{c}, p.spec.Codec, func(v *coders.WindowedValue) error {
 		kn, err := p.spec.Key.Len(v.Elem)
 		if err != nil {
@@ -118,9 +116,6 @@ func (f *flow) group(st *stage, p *pcoll, c []byte) {
 	if err != nil {
 		f.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, p.id, err))
 		return
-	}
-	if f.spec.Streaming {
-		st.gbk.EndInput()
 	}
 	f.emitPanes(st)
 	f.requestWindowMerges(st)
