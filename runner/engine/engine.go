@@ -56,6 +56,9 @@ type Bundle struct {
 	// Avoid names the workers where the bundle's user code failed: the
 	// driver runs it on another worker when one is up (see Retry).
 	Avoid []string
+	// Lane is 1 + the worker a stateful stage's bundle asks for, the lane
+	// of its keys (lanes.go); 0 when any worker will do.
+	Lane int
 }
 
 // bundle is the engine's record of a bundle in flight: what it handed out
@@ -179,7 +182,7 @@ func (f *flow) newStage(ss StageSpec) (*stage, error) {
 		f.addConsumer(ss.Inputs[0], st)
 		if ss.Keyed {
 			st.keyed = newKeyed(keyedConfig{stage: ss.ID, in: f.pcolls[ss.Inputs[0]].spec, timers: ss.Timers,
-				timeSorted: ss.TimeSorted, lateness: ss.AllowedLateness})
+				timeSorted: ss.TimeSorted, lateness: ss.AllowedLateness, lanes: ss.Lanes})
 		}
 	case stagekind.Flatten:
 		for _, in := range ss.CopyInputs {

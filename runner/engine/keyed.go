@@ -45,6 +45,9 @@ type keyed struct {
 	// own callback waits for its time, so a timer that re-arms itself
 	// cannot loop at once forever.
 	ranEarly map[string]bool
+	// laneTurn is the lane whose keys go first when more lanes have
+	// work than bundles can start (laneGroups).
+	laneTurn int
 }
 
 // keyedConfig is what keyed needs of its stage's spec.
@@ -54,6 +57,7 @@ type keyedConfig struct {
 	timers     []TimerSpec
 	timeSorted bool
 	lateness   int64
+	lanes      int // StageSpec.Lanes
 }
 
 // StateWindow is one key's window of a stateful stage. Once it expires
@@ -217,12 +221,17 @@ func (k *keyed) cut(now, inWM int64, runInput bool, n int, newBundle func() *bun
 		return nil, nil
 	}
 	sort.Strings(keys)
-	bundles := make([]*bundle, 0, n)
-	for i, key := range keys {
-		if i < n {
-			bundles = append(bundles, newBundle())
+	groups, lanes := laneGroups(keys, k.cfg.lanes, n, k.laneTurn)
+	if k.cfg.lanes > 1 {
+		k.laneTurn = (lanes[len(lanes)-1] + 1) % k.cfg.lanes
+	}
+	bundles := make([]*bundle, len(groups))
+	for i, g := range groups {
+		bundles[i] = newBundle()
+		bundles[i].Lane = lanes[i] + 1
+		for _, key := range g {
+			k.addKey(bundles[i], key, runInput, work[key], now)
 		}
-		k.addKey(bundles[i%n], key, runInput, work[key], now)
 	}
 	return bundles, nil
 }

@@ -46,6 +46,9 @@ func (s *script) formatBundle(b *Bundle) ([]string, error) {
 		}
 		head += " keys=(" + strings.Join(keys, ",") + ")"
 	}
+	if b.Lane > 0 {
+		head += fmt.Sprintf(" lane=%d", b.Lane-1)
+	}
 	if b.Attempt > 1 {
 		head += fmt.Sprintf(" attempt=%d", b.Attempt)
 	}

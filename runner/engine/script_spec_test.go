@@ -148,6 +148,7 @@ func (p *scriptPipeline) sdkStage(a *lineArgs, ss *StageSpec) {
 	ss.TimeSorted = a.flag("time-sorted")
 	ss.AllowedLateness = a.int("lateness", 0)
 	ss.MaxBundles = int(a.int("max-bundles", 0))
+	ss.Lanes = int(a.int("lanes", 0))
 	events, processing, expiry := a.list("event-timers"), a.list("processing-timers"), a.list("expiry-timers")
 	if len(ss.Inputs) != 1 {
 		a.fail(fmt.Errorf("sdk stage %s needs one main input (in=)", ss.ID))

@@ -37,6 +37,10 @@ type StageSpec struct {
 	// Keyed marks a stateful SDK stage: its main input is KV and each key
 	// is processed by one bundle at a time.
 	Keyed bool
+	// Lanes is, for a stateful stage, how many workers run its bundles:
+	// each key's bundles ask for the same one of them (lanes.go). 0 or
+	// 1: any worker.
+	Lanes int
 	// Timers are the timer families of a stateful stage.
 	Timers []TimerSpec
 	// TimeSorted makes a stateful stage see each key's input in event-time

@@ -9,6 +9,7 @@ import (
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/userstate"
+	"github.com/beam-runner/beam-runner/runner/workers"
 )
 
 // frameBytes is the largest data-plane frame the runner cuts input into.
@@ -61,7 +62,7 @@ func (r *run) runBundle(ctx context.Context, rec *inflight, txn *userstate.Txn, 
 			hb.Timers[ts] = data
 		}
 	}
-	res, err := ss.harness.ProcessAvoiding(ctx, hb, b.Avoid)
+	res, err := ss.harness.ProcessPlaced(ctx, hb, workers.Placement{Avoid: b.Avoid, Lane: b.Lane})
 	// Split results for this bundle reach the driver before its completion.
 	rec.finished()
 	if err != nil {

@@ -159,6 +159,7 @@ func (r *run) newEngine(now time.Time) (*engine.Engine, checkpointPolicy, error)
 		Parallelism: r.opts.Parallelism, MaxAttempts: r.opts.MaxBundleAttempts, StartTime: now.UnixMilli(),
 		Options: r.job.Options, Space: r.spill.Spaces(),
 		MemoryLimit: r.opts.Memory.Limit, BoundPending: r.opts.Memory.BoundPending, EnvBundles: r.pool.EnvBundles(),
+		EnvWorkers:        r.pool.EnvWorkers(),
 		CombineMergeBytes: r.opts.CombineMergeBytes,
 	})
 	if err != nil {

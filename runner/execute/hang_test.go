@@ -21,6 +21,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/metrics"
 	"github.com/beam-runner/beam-runner/runner/spec"
 	"github.com/beam-runner/beam-runner/runner/userstate"
+	"github.com/beam-runner/beam-runner/runner/workers"
 )
 
 func init() {
@@ -42,7 +43,7 @@ type fakeHarnesses struct {
 	runs        map[string]int // by stage
 }
 
-func (f *fakeHarnesses) ProcessAvoiding(ctx context.Context, b harness.Bundle, _ []string) (harness.Result, error) {
+func (f *fakeHarnesses) ProcessPlaced(ctx context.Context, b harness.Bundle, _ workers.Placement) (harness.Result, error) {
 	f.mu.Lock()
 	f.runs[b.Descriptor]++
 	n := f.runs[b.Descriptor]
@@ -61,7 +62,7 @@ func (f *fakeHarnesses) ProcessAvoiding(ctx context.Context, b harness.Bundle, _
 }
 
 func (f *fakeHarnesses) Process(ctx context.Context, b harness.Bundle) (harness.Result, error) {
-	return f.ProcessAvoiding(ctx, b, nil)
+	return f.ProcessPlaced(ctx, b, workers.Placement{})
 }
 
 func (f *fakeHarnesses) Split(context.Context, string, string, float64, int64) (harness.SplitResult, error) {

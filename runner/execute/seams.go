@@ -5,6 +5,7 @@ import (
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/harness"
+	"github.com/beam-runner/beam-runner/runner/workers"
 )
 
 // harnesses are one environment's harnesses as the driver uses them
@@ -12,7 +13,7 @@ import (
 // SDK.
 type harnesses interface {
 	Process(ctx context.Context, b harness.Bundle) (harness.Result, error)
-	ProcessAvoiding(ctx context.Context, b harness.Bundle, avoid []string) (harness.Result, error)
+	ProcessPlaced(ctx context.Context, b harness.Bundle, p workers.Placement) (harness.Result, error)
 	Split(ctx context.Context, key, source string, fraction float64, estimatedElements int64) (harness.SplitResult, error)
 	Progress(ctx context.Context, key string) ([]*pipepb.MonitoringInfo, error)
 	Finalize(ctx context.Context, key string) error

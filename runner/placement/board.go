@@ -93,6 +93,18 @@ func (b *Board) Acquire() (int, Verdict) { return b.AcquireAvoiding(nil) }
 // is up: it then runs where Acquire would put it rather than wait for
 // one, as the other slots may never come up.
 func (b *Board) AcquireAvoiding(avoid []int) (int, Verdict) {
+	return b.AcquirePreferring(-1, avoid)
+}
+
+// AcquirePreferring is AcquireAvoiding for a bundle that asks for slot
+// prefer (a stateful stage's key lane; -1: none): it runs there, however
+// loaded, while that slot is up and not avoided, and as AcquireAvoiding
+// would otherwise rather than wait for it.
+func (b *Board) AcquirePreferring(prefer int, avoid []int) (int, Verdict) {
+	if prefer >= 0 && prefer < len(b.slots) && b.slots[prefer].state == Up && !slices.Contains(avoid, prefer) {
+		b.slots[prefer].running++
+		return prefer, Run
+	}
 	perPool := make([]int, len(b.pools))
 	for _, s := range b.slots {
 		perPool[s.pool] += s.running

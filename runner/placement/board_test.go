@@ -15,8 +15,9 @@ import (
 //
 //	board            input lines "POOL WORKERS": a new board, every slot starting
 //	connect w1 w2    those slots' workers connected
-//	acquire [n=N] [avoid=(w1,w2)]  N bundles asked for, not on the slots
-//	                 avoided if another is up: the slot each got, "wait" or the error
+//	acquire [n=N] [avoid=(w1,w2)] [prefer=w1]  N bundles asked for, not on
+//	                 the slots avoided if another is up, on the slot preferred
+//	                 while it is up: the slot each got, "wait" or the error
 //	release w1 w2    those slots' bundles ended (one each)
 //	lost w1          the slot's worker died: whether to restart it now
 //	down POOL WHY... the pool stopped answering: whether to revive it
@@ -122,9 +123,19 @@ func (s *boardScript) acquire(t *testing.T, d *datadriven.TestData) string {
 			avoid = append(avoid, w)
 		}
 	}
+	prefer := -1
+	if d.HasArg("prefer") {
+		var name string
+		d.ScanArgs(t, "prefer", &name)
+		w, err := strconv.Atoi(strings.TrimPrefix(name, "w"))
+		if err != nil {
+			t.Fatalf("%s: no slot %q", d.Pos, name)
+		}
+		prefer = w
+	}
 	var out strings.Builder
 	for i := 0; i < n; i++ {
-		w, v := s.b.AcquireAvoiding(avoid)
+		w, v := s.b.AcquirePreferring(prefer, avoid)
 		switch v {
 		case Run:
 			fmt.Fprintf(&out, "w%d on %s\n", w, s.names[s.b.Pool(w)])

@@ -39,6 +39,9 @@ type Config struct {
 	// EnvBundles caps the bundles at once of stages of environments on
 	// worker pools (one per worker), raising Parallelism to the largest.
 	EnvBundles map[string]int
+	// EnvWorkers is, per environment, how many workers run its bundles:
+	// a stateful stage's keys keep to one of them each (StageSpec.Lanes).
+	EnvWorkers map[string]int
 	// CombineMergeBytes is how many bytes of fresh accumulators a lifted
 	// combine's GroupByKey takes in before the SDK merges them; 0 means
 	// the engine's default, negative no combiner tree.
@@ -146,6 +149,7 @@ func (b builder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 		ss.Keyed, ss.TimeSorted = s.Stateful, s.TimeSorted
 		if s.Stateful {
 			ss.AllowedLateness = s.Windowing.GetAllowedLateness()
+			ss.Lanes = b.cfg.EnvWorkers[s.Env]
 		}
 		ss.Splittable = s.Truncate != ""
 		env := b.pl.Components.GetEnvironments()[s.Env]

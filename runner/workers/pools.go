@@ -92,6 +92,16 @@ func externalParams(env *pipepb.Environment) map[string]string {
 	return pl.GetParams()
 }
 
+// EnvWorkers is, per started environment, how many workers (slots) its
+// bundles run on.
+func (p *Pool) EnvWorkers() map[string]int {
+	out := map[string]int{}
+	for envID, ws := range p.harnesses {
+		out[envID] = ws.Workers()
+	}
+	return out
+}
+
 // EnvBundles is, per environment on worker pools, how many bundles its
 // stages may run at once: one per worker of its pools, which are sized to
 // what their hosts run.

@@ -172,13 +172,22 @@ func (ws *Set) descriptors() []*fnpb.ProcessBundleDescriptor {
 // Process runs b on the least-loaded harness. b.Started and the result's
 // Instruction carry instruction keys for Split, Progress and Finalize.
 func (ws *Set) Process(ctx context.Context, b harness.Bundle) (harness.Result, error) {
-	return ws.ProcessAvoiding(ctx, b, nil)
+	return ws.ProcessPlaced(ctx, b, Placement{})
 }
 
-// ProcessAvoiding is Process on a harness whose worker is not one of
-// avoid (where the bundle's user code failed) when another is up.
-func (ws *Set) ProcessAvoiding(ctx context.Context, b harness.Bundle, avoid []string) (harness.Result, error) {
-	i, h, err := ws.acquire(ctx, avoid)
+// Placement is where a bundle asks to run.
+type Placement struct {
+	// Avoid names workers where the bundle's user code failed: it runs
+	// on another when one is up.
+	Avoid []string
+	// Lane is 1 + the slot the bundle asks for (a stateful stage's key
+	// lane, engine.Bundle.Lane), kept while that slot is up; 0: any.
+	Lane int
+}
+
+// ProcessPlaced is Process on the harness p asks for.
+func (ws *Set) ProcessPlaced(ctx context.Context, b harness.Bundle, p Placement) (harness.Result, error) {
+	i, h, err := ws.acquire(ctx, p)
 	if err != nil {
 		return harness.Result{}, err
 	}
@@ -196,10 +205,10 @@ func (ws *Set) ProcessAvoiding(ctx context.Context, b harness.Bundle, avoid []st
 
 // acquire waits for the board to give the bundle a harness, or fails once
 // every pool is down.
-func (ws *Set) acquire(ctx context.Context, avoid []string) (int, *harness.Harness, error) {
+func (ws *Set) acquire(ctx context.Context, p Placement) (int, *harness.Harness, error) {
 	for {
 		ws.mu.Lock()
-		i, v := ws.board.AcquireAvoiding(ws.slotsOf(avoid))
+		i, v := ws.board.AcquirePreferring(p.Lane-1, ws.slotsOf(p.Avoid))
 		changed := ws.changed
 		switch v {
 		case placement.Run:

@@ -56,7 +56,7 @@ func TestWorkersPerEnv(t *testing.T) {
 func TestWorkerSetSpreadsBundles(t *testing.T) {
 	ws := newSet(make([]*harness.Harness, 3))
 	acquire := func() int {
-		i, _, err := ws.acquire(t.Context(), nil)
+		i, _, err := ws.acquire(t.Context(), Placement{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ func TestWorkerSetSpreadsBundles(t *testing.T) {
 
 // A retried bundle avoids the workers named where its user code failed,
 // by their ids, while another is up.
-func TestWorkerSetAvoidsWorkers(t *testing.T) {
+func TestWorkerSetPlacesBundles(t *testing.T) {
 	var hs []*harness.Harness
 	for _, id := range []string{"w0", "w1", "w2"} {
 		hs = append(hs, harness.New(&fnapi.Worker{ID: id}))
@@ -85,13 +85,16 @@ func TestWorkerSetAvoidsWorkers(t *testing.T) {
 	ws := newSet(hs)
 	for _, tc := range []struct {
 		avoid []string
+		lane  int
 		want  int
 	}{
-		{nil, 0}, {[]string{"w1"}, 2}, {[]string{"w0", "w2"}, 1}, {[]string{"w0", "w1", "w2"}, 0},
+		{nil, 0, 0}, {[]string{"w1"}, 0, 2}, {[]string{"w0", "w2"}, 0, 1}, {[]string{"w0", "w1", "w2"}, 0, 0},
+		// A key lane's slot, however busy, unless avoided.
+		{nil, 1, 0}, {nil, 3, 2}, {[]string{"w2"}, 3, 1},
 	} {
-		i, _, err := ws.acquire(t.Context(), tc.avoid)
+		i, _, err := ws.acquire(t.Context(), Placement{Avoid: tc.avoid, Lane: tc.lane})
 		if err != nil || i != tc.want {
-			t.Errorf("avoiding %v: harness %d (%v), want %d", tc.avoid, i, err, tc.want)
+			t.Errorf("avoiding %v, lane %d: harness %d (%v), want %d", tc.avoid, tc.lane, i, err, tc.want)
 		}
 	}
 }
@@ -107,7 +110,7 @@ func TestWorkerSetWaitsForPools(t *testing.T) {
 	acquire := func() chan got {
 		ch := make(chan got, 1)
 		go func() {
-			i, _, err := ws.acquire(t.Context(), nil)
+			i, _, err := ws.acquire(t.Context(), Placement{})
 			ch <- got{i, err}
 		}()
 		return ch
