@@ -27,6 +27,9 @@ type Result struct {
 	Name    string
 	Status  Status
 	Elapsed time.Duration
+	// Why is a failed check's error (the harness's own checks; Go and
+	// Python tests print theirs in their output).
+	Why string
 }
 
 // event is the subset of a `go tool test2json` event the harness needs.

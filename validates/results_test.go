@@ -32,11 +32,11 @@ func TestParseTest2JSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Result{
-		{"TestA", Pass, 1500 * time.Millisecond},
-		{"TestB", Skip, 0},
-		{"TestC", Fail, 500 * time.Millisecond},
-		{"TestC/sub", Pass, 250 * time.Millisecond},
-		{"TestD", Incomplete, 0},
+		{Name: "TestA", Status: Pass, Elapsed: 1500 * time.Millisecond},
+		{Name: "TestB", Status: Skip},
+		{Name: "TestC", Status: Fail, Elapsed: 500 * time.Millisecond},
+		{Name: "TestC/sub", Status: Pass, Elapsed: 250 * time.Millisecond},
+		{Name: "TestD", Status: Incomplete},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got\n%v\nwant\n%v", got, want)
@@ -60,10 +60,10 @@ func TestParseJUnit(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Result{
-		{"python/test_ok", Pass, 2500 * time.Millisecond},
-		{"python/test_bad", Fail, time.Second},
-		{"python/test_err", Fail, 0},
-		{"python/test_skip", Skip, 0},
+		{Name: "python/test_ok", Status: Pass, Elapsed: 2500 * time.Millisecond},
+		{Name: "python/test_bad", Status: Fail, Elapsed: time.Second},
+		{Name: "python/test_err", Status: Fail, Elapsed: 0},
+		{Name: "python/test_skip", Status: Skip, Elapsed: 0},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
@@ -81,9 +81,9 @@ func TestParseJUnitByClass(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Result{
-		{"WindowTest/test_a", Pass, time.Second},
-		{"RunnerApiTest/test_a", Fail, 0},
-		{"Bare/test_b", Pass, 0},
+		{Name: "WindowTest/test_a", Status: Pass, Elapsed: time.Second},
+		{Name: "RunnerApiTest/test_a", Status: Fail, Elapsed: 0},
+		{Name: "Bare/test_b", Status: Pass, Elapsed: 0},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)

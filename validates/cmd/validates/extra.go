@@ -65,7 +65,7 @@ func result(name string, f func() error) validates.Result {
 	err := f()
 	r := validates.Result{Name: name, Status: validates.Pass, Elapsed: time.Since(start)}
 	if err != nil {
-		r.Status = validates.Fail
+		r.Status, r.Why = validates.Fail, err.Error()
 		fmt.Printf("--- FAIL: %s (%s)\n    %s\n", name, r.Elapsed.Round(10*time.Millisecond), strings.ReplaceAll(err.Error(), "\n", "\n    "))
 	} else {
 		fmt.Printf("--- PASS: %s (%s)\n", name, r.Elapsed.Round(10*time.Millisecond))

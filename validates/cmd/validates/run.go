@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -286,6 +287,7 @@ func (r *report) print(srv *server) bool {
 	if !ok {
 		fmt.Printf("\n--- last lines of the job server log %s ---\n%s\n", srv.logPath, srv.tail(80))
 	}
+	r.writeWhy(os.Stdout, v.Failed)
 	fmt.Print("\n", v.String())
 	for _, p := range r.problems {
 		fmt.Println("harness problem:", p)
@@ -296,6 +298,21 @@ func (r *report) print(srv *server) bool {
 		fmt.Println("validates: PASS")
 	}
 	return ok
+}
+
+// writeWhy repeats the start of each failed check's error next to the
+// verdict, for the same reason as the log's tail.
+func (r *report) writeWhy(w io.Writer, failed []string) {
+	for _, res := range r.results {
+		if res.Why == "" || !slices.Contains(failed, res.Name) {
+			continue
+		}
+		lines := strings.Split(res.Why, "\n")
+		if len(lines) > 25 {
+			lines = append(lines[:25], "[...]")
+		}
+		fmt.Fprintf(w, "\n--- why %s failed ---\n%s\n", res.Name, strings.Join(lines, "\n"))
+	}
 }
 
 // timed runs f and logs how long it took: CI time is budgeted per phase.
