@@ -156,6 +156,7 @@ func startProcess(env *pipepb.Environment, workerID string, ep Endpoints) (Handl
 func runCmd(cmd *exec.Cmd, what string) (*process, error) {
 	p := &process{cmd: cmd, exited: make(chan struct{}), out: newTail(os.Stderr, outputLines)}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
+	dieWithServer(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: starting %s: %w", what, cmd.Path, err)
 	}
