@@ -222,7 +222,7 @@ func (k *keyed) cut(now, inWM int64, runInput bool, n int, newBundle func() *bun
 	}
 	sort.Strings(keys)
 	groups, lanes := laneGroups(keys, k.cfg.lanes, n, k.laneTurn)
-	if k.cfg.lanes > 1 {
+	if k.cfg.lanes > 1 && len(lanes) > 0 {
 		k.laneTurn = (lanes[len(lanes)-1] + 1) % k.cfg.lanes
 	}
 	bundles := make([]*bundle, len(groups))
