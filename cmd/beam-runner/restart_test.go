@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -123,11 +124,11 @@ func TestKillAndRestart(t *testing.T) {
 	}
 }
 
-// otherJob returns a listed job that is not known, or "".
-func otherJob(cli jobpb.JobServiceClient, known string) string {
+// otherJob returns a listed job that is none of known, or "".
+func otherJob(cli jobpb.JobServiceClient, known ...string) string {
 	jobs, _ := cli.GetJobs(context.Background(), &jobpb.GetJobsRequest{})
 	for _, j := range jobs.GetJobInfo() {
-		if j.GetJobId() != known {
+		if !slices.Contains(known, j.GetJobId()) {
 			return j.GetJobId()
 		}
 	}
