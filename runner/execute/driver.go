@@ -208,16 +208,35 @@ func (d *driver) onDrain() {
 	d.eng.Drain()
 }
 
+// abandonGrace is how long a failed drive lets its running bundles end on
+// their own before it cancels them. The Fn API cannot cancel a bundle, so
+// cancelling means stopping its worker mid-bundle, where the SDK's harness
+// logs errors of its own (and Go's races on its data stream).
+const abandonGrace = time.Second
+
 // abandon cancels the bundles still running and the pending commands,
-// and waits until each has reported: none outlives the drive.
+// after a grace for them to end, and waits until each has reported: none
+// outlives the drive.
 func (d *driver) abandon(cancel context.CancelFunc) {
+	d.settle(time.After(abandonGrace))
 	cancel()
+	d.settle(nil)
+}
+
+// settle discards what running bundles and pending commands report until
+// none is left or stop fires (nil: never). Splits and progress are drained
+// too, since a bundle ends only once its split requests have reported.
+func (d *driver) settle(stop <-chan time.Time) {
 	for len(d.inflight) > 0 || d.pending > 0 {
 		select {
 		case bd := <-d.done:
 			delete(d.inflight, bd.b.ID)
 		case <-d.results:
 			d.pending--
+		case <-d.splits:
+		case <-d.progress:
+		case <-stop:
+			return
 		}
 	}
 }
