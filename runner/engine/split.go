@@ -8,10 +8,17 @@ import (
 	"github.com/beam-runner/beam-runner/runner/coders"
 )
 
-// splitMinAge is how long a bundle runs before the engine considers
-// splitting it, and the least time between two splits of one bundle: a
-// split is a round trip to the SDK, worth it only for long-running work.
+// splitMinAge is the least time between two splits of one bundle: a split
+// is a round trip to the SDK, worth it only for long-running work.
 const splitMinAge = 500 // milliseconds
+
+// splitFirstAge is how long a bundle runs before the engine first
+// considers splitting it while slots idle. Shorter than splitMinAge: a
+// stage that starts from one bundle (a source's one restriction) leaves
+// every other core idle until that split, which at 500 ms cost the Go
+// ParDo load test a tenth of a core-second per second of its run; a bundle
+// done within 100 ms is not worth a round trip.
+const splitFirstAge = 100 // milliseconds
 
 // splitCandidates returns the dynamic splits worth requesting now, those
 // of the bundles with the most work left first (mostWorkFirst): one a
@@ -39,7 +46,7 @@ func (e *Engine) splitCandidates() []SplitRequest {
 			if idle <= 0 {
 				break
 			}
-			if e.flow.now-b.started < splitMinAge || e.flow.now-b.splitAt < splitMinAge {
+			if !b.dueForSplit(e.flow.now) {
 				continue
 			}
 			b.splitAt = e.flow.now
@@ -54,6 +61,16 @@ func (e *Engine) splitCandidates() []SplitRequest {
 		}
 	}
 	return out
+}
+
+// dueForSplit is whether the split policy may offer bundle b now: first
+// splitFirstAge after it started, then splitMinAge after its last split
+// (or a checkpoint, which sets splitAt too).
+func (b *bundle) dueForSplit(now int64) bool {
+	if b.splitAt == b.started {
+		return now-b.started >= splitFirstAge
+	}
+	return now-b.splitAt >= splitMinAge
 }
 
 // spareKeep is what the largest bundle split keeps of its remaining work
