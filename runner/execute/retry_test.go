@@ -5,12 +5,16 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 )
 
-func init() { beam.RegisterFunction(flaky) }
+func init() {
+	beam.RegisterFunction(flaky)
+	beam.RegisterFunction(slowPass)
+}
 
 // flakyFailures is how many more times flaky fails on "x"; the harness runs
 // in this process, so a global reaches it. flakyVaries makes each
@@ -139,5 +143,36 @@ func TestJobErrorHeadline(t *testing.T) {
 		if last := lines[len(lines)-1]; last != tc.lastLine {
 			t.Errorf("%s: last line %q, want the SDK message's last, %q; whole:\n%v", tc.name, last, tc.lastLine, err)
 		}
+	}
+}
+
+// slowEnded counts the elements slowPass finished; the harness runs in this
+// process, so a global reaches it.
+var slowEnded atomic.Int32
+
+// slowPass passes its element on after 300 ms: a bundle still running when
+// another one fails the job.
+func slowPass(s string) string {
+	time.Sleep(300 * time.Millisecond)
+	slowEnded.Add(1)
+	return s
+}
+
+// TestFailedJobLetsRunningBundlesEnd: when user code fails the job, a
+// bundle of another stage still running on another worker ends before the
+// job stops its workers (the Fn API cannot cancel a bundle, and the Go
+// SDK's harness races on its data stream when stopped mid-bundle), as long
+// as it ends within the grace.
+func TestFailedJobLetsRunningBundlesEnd(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	beam.ParDo(s, failOn, beam.Create(s, "boom"))
+	beam.ParDo(s, slowPass, beam.Create(s, "slow"))
+	slowEnded.Store(0)
+	err := runPipelineWith(t, p, Options{MaxBundleAttempts: 1}, workersOption("2"))
+	if err == nil || !strings.Contains(err.Error(), `user DoFn failed on "boom"`) {
+		t.Fatalf("job error %v; want the user failure", err)
+	}
+	if n := slowEnded.Load(); n != 1 {
+		t.Errorf("the slow bundle ended %d times before the job did; want 1", n)
 	}
 }
