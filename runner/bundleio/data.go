@@ -6,7 +6,6 @@ import (
 
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/plan"
-	"github.com/beam-runner/beam-runner/runner/spec"
 )
 
 // Codec is the wire codec of a PCollection a bundle reads or writes: it
@@ -15,7 +14,7 @@ type Codec struct{ wv *coders.WindowedValueCodec }
 
 // CodecOf compiles the wire codec of the plan's PCollection pc.
 func CodecOf(pl *plan.Plan, pc string) (Codec, error) {
-	wv, err := spec.WireCodec(pl, pc)
+	wv, err := pl.WireCodec(pc)
 	return Codec{wv}, err
 }
 

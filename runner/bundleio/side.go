@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/plan"
-	"github.com/beam-runner/beam-runner/runner/spec"
 	"sync"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
@@ -114,7 +113,7 @@ func (s *Sides) Get(key *fnpb.StateKey) ([][]byte, error) {
 func NewSides(pl *plan.Plan, sides []plan.SideInput, sideData func(pc string) *engine.Data) (*Sides, []*fnpb.ProcessBundleRequest_CacheToken, error) {
 	build := map[sideRef]func() (*coders.SideIndex, error){}
 	for _, si := range sides {
-		wv, err := spec.WireCodec(pl, si.PColl)
+		wv, err := pl.WireCodec(si.PColl)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -410,3 +410,8 @@ func allDone(deps map[*Stage]bool, done map[*Stage]bool) bool {
 	}
 	return true
 }
+
+// WireCodec compiles the coder pc's elements are exchanged and kept with.
+func (p *Plan) WireCodec(pc string) (*coders.WindowedValueCodec, error) {
+	return coders.CompileWindowedValue(p.Components.GetCoders(), p.Wire[pc])
+}

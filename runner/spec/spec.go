@@ -126,7 +126,7 @@ func stagePColls(s *plan.Stage) []string {
 func (b builder) addPColl(spec *engine.Spec, pc string, keyed bool) error {
 	ps, ok := spec.PColls[pc]
 	if !ok {
-		wv, err := WireCodec(b.pl, pc)
+		wv, err := b.pl.WireCodec(pc)
 		if err != nil {
 			return fmt.Errorf("PCollection %q: %w", pc, err)
 		}
@@ -231,7 +231,7 @@ func uniqueSides(s *plan.Stage) []string {
 // its windows as the input's wire coder encodes them.
 func (b builder) aggConfig(s *plan.Stage) (agg.Config, error) {
 	in := s.Inputs[0]
-	wv, err := WireCodec(b.pl, in)
+	wv, err := b.pl.WireCodec(in)
 	if err != nil {
 		return agg.Config{}, err
 	}
@@ -242,10 +242,6 @@ func (b builder) aggConfig(s *plan.Stage) (agg.Config, error) {
 	return agg.ConfigFromStrategy(s.Windowing, kind), nil
 }
 
-// WireCodec compiles the coder pc's elements are exchanged and kept with.
-func WireCodec(pl *plan.Plan, pc string) (*coders.WindowedValueCodec, error) {
-	return coders.CompileWindowedValue(pl.Components.GetCoders(), pl.Wire[pc])
-}
 
 // stageName names a stage by its first transform, for logs and errors.
 func StageName(pl *plan.Plan, s *plan.Stage) string {
