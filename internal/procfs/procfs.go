@@ -1,4 +1,5 @@
-package bench
+// Package procfs reads a live process's figures from Linux's /proc.
+package procfs
 
 import (
 	"bufio"
