@@ -11,7 +11,7 @@ VALIDATES_FLAGS ?=
 RACE_PKGS = ./fnapi/... ./dataplane/... ./stateplane/... ./harness/... ./worker/... \
 	./runner/execute/... ./runner/workers/... ./runner/bundleio/... ./runner/jobs/... ./runner/userstate/... \
 	./runner/metrics/... ./runner/store/... ./runner/artifacts/... ./runner/server/... \
-	./internal/serverproc/...
+	./testsupport/serverproc/...
 
 .PHONY: test setup unit race faults multihost xlang validates run
 

@@ -62,17 +62,6 @@ func TestErrorExcerptWithoutMarkerTakesTail(t *testing.T) {
 	}
 }
 
-func TestParseVmHWM(t *testing.T) {
-	status := "Name:\tprism\nVmPeak:\t 2000 kB\nVmHWM:\t  479176 kB\nVmRSS:\t 1000 kB\n"
-	got, err := parseVmHWM(strings.NewReader(status))
-	if err != nil || got != 479176 {
-		t.Errorf("parseVmHWM = %d, %v", got, err)
-	}
-	if _, err := parseVmHWM(strings.NewReader("Name:\tx\n")); err == nil {
-		t.Error("want an error without VmHWM")
-	}
-}
-
 func TestErrorExcerptFatalAndEscapedMessages(t *testing.T) {
 	fatal := "level=INFO msg=\"Submitted job\"\nfatal error: runtime: out of memory\n\nruntime stack:\nruntime.throw(...)\n"
 	if got := ErrorExcerpt(fatal); got != "fatal error: runtime: out of memory" {

@@ -1,12 +1,8 @@
 package bench
 
 import (
-	"context"
-	"fmt"
 	"path/filepath"
 	"strconv"
-
-	"github.com/beam-runner/beam-runner/internal/serverproc"
 )
 
 // Python workloads run Beam's Python SDK: Python's wordcount example, a
@@ -82,26 +78,3 @@ func (c *Config) python() string {
 	}
 	return "python3"
 }
-
-// WorkerPool is Beam Python's worker pool service: each StartWorker request
-// from a runner starts an SDK harness process.
-type WorkerPool struct {
-	Endpoint string
-	proc     *serverproc.Proc
-}
-
-// StartWorkerPool starts worker_pool_main on a free port, in its own
-// process group so Stop ends the workers it started too.
-func StartWorkerPool(python, logPath string) (*WorkerPool, error) {
-	p, err := serverproc.Start(context.Background(), serverproc.Spec{
-		Bin: python, Args: []string{"-m", "apache_beam.runners.worker.worker_pool_main"}, PortFlag: "--service_port",
-		LogPath: logPath, Ready: serverproc.Listening,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("worker pool: %w (log %s)", err, logPath)
-	}
-	return &WorkerPool{Endpoint: p.Addr, proc: p}, nil
-}
-
-// Stop ends the pool and every worker it started.
-func (p *WorkerPool) Stop() { p.proc.Stop() }

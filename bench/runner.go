@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/beam-runner/beam-runner/testsupport/serverproc"
 )
 
 // Runner is one way to execute a pipeline: a job server we start, or the Go
@@ -97,13 +99,13 @@ func RunOne(ctx context.Context, c *Config, w Workload, r Runner, round int) Res
 		defer srv.Stop()
 		endpoint = srv.Endpoint
 		if w.Pool {
-			p, err := StartWorkerPool(c.python(), c.logPath(tag+"-pool"))
+			p, err := serverproc.StartPythonWorkerPool(c.python(), c.logPath(tag+"-pool"))
 			if err != nil {
 				res.Err = err.Error()
 				return res
 			}
 			defer p.Stop()
-			pool = p.Endpoint
+			pool = p.Addr
 		}
 	}
 	bin, args := command(c, w, r, TextPath(c.WorkDir, w.TextMB(c.Sizes)), out, endpoint, pool)

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
-	"github.com/beam-runner/beam-runner/internal/serverproc"
+	"github.com/beam-runner/beam-runner/internal/procfs"
+	"github.com/beam-runner/beam-runner/testsupport/serverproc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
@@ -47,7 +48,7 @@ func (s *Server) withClient(ctx context.Context, f func(context.Context, jobpb.J
 // PeakRSSKB reads the process's high-water RSS. It must be read before Stop:
 // /proc/<pid> goes away with the process.
 func (s *Server) PeakRSSKB() int64 {
-	kb, _ := ReadVmHWM(s.proc.Pid())
+	kb, _ := procfs.ReadVmHWM(s.proc.Pid())
 	return kb
 }
 

@@ -2,7 +2,7 @@ package fnapi_test
 
 import (
 	"context"
-	"github.com/beam-runner/beam-runner/internal/syncbuf"
+	"github.com/beam-runner/beam-runner/testsupport/syncbuf"
 	"log/slog"
 	"strings"
 	"testing"

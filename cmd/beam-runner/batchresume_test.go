@@ -12,7 +12,7 @@ import (
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
-	"github.com/beam-runner/beam-runner/internal/testwait"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	"github.com/beam-runner/beam-runner/validates/wordcount"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/teststream"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 
-	"github.com/beam-runner/beam-runner/internal/jobtest"
 	"github.com/beam-runner/beam-runner/runner/metrics"
+	"github.com/beam-runner/beam-runner/testsupport/jobtest"
 )
 
 // TestLateDataIsCountedAndReported: an element that arrives after the

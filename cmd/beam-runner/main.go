@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/beam-runner/beam-runner/internal/serverflags"
+	"github.com/beam-runner/beam-runner/cmd/beam-runner/serverflags"
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/server"
 	"github.com/beam-runner/beam-runner/runner/spec"

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/beam-runner/beam-runner/internal/gctune"
+	"github.com/beam-runner/beam-runner/cmd/beam-runner/internal/gctune"
 	"github.com/dustin/go-humanize"
 )
 
@@ -53,7 +53,7 @@ func heapCeiling(limit int64) int64 {
 	return max(limit+limit/8, limit+256<<20)
 }
 
-// tuneHeap keeps a large heap near what is live (internal/gctune), under
+// tuneHeap keeps a large heap near what is live (cmd/beam-runner/internal/gctune), under
 // the limit setHeapLimit set; GOMEMLIMIT, where set, is left alone.
 func tuneHeap(limit int64) {
 	if os.Getenv("GOMEMLIMIT") == "" {

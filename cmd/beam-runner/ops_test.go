@@ -4,15 +4,15 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/beam-runner/beam-runner/internal/syncbuf"
+	"github.com/beam-runner/beam-runner/testsupport/syncbuf"
 	"strings"
 	"testing"
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
-	"github.com/beam-runner/beam-runner/internal/jobtest"
-	"github.com/beam-runner/beam-runner/internal/testwait"
 	"github.com/beam-runner/beam-runner/runner/metrics"
+	"github.com/beam-runner/beam-runner/testsupport/jobtest"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // The operator commands against a real server running real jobs.

@@ -23,7 +23,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/beam-runner/beam-runner/internal/jobtest"
+	"github.com/beam-runner/beam-runner/testsupport/jobtest"
 )
 
 // stopSlow ends slowFn's elements once the test is done with them.

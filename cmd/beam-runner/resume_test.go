@@ -15,8 +15,8 @@ import (
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
-	"github.com/beam-runner/beam-runner/bench"
-	"github.com/beam-runner/beam-runner/internal/testwait"
+	"github.com/beam-runner/beam-runner/testsupport/serverproc"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // TestKillAndResume checks that checkpoints let a job outlive the server: a
@@ -34,7 +34,7 @@ func TestKillAndResume(t *testing.T) {
 	}
 	bin := buildServer(t)
 	tmp := t.TempDir()
-	pool, err := bench.StartWorkerPool("python3", filepath.Join(tmp, "pool.log"))
+	pool, err := serverproc.StartPythonWorkerPool("python3", filepath.Join(tmp, "pool.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,13 +52,13 @@ func TestKillAndResume(t *testing.T) {
 	// The clean run's stream lies in the past: it is read at once.
 	now := time.Now().Unix() / windowSecs * windowSecs
 	cleanOut := filepath.Join(tmp, "clean")
-	clean := submitCounts(t, endpoint, pool.Endpoint, cleanOut, now-60)
+	clean := submitCounts(t, endpoint, pool.Addr, cleanOut, now-60)
 	waitState(t, cli, clean, jobpb.JobState_DONE)
 
 	// The killed run's stream starts once its workers are likely up, and
 	// the server dies when a few windows have been written.
 	out := filepath.Join(tmp, "killed")
-	killed := submitCounts(t, endpoint, pool.Endpoint, out, time.Now().Unix()/windowSecs*windowSecs+8)
+	killed := submitCounts(t, endpoint, pool.Addr, out, time.Now().Unix()/windowSecs*windowSecs+8)
 	waitFiles(t, out, 2*keys)
 	// Kill only once a checkpoint has been saved since those windows were
 	// written, so that the resumed job has state to resume from.

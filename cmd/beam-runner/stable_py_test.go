@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beam-runner/beam-runner/internal/testwait"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // TestStableInputPython: a Python batch job (testdata/stable_random.py,

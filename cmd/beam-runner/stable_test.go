@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/beam-runner/beam-runner/internal/gopipe"
+	"github.com/beam-runner/beam-runner/testsupport/gopipe"
 	"math/rand/v2"
 	"os"
 	"path/filepath"

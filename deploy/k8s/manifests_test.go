@@ -15,8 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/beam-runner/beam-runner/cmd/beam-runner/serverflags"
 	"github.com/beam-runner/beam-runner/fnapi"
-	"github.com/beam-runner/beam-runner/internal/serverflags"
 	"github.com/beam-runner/beam-runner/runner/placement"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"

@@ -3,7 +3,7 @@ package execute
 import (
 	"context"
 	"fmt"
-	"github.com/beam-runner/beam-runner/internal/gopipe"
+	"github.com/beam-runner/beam-runner/testsupport/gopipe"
 	"strings"
 	"testing"
 	"time"

@@ -1,7 +1,7 @@
 package execute
 
 import (
-	"github.com/beam-runner/beam-runner/internal/gopipe"
+	"github.com/beam-runner/beam-runner/testsupport/gopipe"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"

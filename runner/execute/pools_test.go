@@ -3,9 +3,9 @@ package execute
 import (
 	"context"
 	"fmt"
-	"github.com/beam-runner/beam-runner/internal/gopipe"
-	"github.com/beam-runner/beam-runner/internal/syncbuf"
 	"github.com/beam-runner/beam-runner/runner/workers"
+	"github.com/beam-runner/beam-runner/testsupport/gopipe"
+	"github.com/beam-runner/beam-runner/testsupport/syncbuf"
 	"log/slog"
 	"net"
 	"strconv"

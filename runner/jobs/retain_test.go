@@ -7,7 +7,7 @@ import (
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
-	"github.com/beam-runner/beam-runner/internal/testwait"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )

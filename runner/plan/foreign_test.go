@@ -1,7 +1,7 @@
 package plan
 
 import (
-	"github.com/beam-runner/beam-runner/internal/gopipe"
+	"github.com/beam-runner/beam-runner/testsupport/gopipe"
 	"strings"
 	"testing"
 

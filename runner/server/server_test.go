@@ -10,8 +10,8 @@ import (
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
-	"github.com/beam-runner/beam-runner/internal/testwait"
 	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
-	"github.com/beam-runner/beam-runner/internal/jobtest"
-	"github.com/beam-runner/beam-runner/internal/testwait"
+	"github.com/beam-runner/beam-runner/testsupport/jobtest"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	"github.com/chromedp/chromedp"
 )
 

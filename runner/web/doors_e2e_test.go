@@ -10,7 +10,7 @@ import (
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
-	"github.com/beam-runner/beam-runner/internal/jobtest"
+	"github.com/beam-runner/beam-runner/testsupport/jobtest"
 )
 
 // call sends method path to the web endpoint with the given Host (empty:

@@ -6,7 +6,7 @@ package jobtest
 import (
 	"context"
 	"fmt"
-	"github.com/beam-runner/beam-runner/internal/gopipe"
+	"github.com/beam-runner/beam-runner/testsupport/gopipe"
 	"io"
 	"log/slog"
 	"net"

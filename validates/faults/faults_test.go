@@ -21,10 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beam-runner/beam-runner/internal/jobtest"
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/server"
 	"github.com/beam-runner/beam-runner/runner/workers"
+	"github.com/beam-runner/beam-runner/testsupport/jobtest"
 )
 
 func TestKilledWorkersDoNotChangeOutput(t *testing.T) {

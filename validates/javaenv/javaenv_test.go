@@ -26,10 +26,10 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/beam-runner/beam-runner/internal/jobtest"
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/server"
 	"github.com/beam-runner/beam-runner/runner/workers"
+	"github.com/beam-runner/beam-runner/testsupport/jobtest"
 	"github.com/beam-runner/beam-runner/worker"
 )
 

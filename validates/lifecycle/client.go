@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/beam-runner/beam-runner/internal/gopipe"
+	"github.com/beam-runner/beam-runner/testsupport/gopipe"
 	"io"
 	"os"
 	"path/filepath"

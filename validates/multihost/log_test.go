@@ -3,7 +3,7 @@
 package multihost
 
 import (
-	"github.com/beam-runner/beam-runner/internal/syncbuf"
+	"github.com/beam-runner/beam-runner/testsupport/syncbuf"
 	"io"
 )
 

@@ -18,12 +18,12 @@ import (
 	"time"
 
 	"github.com/beam-runner/beam-runner/fnapi"
-	"github.com/beam-runner/beam-runner/internal/jobtest"
-	"github.com/beam-runner/beam-runner/internal/syncbuf"
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/server"
 	"github.com/beam-runner/beam-runner/runner/workers"
+	"github.com/beam-runner/beam-runner/testsupport/jobtest"
+	"github.com/beam-runner/beam-runner/testsupport/syncbuf"
 )
 
 // maxRatio is the most the three-host run may take of the one-host run:

@@ -22,8 +22,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/beam-runner/beam-runner/internal/jobtest"
-	"github.com/beam-runner/beam-runner/internal/serverproc"
+	"github.com/beam-runner/beam-runner/testsupport/jobtest"
+	"github.com/beam-runner/beam-runner/testsupport/serverproc"
 )
 
 // The exactly-once check's input: eosN records over eosWindows windows of

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beam-runner/beam-runner/internal/serverproc"
+	"github.com/beam-runner/beam-runner/testsupport/serverproc"
 )
 
 // repoRoot is the module root: the test runs in validates/xlang.

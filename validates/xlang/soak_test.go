@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beam-runner/beam-runner/internal/jobtest"
+	"github.com/beam-runner/beam-runner/testsupport/jobtest"
 )
 
 // TestKafkaSoak runs the exactly-once job (KafkaEosCounts.java) for

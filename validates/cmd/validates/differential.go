@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/beam-runner/beam-runner/internal/serverproc"
+	"github.com/beam-runner/beam-runner/testsupport/serverproc"
 	"github.com/beam-runner/beam-runner/validates"
 	"github.com/beam-runner/beam-runner/validates/differential"
 	"github.com/beam-runner/beam-runner/validates/wordcount"

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/beam-runner/beam-runner/internal/serverproc"
+	"github.com/beam-runner/beam-runner/testsupport/serverproc"
 	"github.com/beam-runner/beam-runner/validates"
 )
 

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/beam-runner/beam-runner/internal/serverproc"
+	"github.com/beam-runner/beam-runner/testsupport/serverproc"
 	"github.com/beam-runner/beam-runner/validates"
 )
 

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/beam-runner/beam-runner/bench"
+	"github.com/beam-runner/beam-runner/internal/procfs"
 	"github.com/beam-runner/beam-runner/validates"
 	"github.com/beam-runner/beam-runner/validates/pyhot"
 )
@@ -68,7 +68,7 @@ func pyHotKey(ctx context.Context, cfg config, dir, runnerBin string) error {
 		fmt.Sprint("--values=", hotFlags.values), fmt.Sprint("--value_size=", hotFlags.valueSize), "--output="+out,
 		"--runner=PortableRunner", "--job_endpoint="+srv.endpoint, "--environment_type=LOOPBACK")
 	// Read before stop: /proc/<pid> goes with the process.
-	peak, rssErr := bench.ReadVmHWM(srv.proc.Pid())
+	peak, rssErr := procfs.ReadVmHWM(srv.proc.Pid())
 	if err != nil {
 		return fmt.Errorf("job server (log %s): %w", srv.logPath, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/beam-runner/beam-runner/internal/serverproc"
+	"github.com/beam-runner/beam-runner/testsupport/serverproc"
 )
 
 // server is a running job server whose output goes to logPath.
