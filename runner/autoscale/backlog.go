@@ -1,0 +1,43 @@
+package autoscale
+
+import "fmt"
+
+// draining names the first source whose backlog is being worked off, ""
+// if none, and remembers every source's backlog for the next pass. A
+// backlog is being worked off while it is above BacklogQuietMs of its
+// source's observed rate, or when it grew since the last pass by more
+// than Noise of that threshold (a source falling behind from a small
+// backlog).
+func (p *Policy) draining(stages []StageDecision) string {
+	why := ""
+	for _, s := range stages {
+		if !s.Source {
+			continue
+		}
+		quiet := s.Observed * float64(p.Config.BacklogQuietMs) / 1000
+		last, seen := p.State.LastBacklog[s.ID]
+		p.State.LastBacklog[s.ID] = s.Backlog
+		if why != "" {
+			continue
+		}
+		switch {
+		case s.Backlog > quiet:
+			why = fmt.Sprintf("source %s's backlog %s is being worked off (quiet below %s)", s.ID, num(s.Backlog), num(quiet))
+		case seen && s.Backlog-last > p.Config.Noise*quiet && s.Backlog > 0:
+			why = fmt.Sprintf("source %s's backlog grew from %s to %s", s.ID, num(last), num(s.Backlog))
+		}
+	}
+	return why
+}
+
+// sourceRate is the job's observed source rate: elements per second all
+// its sources emit.
+func sourceRate(stages []StageDecision) float64 {
+	r := 0.0
+	for _, s := range stages {
+		if s.Source {
+			r += s.Observed
+		}
+	}
+	return r
+}
