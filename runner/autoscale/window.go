@@ -64,11 +64,14 @@ func (w *Window) Add(s Sample) error {
 	if s.EndMs < s.StartMs {
 		return fmt.Errorf("autoscale: sample ends (%d ms) before it starts (%d ms)", s.EndMs, s.StartMs)
 	}
-	for name, v := range map[string]int64{"elements in": s.ElementsIn, "elements out": s.ElementsOut,
-		"bytes in": s.BytesIn, "bytes out": s.BytesOut, "busy ms": s.BusyMs, "runner busy ms": s.RunnerBusyMs,
-		"back-pressured ms": s.BackPressuredMs, "holding ms": s.HoldingMs} {
-		if v < 0 {
-			return fmt.Errorf("autoscale: sample has negative %s (%d)", name, v)
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"elements in", s.ElementsIn}, {"elements out", s.ElementsOut}, {"bytes in", s.BytesIn},
+		{"bytes out", s.BytesOut}, {"busy ms", s.BusyMs}, {"runner busy ms", s.RunnerBusyMs},
+		{"back-pressured ms", s.BackPressuredMs}, {"holding ms", s.HoldingMs}} {
+		if f.v < 0 {
+			return fmt.Errorf("autoscale: sample has negative %s (%d)", f.name, f.v)
 		}
 	}
 	if !w.seen || s.StartMs < w.sinceMs {
