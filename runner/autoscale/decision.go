@@ -66,6 +66,9 @@ func (s StageDecision) String() string {
 	if s.Backlog > 0 {
 		line += fmt.Sprintf(", backlog %s", num(s.Backlog))
 	}
+	if s.BacklogGrowth > 0 {
+		line += fmt.Sprintf(" growing %s/s", num(s.BacklogGrowth))
+	}
 	if s.BusySource != "" && s.BusySource != BusySDK {
 		line += ", busy from " + s.BusySource
 	}

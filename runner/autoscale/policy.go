@@ -139,13 +139,17 @@ func (p *Policy) Decide(in Input) (Decision, error) {
 	if err != nil {
 		return Decision{AtMs: in.NowMs}, err
 	}
+	p.State.init()
 	d := Decision{AtMs: in.NowMs, Mode: in.Mode}
 	if in.Mode == Batch {
 		d.Stages = g.batchStages(p.Config)
 	} else {
-		d.Stages = g.streamStages(p.Config)
+		last := lastPass{backlog: p.State.LastBacklog}
+		if in.NowMs > p.State.LastPassMs {
+			last.elapsedMs = in.NowMs - p.State.LastPassMs
+		}
+		d.Stages = g.streamStages(p.Config, last)
 	}
-	p.State.init()
 	if in.Mode == Batch {
 		for _, e := range in.Envs {
 			d.Envs = append(d.Envs, p.decideBatchEnv(e, d.Stages))
@@ -153,6 +157,7 @@ func (p *Policy) Decide(in Input) (Decision, error) {
 		return d, nil
 	}
 	drain, rate := p.draining(d.Stages), sourceRate(d.Stages)
+	p.State.LastPassMs = in.NowMs
 	for _, e := range in.Envs {
 		d.Envs = append(d.Envs, p.decideStreamEnv(e, d.Stages, drain, rate, in.NowMs))
 	}

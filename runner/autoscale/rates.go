@@ -2,11 +2,11 @@ package autoscale
 
 // The guard against under-reported busy time (FLINK-33306): a stage whose
 // SDK-reported busy time is below suspectBusyPerSlot ms per second per
-// slot while at least suspectMinElements went through it in the window
-// claims a processing rate at least 20 times what it is observed doing;
-// its figure is not trusted (see Rates.Busy).
+// slot (1%) while at least suspectMinElements went through it in the
+// window claims a processing rate at least 100 times what each slot is
+// observed doing; its figure is not trusted (see busy).
 const (
-	suspectBusyPerSlot = 50
+	suspectBusyPerSlot = 10
 	suspectMinElements = 100
 	// holdingSaturated is the share of the window a stage must have held
 	// its upstream to count as saturated.

@@ -52,8 +52,8 @@ type simStage struct {
 // rateSpec is what a stage's bundles report per second of the script's time.
 type rateSpec struct {
 	in, out, busy, runnerBusy, bytesIn, bytesOut, hold, bp float64
-	sdk                                                     bool
-	split                                                   map[string]float64
+	sdk                                                    bool
+	split                                                  map[string]float64
 }
 
 func (s *sim) run(t *testing.T, d *datadriven.TestData) string {

@@ -6,8 +6,10 @@ package autoscale
 type State struct {
 	// LastChangeMs is when each environment's workers last changed.
 	LastChangeMs map[string]int64
-	// LastBacklog is each source's backlog, in elements, at the last pass.
+	// LastBacklog is each source's backlog, in elements, at the last
+	// pass, made at LastPassMs.
 	LastBacklog map[string]float64
+	LastPassMs  int64
 	// Trials are scale-ups meant to raise throughput, not yet judged.
 	Trials map[string]ScaleUp
 	// Ineffective are scale-ups that did not raise throughput: not

@@ -16,6 +16,9 @@ type StageDecision struct {
 	// Backlog is a source's backlog (streaming) or a stage's remaining
 	// input (batch), in elements.
 	Backlog float64
+	// BacklogGrowth is a source's backlog growth since the last pass, in
+	// elements per second: arrivals flow control kept in the source.
+	BacklogGrowth float64
 	// TargetIn is the target input rate (a source's: target output rate);
 	// TargetOut its target output rate.
 	TargetIn, TargetOut float64
@@ -33,13 +36,13 @@ type StageDecision struct {
 // streamStages is DS2's pass: source targets from observed rate and
 // backlog, then each stage's target input from its upstreams' target
 // outputs, its needed busy time and its parallelism.
-func (g *graph) streamStages(c Config) []StageDecision {
+func (g *graph) streamStages(c Config, last lastPass) []StageDecision {
 	out := make([]StageDecision, len(g.order))
 	for i, s := range g.order {
 		d := StageDecision{ID: s.ID, Env: s.Env, Source: len(s.Inputs) == 0,
 			Selectivity: s.Rates.Selectivity, BusySource: s.Rates.BusySource}
 		if d.Source {
-			g.sourceTarget(&d, s, c)
+			g.sourceTarget(&d, s, c, last)
 		} else {
 			d.Observed, d.Rate = s.Rates.ObservedIn, s.Rates.ProcessingRate
 			for _, e := range s.Inputs {
@@ -54,17 +57,28 @@ func (g *graph) streamStages(c Config) []StageDecision {
 	return out
 }
 
-// sourceTarget is a source's target output rate: what it is observed to
-// emit plus its backlog worked off over the catch-up time.
-func (g *graph) sourceTarget(d *StageDecision, s StageInput, c Config) {
+// sourceTarget is a source's target output rate: its arrival rate (what
+// it is observed to emit, plus the rate its backlog grew since the last
+// pass: input that flow control left in the source) and its backlog
+// worked off over the catch-up time.
+func (g *graph) sourceTarget(d *StageDecision, s StageInput, c Config, last lastPass) {
 	d.Observed, d.Rate, d.Selectivity = s.Rates.ObservedOut, s.Rates.OutputRate, 1
 	backlog, ok := elements(s.Backlog, s, true)
 	if !ok {
 		d.Note = "backlog in bytes with no bytes per element measured; not counted"
 	}
 	d.Backlog = backlog
-	d.TargetIn = d.Observed + backlog/(float64(c.CatchUpMs)/1000)
+	if prev, seen := last.backlog[s.ID]; seen && last.elapsedMs > 0 && backlog > prev {
+		d.BacklogGrowth = (backlog - prev) / (float64(last.elapsedMs) / 1000)
+	}
+	d.TargetIn = d.Observed + d.BacklogGrowth + backlog/(float64(c.CatchUpMs)/1000)
 	d.TargetOut = d.TargetIn
+}
+
+// lastPass is what the previous pass saw, for the backlogs' growth.
+type lastPass struct {
+	backlog   map[string]float64
+	elapsedMs int64
 }
 
 // selectivity is the stage's measured λo/λp, or 1 when it saw no input
