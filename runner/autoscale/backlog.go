@@ -14,6 +14,10 @@ func (p *Policy) draining(stages []StageDecision) string {
 		if !s.Source {
 			continue
 		}
+		if s.backlogUnknown {
+			delete(p.State.LastBacklog, s.ID)
+			continue
+		}
 		quiet := s.Observed * float64(p.Config.BacklogQuietMs) / 1000
 		last, seen := p.State.LastBacklog[s.ID]
 		p.State.LastBacklog[s.ID] = s.Backlog

@@ -35,7 +35,7 @@ func (g *graph) batchStages(c Config) []StageDecision {
 			d.TargetOut = rem * selectivity(s, &d)
 		}
 		size(&d)
-		d.Parallelism = ceil(d.Needed / finish)
+		d.Parallelism, d.MaxParallel = ceil(d.Needed/finish), s.MaxParallel
 		if s.MaxParallel > 0 {
 			d.Parallelism = min(d.Parallelism, s.MaxParallel)
 		}
@@ -44,37 +44,42 @@ func (g *graph) batchStages(c Config) []StageDecision {
 	return out
 }
 
-// decideBatchEnv: the workers that finish the measured remaining work in
-// BatchFinish, no more than the environment's stages can keep busy (Σ of
-// their parallelism), within the bounds. It starts at the minimum, grows
-// as rates are measured and gives workers back as the work runs out (the
-// tail), with the hysteresis but without the streaming interval: a batch
-// job's remaining work only shrinks.
+// decideBatchEnv: grow to the workers that finish the measured remaining
+// work in BatchFinish, within the bounds; give workers back only in the
+// tail, when the environment's stages with work left can run fewer
+// bundles at once (Σ MaxParallel, known for all of them) than its workers
+// hold, and at the end. Sizing down by the work formula instead would
+// shed workers while most of the work remains, stretching the job.
 func (p *Policy) decideBatchEnv(e EnvInput, stages []StageDecision) EnvDecision {
 	finish := float64(p.Config.BatchFinishMs) / 1000
 	v := p.view(e, stages, finish)
-	slots := 0
+	runnable, known, left := 0, true, false
 	for _, s := range stages {
-		if s.Env == e.ID {
-			slots += s.Parallelism
+		if s.Env != e.ID || s.TargetIn <= 0 {
+			continue
 		}
+		left = true
+		runnable += s.MaxParallel
+		known = known && s.MaxParallel > 0
 	}
 	cur := e.Workers
-	if v.needed == 0 && len(v.unmeasured) > 0 {
+	switch {
+	case !left:
+		return v.decision(v.lo, "batch: no work left")
+	case v.needed == 0:
 		return v.decision(v.clamp(cur), "batch: holding: no rates measured yet")
 	}
-	want := v.clamp(min(ceil(v.raw), ceil(float64(slots)/capacity(e))))
-	reason := fmt.Sprintf("batch: %s busy s of remaining work to finish in %.0fs, %d bundles can run",
-		num(v.needed), finish, slots)
+	want, tail := v.clamp(ceil(v.raw)), v.hi
+	if known {
+		tail = v.clamp(ceil(float64(runnable) / capacity(e)))
+		want = min(want, tail)
+	}
+	reason := fmt.Sprintf("batch: %s busy s of remaining work to finish in %.0fs", num(v.needed), finish)
 	switch {
 	case want > cur:
 		return v.decision(want, "%s: scale up", reason)
-	case want < cur:
-		to := v.clamp(min(ceil(v.raw*(1+p.Config.DownHysteresis)), ceil(float64(slots)/capacity(e))))
-		if to < cur {
-			return v.decision(to, "%s: give workers back", reason)
-		}
-		return v.decision(cur, "%s: holding within the %.0f%% hysteresis", reason, p.Config.DownHysteresis*100)
+	case tail < cur:
+		return v.decision(tail, "%s: tail: %d bundles can run: give workers back", reason, runnable)
 	}
-	return v.decision(cur, "%s: steady", reason)
+	return v.decision(v.clamp(cur), "%s: steady", reason)
 }

@@ -44,26 +44,40 @@ func (d Decision) Changed() bool {
 func (d Decision) String() string {
 	var b strings.Builder
 	for _, e := range d.Envs {
-		fmt.Fprintf(&b, "env %s: %d -> %d workers (need %s busy s/s, raw %s): %s\n",
-			e.ID, e.Current, e.Desired, num(e.Needed), num(e.Raw), e.Reason)
+		b.WriteString(e.Line(d.Mode))
+		b.WriteByte('\n')
 	}
 	for _, s := range d.Stages {
-		b.WriteString(s.String())
+		b.WriteString(s.Line(d.Mode))
 		b.WriteByte('\n')
 	}
 	return b.String()
 }
 
-// String is one stage's line.
-func (s StageDecision) String() string {
+// Line is the environment's line of a decision's message.
+func (e EnvDecision) Line(m Mode) string {
+	unit := "busy s/s"
+	if m == Batch {
+		unit = "busy s"
+	}
+	return fmt.Sprintf("env %s: %d -> %d workers (need %s %s, raw %s): %s",
+		e.ID, e.Current, e.Desired, num(e.Needed), unit, num(e.Raw), e.Reason)
+}
+
+// Line is the stage's line of a decision's message: the rates it used.
+func (s StageDecision) Line(m Mode) string {
 	kind := "stage"
 	if s.Source {
 		kind = "source"
 	}
-	line := fmt.Sprintf("  %s %s: observed %s/s, rate/slot %s/s, selectivity %s, target in %s/s out %s/s, needs %s busy s/s, parallelism %d",
+	target := "target in %s/s out %s/s, needs %s busy s/s"
+	if m == Batch {
+		target = "remaining in %s out %s, needs %s busy s"
+	}
+	line := fmt.Sprintf("  %s %s: observed %s/s, rate/slot %s/s, selectivity %s, "+target+", parallelism %d",
 		kind, s.ID, num(s.Observed), num(s.Rate), num(s.Selectivity), num(s.TargetIn), num(s.TargetOut),
 		num(s.Needed), s.Parallelism)
-	if s.Backlog > 0 {
+	if s.Backlog > 0 && m == Streaming {
 		line += fmt.Sprintf(", backlog %s", num(s.Backlog))
 	}
 	if s.BacklogGrowth > 0 {

@@ -3,6 +3,7 @@ package autoscale
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // graph is the stage graph of one pass in topological order.
@@ -64,7 +65,13 @@ func (g *graph) sort(stages []StageInput, byID map[string]StageInput) error {
 			}
 		}
 		if !progressed {
-			return fmt.Errorf("autoscale: the stage graph has a cycle")
+			var left []string
+			for _, s := range stages {
+				if _, done := g.index[s.ID]; !done {
+					left = append(left, s.ID)
+				}
+			}
+			return fmt.Errorf("autoscale: the stage graph has a cycle through stages %s", strings.Join(left, ", "))
 		}
 	}
 	return nil

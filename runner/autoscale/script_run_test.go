@@ -87,7 +87,10 @@ func (s *sim) runFor(t *testing.T, d *datadriven.TestData) string {
 		if s.nowMs%every != 0 {
 			continue
 		}
-		dec := s.decideNow(t)
+		dec, err := s.decideNow()
+		if err != nil {
+			d.Fatalf(t, "%v", err)
+		}
 		decisions++
 		if dec.Changed() {
 			changes++
@@ -128,7 +131,7 @@ func (s *sim) step(stepMs int64, noise float64) error {
 
 // decideNow runs the policy on the stages' current windows and applies
 // its worker counts, as the driver will.
-func (s *sim) decideNow(t *testing.T) Decision {
+func (s *sim) decideNow() (Decision, error) {
 	in := Input{NowMs: s.nowMs, Mode: s.mode, Envs: slices.Clone(s.envs)}
 	for _, st := range s.stages {
 		si := st.in
@@ -136,17 +139,19 @@ func (s *sim) decideNow(t *testing.T) Decision {
 		in.Stages = append(in.Stages, si)
 	}
 	dec, err := s.p.Decide(in)
-	if err != nil {
-		t.Fatalf("decide: %v", err)
-	}
 	for _, e := range dec.Envs {
 		s.env(e.ID).Workers = e.Desired
 	}
-	return dec
+	return dec, err
 }
 
-func (s *sim) decide(t *testing.T) string {
-	return fmt.Sprintf("%s:\n%s", at(s.nowMs), s.decideNow(t).String())
+// decide runs one pass now and prints the whole decision, or its error.
+func (s *sim) decide() string {
+	dec, err := s.decideNow()
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("%s:\n%s", at(s.nowMs), dec.String())
 }
 
 func envLines(d Decision, all bool) string {
@@ -156,8 +161,7 @@ func envLines(d Decision, all bool) string {
 	var b strings.Builder
 	for _, e := range d.Envs {
 		if e.Changed() {
-			fmt.Fprintf(&b, "env %s: %d -> %d workers (need %s busy s/s, raw %s): %s\n",
-				e.ID, e.Current, e.Desired, num(e.Needed), num(e.Raw), e.Reason)
+			b.WriteString(e.Line(d.Mode) + "\n")
 		}
 	}
 	return b.String()

@@ -79,7 +79,7 @@ func (s *sim) run(t *testing.T, d *datadriven.TestData) string {
 	case "run":
 		return s.runFor(t, d)
 	case "decide":
-		return s.decide(t)
+		return s.decide()
 	case "state":
 		return fmtState(s.p.State)
 	default:
@@ -197,5 +197,8 @@ func (s *sim) env(id string) *EnvInput {
 // their capacity.
 func (s *sim) slots(st *simStage) int {
 	e := s.env(st.in.Env)
+	if e == nil {
+		return 1 // a script that names no such environment: Decide says so
+	}
 	return ceil(float64(e.Workers) * capacity(*e))
 }

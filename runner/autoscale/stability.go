@@ -74,6 +74,9 @@ func (p *Policy) scaleUp(v envView, want int, sourceRate float64, nowMs int64) E
 			"holding: the scale-up %d -> %d at %s/s from the sources did not raise throughput; not repeated at the same rates",
 			t.From, t.To, num(t.SourceRate))
 	}
+	if ceil(v.raw) < want {
+		return p.apply(v, want, sourceRate, nowMs, "raise to the min %d", v.lo)
+	}
 	d := p.apply(v, want, sourceRate, nowMs, "scale up: need %s busy s/s over %.0f%% utilization",
 		num(v.needed), p.Config.TargetUtilization*100)
 	if want == v.hi && ceil(v.raw) > v.hi {

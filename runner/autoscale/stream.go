@@ -28,9 +28,14 @@ type StageDecision struct {
 	// Parallelism is DS2's π: ⌈TargetIn / Rate⌉ (batch: ⌈Needed /
 	// BatchFinish⌉). 0 when the stage was not measured.
 	Parallelism int
+	// MaxParallel is the input's (batch): bundles the stage can run now.
+	MaxParallel int
 	// Unmeasured: the stage had input to size for but no rate yet.
 	Unmeasured bool
 	Note       string
+	// backlogUnknown: the backlog could not be counted in elements, so
+	// it is neither a growth nor remembered for the next pass.
+	backlogUnknown bool
 }
 
 // streamStages is DS2's pass: source targets from observed rate and
@@ -67,8 +72,8 @@ func (g *graph) sourceTarget(d *StageDecision, s StageInput, c Config, last last
 	if !ok {
 		d.Note = "backlog in bytes with no bytes per element measured; not counted"
 	}
-	d.Backlog = backlog
-	if prev, seen := last.backlog[s.ID]; seen && last.elapsedMs > 0 && backlog > prev {
+	d.Backlog, d.backlogUnknown = backlog, !ok
+	if prev, seen := last.backlog[s.ID]; ok && seen && last.elapsedMs > 0 && backlog > prev {
 		d.BacklogGrowth = (backlog - prev) / (float64(last.elapsedMs) / 1000)
 	}
 	d.TargetIn = d.Observed + d.BacklogGrowth + backlog/(float64(c.CatchUpMs)/1000)
