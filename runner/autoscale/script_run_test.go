@@ -13,7 +13,7 @@ import (
 )
 
 // parseRate reads "rate STAGE in=N out=N busy=MS [runner-busy=MS] [sdk]
-// [bytes-in=N] [bytes-out=N] [hold=MS] [bp=MS] [split=(PC:N,...)]", all
+// [bytes-in=N] [bytes-out=N] [hold=MS] [bp=MS] [outs=(PC:N,...)]", all
 // per second.
 func parseRate(t *testing.T, d *datadriven.TestData) rateSpec {
 	var r rateSpec
@@ -23,7 +23,7 @@ func parseRate(t *testing.T, d *datadriven.TestData) rateSpec {
 		d.MaybeScanArgs(t, key, dst)
 	}
 	r.sdk = d.HasArg("sdk")
-	if a, ok := d.Arg("split"); ok {
+	if a, ok := d.Arg("outs"); ok {
 		r.split = map[string]float64{}
 		for _, v := range a.Vals {
 			pc, n, _ := strings.Cut(v, ":")
