@@ -87,7 +87,10 @@ func (w *Window) Rates(nowMs int64, slots int) Rates {
 func busy(t totals, wallMs float64, slots int) (float64, string) {
 	b := t.busySDK + t.busyRunner
 	src := BusyRunner
-	if t.busySDK >= t.busyRunner {
+	switch {
+	case b == 0:
+		src = ""
+	case t.busySDK >= t.busyRunner:
 		src = BusySDK
 	}
 	if src != BusySDK || max(t.in, t.out) < suspectMinElements ||

@@ -178,6 +178,9 @@ func (s *sim) workers() string {
 func at(ms int64) string { return "t=" + (time.Duration(ms) * time.Millisecond).String() }
 
 func fmtRates(r Rates) string {
+	if r.BusySource == "" {
+		r.BusySource = "none"
+	}
 	return fmt.Sprintf("wall %dms in %s out %s busy %sms (%s)\n"+
 		"λp %s/s λo %s/s selectivity %s observed in %s/s out %s/s\n"+
 		"per slot: busy %s idle %s back-pressured %s ms/s; stage busy %s ms/s; holding %s ms/s\n",

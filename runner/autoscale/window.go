@@ -78,6 +78,8 @@ func (w *Window) Add(s Sample) error {
 		w.sinceMs, w.seen = s.StartMs, true
 	}
 	w.samples = append(w.samples, s)
+	// Keep memory bounded when the caller adds more often than it reads.
+	w.evict(s.EndMs - w.LengthMs)
 	return nil
 }
 
