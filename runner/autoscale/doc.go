@@ -13,9 +13,14 @@
 //     from it: DS2's true processing and output rates, the observed rate,
 //     Flink's busy/idle/back-pressured milliseconds per second, and the
 //     guard against under-reported busy time.
-//   - Policy (policy.go, graph.go, stability.go, batch.go): Decide, the
-//     DS2 pass and the stability rules, with its memory (State) kept as
-//     plain data so the driver can snapshot it.
+//   - Policy (policy.go, graph.go, stream.go, batch.go): Decide, the DS2
+//     pass over the stage graph, streaming (target rates) or batch
+//     (remaining work).
+//   - Stability (stability.go, backlog.go, state.go): what turns DS2's
+//     need into a worker count without flip-flops, with the policy's
+//     memory (State) kept as plain data so the driver can snapshot it.
+//   - Decision (decision.go): the outcome, with its reasons and the rates
+//     it used, as a job message.
 //
 // The driver is not wired to it yet: docs/scaling.md, "Autoscaling policy
 // (DS2)".

@@ -52,13 +52,10 @@ type Rates struct {
 	HoldingMsPerSec float64
 }
 
-// Measured reports whether the window saw the stage do anything.
-func (r Rates) Measured() bool { return r.BusyMs > 0 && (r.In > 0 || r.Out > 0) }
-
 // Rates derives the stage's rates over the window ending at nowMs. slots
 // is how many bundles the stage could run at once during the window
 // (its parallelism across its workers; 1 if less): the per-slot triple
-// divides by it.
+// divides by it. It also drops the samples that have left the window.
 func (w *Window) Rates(nowMs int64, slots int) Rates {
 	start := nowMs - w.LengthMs
 	if w.seen && w.sinceMs > start {
