@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs on a fresh machine (Go toolchain and
 # Python 3 with pip already present). Idempotent: each step is skipped when
-# already satisfied, so re-running it costs seconds.
+# already satisfied, so re-running it costs seconds. Three lanes run side
+# by side, each mostly waiting on a registry: Go modules, Python packages,
+# and the system packages then Maven (apt's lock allows one apt at a time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,8 +21,10 @@ if ! command -v go >/dev/null; then
 fi
 
 # Fills the module cache; a no-op when it is warm.
-echo "setup: go mod download"
-go mod download
+go_lane() {
+  echo "setup: go mod download"
+  go mod download
+}
 
 # pip_install WHAT CHECK PKG...: installs PKGs unless CHECK (a function)
 # already succeeds, then requires it to. CI runs as root on a throwaway
@@ -47,8 +51,13 @@ assert apache_beam.__version__ == "$BEAM_VERSION", apache_beam.__version__
 PY
 }
 
-pip_install "apache-beam==$BEAM_VERSION, pytest, pytest-timeout" python_ok \
-  "apache-beam==$BEAM_VERSION" pytest pytest-timeout
+python_lane() {
+  pip_install "apache-beam==$BEAM_VERSION, pytest, pytest-timeout" python_ok \
+    "apache-beam==$BEAM_VERSION" pytest pytest-timeout
+  pip_install "pandas, scikit-learn, beautifulsoup4" xlang_ok \
+    "pandas>=1.4.3,!=1.5.0,!=1.5.1,<2.4" "scikit-learn>=0.20.0,<1.8.0" "beautifulsoup4>=4.9.0,<5"
+  pip_install "Beam's test dependencies" beam_tests_ok "${BEAM_TEST_DEPS[@]}"
+}
 
 # What Beam's cross-language tests import: Python's expansion services
 # (DataframeTransform needs pandas; the test expansion service, sklearn and
@@ -56,29 +65,28 @@ pip_install "apache-beam==$BEAM_VERSION, pytest, pytest-timeout" python_ok \
 xlang_ok() {
   "$PYTHON" -c "import pandas, sklearn, bs4" 2>/dev/null
 }
-pip_install "pandas, scikit-learn, beautifulsoup4" xlang_ok \
-  "pandas>=1.4.3,!=1.5.0,!=1.5.1,<2.4" "scikit-learn>=0.20.0,<1.8.0" "beautifulsoup4>=4.9.0,<5"
 
 beam_tests_ok() {
   "$PYTHON" -c "import parameterized, mock, hamcrest, tenacity" 2>/dev/null
 }
-pip_install "Beam's test dependencies" beam_tests_ok "${BEAM_TEST_DEPS[@]}"
 
 # Headless Chromium drives the web UI test (runner/web). Debian's package;
 # the test fails, rather than skips, without it.
-if [ -x /usr/bin/chromium ]; then
-  echo "setup: chromium already installed"
-elif command -v apt-get >/dev/null; then
-  echo "setup: apt-get install chromium"
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
-  [ -x /usr/bin/chromium ] || { echo "setup: chromium did not install" >&2; exit 1; }
-else
-  echo "setup: no /usr/bin/chromium and no apt-get: install Chromium and set \$CHROMIUM for the web UI test" >&2
-  exit 1
-fi
+chromium_setup() {
+  if [ -x /usr/bin/chromium ]; then
+    echo "setup: chromium already installed"
+  elif command -v apt-get >/dev/null; then
+    echo "setup: apt-get install chromium"
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+    [ -x /usr/bin/chromium ] || { echo "setup: chromium did not install" >&2; exit 1; }
+  else
+    echo "setup: no /usr/bin/chromium and no apt-get: install Chromium and set \$CHROMIUM for the web UI test" >&2
+    exit 1
+  fi
+}
 
 # --- Java SDK workers (worker/, validates/javaenv) ---------------------------
 # A JDK and Maven, then into the local Maven repository: Beam's Java SDK
@@ -108,7 +116,6 @@ java_setup() {
     mvn -B -q -f "$pom" dependency:resolve || { echo "setup: could not resolve $pom" >&2; exit 1; }
   done
 }
-java_setup
 
 # --- The cross-language checks (validates/xlang) ----------------------------
 # The Java expansion service's and the Kafka broker's jars, resolved by
@@ -132,8 +139,6 @@ java_libs() {
   mv "$dir/lib.tmp" "$dir/lib"
   echo "$sum" >"$dir/lib.sha256"
 }
-java_libs scripts/java/expansion-service/pom.xml .work/java/expansion
-java_libs scripts/java/kafka-broker/pom.xml .work/java/kafka
 
 # Beam's Java ValidatesRunner suite (validates/java): every artifact the
 # suite needs in ~/.m2 (the JDK and Maven come from java_setup above), so
@@ -144,9 +149,39 @@ java_suite_ok() {
   mvn -B -q "$@" -f validates/java/pom.xml test -Dtest=NoSuchTest -Dsurefire.failIfNoSpecifiedTests=false \
     -DbuildDir="$PWD/.work/setup-java" >/dev/null 2>&1
 }
-if java_suite_ok -o; then
-  echo "setup: Maven artifacts of validates/java already in ~/.m2"
-else
-  echo "setup: mvn: fetching the artifacts of validates/java"
-  java_suite_ok || { echo "setup: mvn could not resolve validates/java (run it without -q to see why)" >&2; exit 1; }
+
+system_lane() {
+  chromium_setup
+  java_setup
+  java_libs scripts/java/expansion-service/pom.xml .work/java/expansion
+  java_libs scripts/java/kafka-broker/pom.xml .work/java/kafka
+  if java_suite_ok -o; then
+    echo "setup: Maven artifacts of validates/java already in ~/.m2"
+  else
+    echo "setup: mvn: fetching the artifacts of validates/java"
+    java_suite_ok || { echo "setup: mvn could not resolve validates/java (run it without -q to see why)" >&2; exit 1; }
+  fi
+}
+
+# --- The lanes ----------------------------------------------------------------
+# Each lane's output goes to its own log, printed whole when the lane ends,
+# so the lines of one lane stay together. Any lane failing fails setup.
+logs=.work/setup-logs
+mkdir -p "$logs"
+names=(go python system)
+pids=()
+for name in "${names[@]}"; do
+  ( set -euo pipefail; "${name}_lane" ) >"$logs/$name.log" 2>&1 &
+  pids+=($!)
+done
+failed=()
+for i in "${!names[@]}"; do
+  if ! wait "${pids[$i]}"; then
+    failed+=("${names[$i]}")
+  fi
+  cat "$logs/${names[$i]}.log"
+done
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "setup: failed: ${failed[*]} (logs in $logs)" >&2
+  exit 1
 fi
