@@ -10,7 +10,6 @@ import (
 	"github.com/beam-runner/beam-runner/worker"
 	"maps"
 	"slices"
-	"strings"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
@@ -18,6 +17,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -101,7 +101,7 @@ func (b builder) spec() (engine.Spec, error) {
 // once 28.5 s and 119 MiB server peak RSS, 2 at once 27.8 s and 68 MiB).
 // 0 for other environments.
 func pythonProcesses(env *pipepb.Environment, opts *structpb.Struct) int {
-	if !strings.Contains(workers.SDKBase(env), "python") || workers.SharedInterpreter(env, opts) {
+	if sdkenv.SDKOf(env) != sdkenv.Python || workers.SharedInterpreter(env, opts) {
 		return 0
 	}
 	n, err := workers.PerEnv(opts, env)

@@ -14,6 +14,7 @@ import (
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/placement"
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -64,7 +65,7 @@ func option(opts *structpb.Struct, name string) (*structpb.Value, bool) {
 // for the interpreter lock. Measured on wordcount over 60 MiB: 4 bundles
 // at once on 2 harnesses 55.9 s, 1 bundle on 1 harness 40.5 s.
 func SharedInterpreter(env *pipepb.Environment, opts *structpb.Struct) bool {
-	if !strings.Contains(SDKBase(env), "python") || !jobs.LoopbackOptions(opts) {
+	if sdkenv.SDKOf(env) != sdkenv.Python || !jobs.LoopbackOptions(opts) {
 		return false
 	}
 	exps, _ := option(opts, "experiments")
@@ -295,16 +296,5 @@ func (ws *Set) route(key string) (*harness.Harness, string, error) {
 // processing whole and process it still (execute.boundedCheckpoint), so
 // the runner checkpoints its bundles only when it must (memory, drain).
 func SDKCheckpointsExactly(env *pipepb.Environment) bool {
-	return !strings.HasPrefix(SDKBase(env), "beam:version:sdk_base:go:")
-}
-
-// SDKBase is the environment's SDK base version capability (such as
-// "beam:version:sdk_base:go:apache/beam_go_sdk:2.77.0"); "" if it has none.
-func SDKBase(env *pipepb.Environment) string {
-	for _, c := range env.GetCapabilities() {
-		if strings.HasPrefix(c, "beam:version:sdk_base:") {
-			return c
-		}
-	}
-	return ""
+	return sdkenv.SDKOf(env) != sdkenv.Go
 }
