@@ -55,6 +55,17 @@ func Register(s Spec) {
 	slices.SortFunc(registry.specs, func(a, b registered) int { return strings.Compare(string(a.Name), string(b.Name)) })
 }
 
+// Names are the registered SDKs' names, in order.
+func Names() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	var out []string
+	for _, r := range registry.specs {
+		out = append(out, string(r.Name))
+	}
+	return out
+}
+
 // Image is one of Beam's own SDK container images (or the image an
 // sdk_base capability names), which the runner can run without Docker.
 type Image struct {
