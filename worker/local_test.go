@@ -94,6 +94,23 @@ func TestResolveAnyOfRanksAlternatives(t *testing.T) {
 	}
 }
 
+// An alternative whose payload does not parse is passed over, and the
+// note says why rather than describing it as empty.
+func TestResolveReportsBadPayloads(t *testing.T) {
+	l := NewLauncher(Config{Docker: noDocker}, Job{})
+	bad := &pipepb.Environment{Urn: URNProcess, Payload: []byte{0xff}}
+	got, note, err := l.Resolve(context.Background(), "e", anyOf(bad, processEnv("/bin/sh")))
+	if err != nil || describeEnv(got) != "PROCESS /bin/sh" {
+		t.Fatalf("chose %v, %v", got, err)
+	}
+	if !strings.Contains(note, "PROCESS environment: bad payload") {
+		t.Errorf("note %q does not report the bad payload", note)
+	}
+	if d := describeEnv(bad); !strings.Contains(d, "bad payload") {
+		t.Errorf("describeEnv = %q", d)
+	}
+}
+
 // Without Docker, an image other than Beam's SDK images fails at once,
 // naming the image.
 func TestForeignImageWithoutDockerFails(t *testing.T) {
