@@ -5,60 +5,12 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
-	"google.golang.org/protobuf/proto"
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 )
-
-// localProcess reports whether a PROCESS environment runs the SDK here
-// as local workers (localSDKProcess), and prepares it if so.
-func (l *Launcher) localProcess(ctx context.Context, envID string, env *pipepb.Environment) (*localEnv, bool, error) {
-	var pl pipepb.ProcessPayload
-	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
-		return nil, true, fmt.Errorf("process environment: bad payload: %w", err)
-	}
-	img, ok := localSDKProcess(&pl, env.GetCapabilities())
-	if !ok {
-		if pl.GetCommand() == "" {
-			return nil, true, fmt.Errorf("process environment has no command (and no Python or Java SDK capability to run here instead)")
-		}
-		return nil, false, nil
-	}
-	var vars []string
-	for k, v := range pl.GetEnv() {
-		vars = append(vars, k+"="+v)
-	}
-	what := "a PROCESS environment without a command"
-	if pl.GetCommand() != "" {
-		what = fmt.Sprintf("a PROCESS environment whose boot command %s is not here", pl.GetCommand())
-	}
-	le, err := l.local(ctx, envID, env, img, what, fmt.Sprintf("%s SDK %s", img.Language, img.Version), vars...)
-	return le, true, err
-}
-
-// localSDKProcess reports whether a PROCESS environment of a Python or
-// Java SDK (its sdk_base capability) runs that SDK here: when it has no
-// command (Python's --environment_type=PROCESS with no config), or when
-// its command is an SDK container's boot (/opt/apache/beam/boot, as
-// Java's PROCESS environments name it) that this machine does not have.
-func localSDKProcess(pl *pipepb.ProcessPayload, caps []string) (SDKImage, bool) {
-	img, ok := sdkFromBase(caps)
-	if !ok || img.Language == "go" {
-		return SDKImage{}, false
-	}
-	cmd := pl.GetCommand()
-	if cmd == "" {
-		return img, true
-	}
-	if filepath.Base(cmd) != "boot" {
-		return SDKImage{}, false
-	}
-	_, err := exec.LookPath(cmd)
-	return img, err != nil
-}
 
 // Alternative ranks: lower is better. A worker that is already serving
 // costs nothing to use; a process costs a start; a container an image.
@@ -92,15 +44,15 @@ func pick(cs []choice) int {
 // EXTERNAL worker pool that answers, then PROCESS, then DOCKER), with a
 // note saying which was chosen and why.
 func (l *Launcher) Resolve(ctx context.Context, envID string, env *pipepb.Environment) (*pipepb.Environment, string, error) {
-	if env.GetUrn() != URNAnyOf {
+	if sdkenv.KindOf(env.GetUrn()) != sdkenv.AnyOf {
 		return env, "", nil
 	}
-	var pl pipepb.AnyOfEnvironmentPayload
-	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
-		return nil, "", fmt.Errorf("environment %q: bad anyof payload: %w", envID, err)
+	e, err := sdkenv.Parse(env)
+	if err != nil {
+		return nil, "", fmt.Errorf("environment %q: %w", envID, err)
 	}
 	var cs []choice
-	for i, alt := range pl.GetEnvironments() {
+	for i, alt := range e.Alternatives {
 		resolved, _, err := l.Resolve(ctx, fmt.Sprintf("%s/anyof/%d", envID, i), alt)
 		if err != nil {
 			cs = append(cs, choice{env: alt, why: err.Error()})
@@ -135,30 +87,25 @@ func (l *Launcher) Resolve(ctx context.Context, envID string, env *pipepb.Enviro
 // assess ranks one (non-anyof) alternative.
 func (l *Launcher) assess(ctx context.Context, env *pipepb.Environment) choice {
 	c := choice{env: env}
-	switch env.GetUrn() {
-	case URNExternal:
+	e, err := sdkenv.Parse(env)
+	if err != nil {
+		c.why = err.Error()
+		return c
+	}
+	switch e.Kind {
+	case sdkenv.External:
 		c.rank = rankServing
-		var pl pipepb.ExternalPayload
-		if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil || pl.GetEndpoint().GetUrl() == "" {
+		if e.Endpoint == "" {
 			c.why = "no worker pool endpoint"
-		} else if err := answers(ctx, pl.GetEndpoint().GetUrl()); err != nil {
+		} else if err := answers(ctx, e.Endpoint); err != nil {
 			c.why = err.Error()
 		}
-	case URNProcess:
+	case sdkenv.Process:
 		c.rank = rankProcess
-		var pl pipepb.ProcessPayload
-		if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
-			c.why = "bad payload"
-		} else if _, ok := localSDKProcess(&pl, env.GetCapabilities()); ok {
-			// runs the SDK here
-		} else if pl.GetCommand() == "" {
-			c.why = "no command"
-		} else if _, err := exec.LookPath(pl.GetCommand()); err != nil {
-			c.why = fmt.Sprintf("command %q not found", pl.GetCommand())
-		}
-	case URNDocker:
+		c.why = processStartable(e)
+	case sdkenv.Docker:
 		c.rank = rankDocker
-		c.why = l.dockerStartable(ctx, env)
+		c.why = l.dockerStartable(ctx, e)
 	default:
 		c.why = "not an environment beam-runner starts"
 	}
@@ -168,6 +115,20 @@ func (l *Launcher) assess(ctx context.Context, env *pipepb.Environment) choice {
 		c.why = "its artifacts were not staged (the client left them deferred)"
 	}
 	return c
+}
+
+// processStartable says why a PROCESS alternative cannot start, or "".
+func processStartable(e sdkenv.Env) string {
+	if _, ok := localSDKProcess(e); ok {
+		return "" // runs the SDK here
+	}
+	if e.Command == "" {
+		return "no command"
+	}
+	if _, err := exec.LookPath(e.Command); err != nil {
+		return fmt.Sprintf("command %q not found", e.Command)
+	}
+	return ""
 }
 
 // hasDeferred reports whether env has a dependency still of type
@@ -184,15 +145,15 @@ func hasDeferred(env *pipepb.Environment) bool {
 const urnArtifactDeferred = "beam:artifact:type:deferred:v1"
 
 // dockerStartable says why a DOCKER alternative cannot start, or "".
-func (l *Launcher) dockerStartable(ctx context.Context, env *pipepb.Environment) string {
-	image, err := dockerImage(env)
+func (l *Launcher) dockerStartable(ctx context.Context, e sdkenv.Env) string {
+	image, err := dockerImage(e)
 	if err != nil {
 		return "no container image"
 	}
 	if l.cfg.Containers != ContainersLocal && l.cfg.Docker(ctx) == nil {
 		return ""
 	}
-	if _, ok := ParseSDKImage(image); ok && l.cfg.Containers != ContainersDocker {
+	if _, ok := sdkenv.ParseImage(image); ok && l.cfg.Containers != ContainersDocker {
 		return "" // runs as local SDK workers
 	}
 	return "no Docker daemon answers"
@@ -211,24 +172,23 @@ func answers(ctx context.Context, addr string) error {
 	return nil
 }
 
-// describeEnv names an environment for messages.
+// describeEnv names an environment for messages; one that does not
+// parse says why.
 func describeEnv(env *pipepb.Environment) string {
-	switch env.GetUrn() {
-	case URNExternal:
-		var pl pipepb.ExternalPayload
-		proto.Unmarshal(env.GetPayload(), &pl)
-		return "EXTERNAL worker pool " + pl.GetEndpoint().GetUrl()
-	case URNProcess:
-		var pl pipepb.ProcessPayload
-		proto.Unmarshal(env.GetPayload(), &pl)
-		if img, ok := localSDKProcess(&pl, env.GetCapabilities()); ok {
-			return fmt.Sprintf("PROCESS (local %s SDK %s)", img.Language, img.Version)
+	e, err := sdkenv.Parse(env)
+	if err != nil {
+		return fmt.Sprintf("%s (%v)", env.GetUrn(), err)
+	}
+	switch e.Kind {
+	case sdkenv.External:
+		return "EXTERNAL worker pool " + e.Endpoint
+	case sdkenv.Process:
+		if img, ok := localSDKProcess(e); ok {
+			return fmt.Sprintf("PROCESS (local %s SDK %s)", img.SDK, img.Version)
 		}
-		return "PROCESS " + pl.GetCommand()
-	case URNDocker:
-		var pl pipepb.DockerPayload
-		proto.Unmarshal(env.GetPayload(), &pl)
-		return "DOCKER " + pl.GetContainerImage()
+		return "PROCESS " + e.Command
+	case sdkenv.Docker:
+		return "DOCKER " + e.Image
 	}
 	return env.GetUrn()
 }

@@ -8,14 +8,13 @@ import (
 	"sync"
 	"time"
 
-	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
-	"google.golang.org/protobuf/proto"
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 )
 
 // startDocker runs the SDK container with host networking, so the loopback
 // endpoints it is given are reachable from inside.
-func startDocker(env *pipepb.Environment, workerID string, ep Endpoints) (Handle, error) {
-	image, err := dockerImage(env)
+func startDocker(e sdkenv.Env, workerID string, ep Endpoints) (Handle, error) {
+	image, err := dockerImage(e)
 	if err != nil {
 		return nil, err
 	}
@@ -90,29 +89,25 @@ func dockerAnswers(ctx context.Context) error {
 }
 
 // dockerImage is a DOCKER environment's container image.
-func dockerImage(env *pipepb.Environment) (string, error) {
-	var pl pipepb.DockerPayload
-	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
-		return "", fmt.Errorf("docker environment: bad payload: %w", err)
-	}
-	if pl.GetContainerImage() == "" {
+func dockerImage(e sdkenv.Env) (string, error) {
+	if e.Image == "" {
 		return "", fmt.Errorf("docker environment has no container image")
 	}
-	return pl.GetContainerImage(), nil
+	return e.Image, nil
 }
 
 // dockerOrLocal decides how a DOCKER environment runs: nil for Docker, or
 // the local SDK workers of a Beam SDK image. Any other image without
 // Docker is an error naming the image.
-func (l *Launcher) dockerOrLocal(ctx context.Context, envID string, env *pipepb.Environment) (*localEnv, error) {
-	image, err := dockerImage(env)
+func (l *Launcher) dockerOrLocal(ctx context.Context, envID string, e sdkenv.Env) (*localEnv, error) {
+	image, err := dockerImage(e)
 	if err != nil {
 		return nil, err
 	}
 	if l.cfg.Containers == ContainersDocker {
 		return nil, nil
 	}
-	img, isSDK := ParseSDKImage(image)
+	img, isSDK := sdkenv.ParseImage(image)
 	var why string
 	if l.cfg.Containers == ContainersAuto {
 		derr := l.cfg.Docker(ctx)
@@ -129,5 +124,5 @@ func (l *Launcher) dockerOrLocal(ctx context.Context, envID string, env *pipepb.
 		}
 		why = "--sdk_containers=local"
 	}
-	return l.local(ctx, envID, env, img, fmt.Sprintf("image %s", image), why)
+	return l.local(ctx, envID, e, img, fmt.Sprintf("image %s", image), why)
 }

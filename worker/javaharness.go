@@ -30,18 +30,18 @@ const (
 // --sdk_java_classpath directory; else the job's staged jars, if they
 // carry it; else the local Maven repository; else fetched once with mvn
 // into the cache. The error names the version and the flag.
-func (l *Launcher) javaHarness(ctx context.Context, version string, files []stagedFile) (harnessJars, error) {
-	if dir := l.cfg.JavaClasspath; dir != "" {
+func (r *javaRuntime) javaHarness(ctx context.Context, version string, files []stagedFile) (harnessJars, error) {
+	if dir := r.cfg.Classpath; dir != "" {
 		return jarsInDir(dir)
 	}
 	if stagedCarriesHarness(files, jarHasHarness) {
 		return harnessJars{from: "the job's staged jars, which carry the harness"}, nil
 	}
-	repo := l.mavenRepo()
+	repo := r.mavenRepo()
 	if h, err := harnessInRepo(repo, version); err == nil {
 		return h, nil
 	}
-	h, err := l.fetchHarness(ctx, version)
+	h, err := r.fetchHarness(ctx, version)
 	if err != nil {
 		return harnessJars{}, fmt.Errorf("no Beam Java harness %s here: the job's staged jars do not carry it, the local Maven repository %s does not hold %s with the jars beside it, and fetching it failed: %v; name a directory of the harness's jars (%s-%s.jar and its slf4j and jamm jars) with --sdk_java_classpath",
 			version, repo, harnessCoord(version), err, javaHarnessArtifact, version)
@@ -87,9 +87,9 @@ func jarHasHarness(path string) bool {
 	return false
 }
 
-func (l *Launcher) mavenRepo() string {
-	if l.cfg.MavenRepo != "" {
-		return l.cfg.MavenRepo
+func (r *javaRuntime) mavenRepo() string {
+	if r.cfg.MavenRepo != "" {
+		return r.cfg.MavenRepo
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
@@ -138,8 +138,8 @@ var harnessFetches struct {
 // once per server (and, under a file lock, once per cache) if need be.
 // The fetch runs on its own deadline: a job that gives up waiting does
 // not fail it for the others.
-func (l *Launcher) fetchHarness(ctx context.Context, version string) (harnessJars, error) {
-	cache, err := l.javaCacheDir()
+func (r *javaRuntime) fetchHarness(ctx context.Context, version string) (harnessJars, error) {
+	cache, err := r.javaCacheDir()
 	if err != nil {
 		return harnessJars{}, err
 	}
@@ -152,7 +152,7 @@ func (l *Launcher) fetchHarness(ctx context.Context, version string) (harnessJar
 			harnessFetches.m = map[string]*harnessFetch{}
 		}
 		harnessFetches.m[key] = f
-		go f.run(l, cache, version)
+		go f.run(r, cache, version)
 	}
 	harnessFetches.Unlock()
 	select {
@@ -187,17 +187,17 @@ func (f *harnessFetch) stale() bool {
 	return false
 }
 
-func (f *harnessFetch) run(l *Launcher, cache, version string) {
+func (f *harnessFetch) run(r *javaRuntime, cache, version string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*mvnTimeout)
 	defer cancel()
-	f.jars, f.err = l.fetchIntoCache(ctx, cache, version)
+	f.jars, f.err = r.fetchIntoCache(ctx, cache, version)
 	f.at = time.Now()
 	close(f.done)
 }
 
-func (l *Launcher) javaCacheDir() (string, error) {
-	if l.cfg.JavaCacheDir != "" {
-		return l.cfg.JavaCacheDir, nil
+func (r *javaRuntime) javaCacheDir() (string, error) {
+	if r.cfg.CacheDir != "" {
+		return r.cfg.CacheDir, nil
 	}
 	base, err := os.UserCacheDir()
 	if err != nil {
@@ -209,7 +209,7 @@ func (l *Launcher) javaCacheDir() (string, error) {
 // fetchIntoCache fills cache/beam-VERSION with the harness's jars, unless
 // another job or server did: the directory appears whole, by rename, with
 // the list of its jars in classpath order.
-func (l *Launcher) fetchIntoCache(ctx context.Context, cache, version string) (harnessJars, error) {
+func (r *javaRuntime) fetchIntoCache(ctx context.Context, cache, version string) (harnessJars, error) {
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return harnessJars{}, err
 	}
@@ -222,11 +222,11 @@ func (l *Launcher) fetchIntoCache(ctx context.Context, cache, version string) (h
 	if h, err := readHarnessList(dir); err == nil {
 		return h, nil
 	}
-	l.job.Warn(fmt.Sprintf("fetching Beam's Java harness %s with mvn into %s; later jobs reuse it", version, dir))
+	r.job.Warn(fmt.Sprintf("fetching Beam's Java harness %s with mvn into %s; later jobs reuse it", version, dir))
 	tmp := dir + ".tmp"
 	os.RemoveAll(tmp)
 	defer os.RemoveAll(tmp)
-	if err := l.mvnFetch(ctx, version, tmp); err != nil {
+	if err := r.mvnFetch(ctx, version, tmp); err != nil {
 		return harnessJars{}, err
 	}
 	os.RemoveAll(dir)
@@ -238,9 +238,9 @@ func (l *Launcher) fetchIntoCache(ctx context.Context, cache, version string) (h
 
 // mvnFetch asks mvn for the harness's POM, then for the jars it names
 // (harnessSet), into dir, and lists them there.
-func (l *Launcher) mvnFetch(ctx context.Context, version, dir string) error {
+func (r *javaRuntime) mvnFetch(ctx context.Context, version, dir string) error {
 	coord := harnessCoord(version)
-	if err := l.mvn(ctx, dir, "dependency:copy", "-Dartifact="+coord.String()+":pom", "-DoutputDirectory="+dir); err != nil {
+	if err := r.mvn(ctx, dir, "dependency:copy", "-Dartifact="+coord.String()+":pom", "-DoutputDirectory="+dir); err != nil {
 		return err
 	}
 	pom, err := os.ReadFile(filepath.Join(dir, coord.Artifact+"-"+version+".pom"))
@@ -255,7 +255,7 @@ func (l *Launcher) mvnFetch(ctx context.Context, version, dir string) error {
 		return err
 	}
 	jars := filepath.Join(dir, "jars")
-	if err := l.mvn(ctx, dir, "dependency:copy-dependencies", "-DoutputDirectory="+jars); err != nil {
+	if err := r.mvn(ctx, dir, "dependency:copy-dependencies", "-DoutputDirectory="+jars); err != nil {
 		return err
 	}
 	var list []string
@@ -304,8 +304,8 @@ func readHarnessList(dir string) (harnessJars, error) {
 
 // mvn runs Maven in batch mode in dir, bounded by mvnTimeout; its error
 // is Maven's first error line.
-func (l *Launcher) mvn(ctx context.Context, dir string, args ...string) error {
-	prog := l.cfg.Maven
+func (r *javaRuntime) mvn(ctx context.Context, dir string, args ...string) error {
+	prog := r.cfg.Maven
 	if prog == "" {
 		prog = "mvn"
 	}

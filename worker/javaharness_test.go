@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
+	"google.golang.org/protobuf/proto"
 )
 
 // fakeJavaHome makes a Java home whose release file says version; its
@@ -38,8 +40,8 @@ func TestFindJavas(t *testing.T) {
 	}
 	t.Setenv("JAVA_HOME", home)
 	t.Setenv("PATH", bin)
-	l := NewLauncher(Config{JVMDir: jvms}, Job{})
-	found, err := l.findJavas(context.Background())
+	l := NewLauncher(Config{Java: JavaConfig{JVMDir: jvms}}, Job{})
+	found, err := javaOf(l).findJavas(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,12 +52,12 @@ func TestFindJavas(t *testing.T) {
 	if want := "JAVA_HOME:17 PATH:21 " + jvms + ":11"; strings.Join(got, " ") != want {
 		t.Errorf("found %v, want %s", got, want)
 	}
-	l = NewLauncher(Config{Java: filepath.Join(jvms, "a-11")}, Job{})
-	if found, err := l.findJavas(context.Background()); err != nil || len(found) != 1 || found[0].major != 11 || found[0].from != "--sdk_java" {
+	l = NewLauncher(Config{Java: JavaConfig{Runtime: filepath.Join(jvms, "a-11")}}, Job{})
+	if found, err := javaOf(l).findJavas(context.Background()); err != nil || len(found) != 1 || found[0].major != 11 || found[0].from != "--sdk_java" {
 		t.Errorf("--sdk_java as a Java home: %v, %v", found, err)
 	}
-	l = NewLauncher(Config{Java: "/no/such/java"}, Job{})
-	if _, err := l.findJavas(context.Background()); err == nil || !strings.Contains(err.Error(), "--sdk_java /no/such/java") {
+	l = NewLauncher(Config{Java: JavaConfig{Runtime: "/no/such/java"}}, Job{})
+	if _, err := javaOf(l).findJavas(context.Background()); err == nil || !strings.Contains(err.Error(), "--sdk_java /no/such/java") {
 		t.Errorf("missing --sdk_java: %v", err)
 	}
 }
@@ -67,7 +69,7 @@ func TestJavaImageWithoutJava(t *testing.T) {
 	fakeJavaHome(t, filepath.Join(jvms, "old"), "11.0.2")
 	t.Setenv("JAVA_HOME", "")
 	t.Setenv("PATH", t.TempDir())
-	l := NewLauncher(Config{Docker: noDocker, JVMDir: jvms, JavaClasspath: t.TempDir()}, Job{WorkDir: t.TempDir()})
+	l := NewLauncher(Config{Docker: noDocker, Java: JavaConfig{JVMDir: jvms, Classpath: t.TempDir()}}, Job{WorkDir: t.TempDir()})
 	_, err := l.Start(context.Background(), "java", dockerEnv("apache/beam_java17_sdk:2.73.0"), "w", Endpoints{})
 	if err == nil || !strings.Contains(err.Error(), "the image is Java 17, but only older") || !strings.Contains(err.Error(), "--sdk_java") ||
 		!strings.Contains(err.Error(), "apache/beam_java17_sdk:2.73.0") {
@@ -100,33 +102,33 @@ func failingMaven(t *testing.T) (mvn, runs string) {
 
 func TestJavaHarnessSources(t *testing.T) {
 	ctx := context.Background()
-	cfg := func(c Config) *Launcher {
+	cfg := func(c JavaConfig) *javaRuntime {
 		if c.MavenRepo == "" {
 			c.MavenRepo = t.TempDir()
 		}
-		if c.JavaCacheDir == "" {
-			c.JavaCacheDir = t.TempDir()
+		if c.CacheDir == "" {
+			c.CacheDir = t.TempDir()
 		}
 		if c.Maven == "" {
 			c.Maven = "/no/such/mvn"
 		}
-		return NewLauncher(c, Job{})
+		return javaOf(NewLauncher(Config{Java: c}, Job{}))
 	}
 	t.Run("flag", func(t *testing.T) {
 		dir := t.TempDir()
 		for _, n := range []string{"z.jar", "jamm-0.4.0.jar", "a.jar", "notes.txt"} {
 			touch(t, filepath.Join(dir, n))
 		}
-		h, err := cfg(Config{JavaClasspath: dir}).javaHarness(ctx, "2.73.0", []stagedFile{{name: "beam-sdks-java-harness-2.73.0.jar"}})
+		h, err := cfg(JavaConfig{Classpath: dir}).javaHarness(ctx, "2.73.0", []stagedFile{{name: "beam-sdks-java-harness-2.73.0.jar"}})
 		if err != nil || strings.Join(h.jars, " ") != filepath.Join(dir, "a.jar")+" "+filepath.Join(dir, "z.jar") || h.jamm != filepath.Join(dir, "jamm-0.4.0.jar") {
 			t.Errorf("%+v, %v", h, err)
 		}
-		if _, err := cfg(Config{JavaClasspath: t.TempDir()}).javaHarness(ctx, "2.73.0", nil); err == nil || !strings.Contains(err.Error(), "--sdk_java_classpath") {
+		if _, err := cfg(JavaConfig{Classpath: t.TempDir()}).javaHarness(ctx, "2.73.0", nil); err == nil || !strings.Contains(err.Error(), "--sdk_java_classpath") {
 			t.Errorf("empty dir: %v", err)
 		}
 	})
 	t.Run("staged", func(t *testing.T) {
-		h, err := cfg(Config{}).javaHarness(ctx, "2.73.0", []stagedFile{{name: "beam-sdks-java-harness-2.73.0-abc.jar"}})
+		h, err := cfg(JavaConfig{}).javaHarness(ctx, "2.73.0", []stagedFile{{name: "beam-sdks-java-harness-2.73.0-abc.jar"}})
 		if err != nil || len(h.jars) != 0 || !strings.Contains(h.from, "staged") {
 			t.Errorf("%+v, %v", h, err)
 		}
@@ -139,12 +141,12 @@ func TestJavaHarnessSources(t *testing.T) {
 		for _, c := range set {
 			touch(t, c.repoPath(repo, "jar"))
 		}
-		h, err := cfg(Config{MavenRepo: repo}).javaHarness(ctx, "2.73.0", nil)
+		h, err := cfg(JavaConfig{MavenRepo: repo}).javaHarness(ctx, "2.73.0", nil)
 		if err != nil || len(h.jars) != 5 || !strings.HasSuffix(h.jars[4], "beam-sdks-java-harness-2.73.0.jar") || !strings.HasSuffix(h.jamm, "jamm-0.4.0.jar") {
 			t.Errorf("%+v, %v", h, err)
 		}
 		os.Remove(set[1].repoPath(repo, "jar")) // slf4j-jdk14 missing: not usable
-		if _, err := cfg(Config{MavenRepo: repo}).javaHarness(ctx, "2.73.0", nil); err == nil {
+		if _, err := cfg(JavaConfig{MavenRepo: repo}).javaHarness(ctx, "2.73.0", nil); err == nil {
 			t.Error("a repository without the slf4j binding used")
 		}
 	})
@@ -154,7 +156,7 @@ func TestJavaHarnessSources(t *testing.T) {
 		touch(t, filepath.Join(dir, "jars", "h.jar"))
 		touch(t, filepath.Join(dir, "jars", "jamm-0.4.0.jar"))
 		os.WriteFile(filepath.Join(dir, harnessList), []byte("jars/h.jar\njars/jamm-0.4.0.jar\n"), 0o644)
-		h, err := cfg(Config{JavaCacheDir: cache}).javaHarness(ctx, "2.73.0", nil)
+		h, err := cfg(JavaConfig{CacheDir: cache}).javaHarness(ctx, "2.73.0", nil)
 		if err != nil || len(h.jars) != 1 || h.jamm == "" {
 			t.Errorf("%+v, %v", h, err)
 		}
@@ -166,18 +168,18 @@ func TestJavaHarnessSources(t *testing.T) {
 // remembered for the next job.
 func TestHarnessFetchFailsOnce(t *testing.T) {
 	mvn, runs := failingMaven(t)
-	l := NewLauncher(Config{MavenRepo: t.TempDir(), JavaCacheDir: t.TempDir(), Maven: mvn}, Job{})
+	l := NewLauncher(Config{Java: JavaConfig{MavenRepo: t.TempDir(), CacheDir: t.TempDir(), Maven: mvn}}, Job{})
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
 	for i := range errs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = l.javaHarness(context.Background(), "2.77.0", nil)
+			_, errs[i] = javaOf(l).javaHarness(context.Background(), "2.77.0", nil)
 		}()
 	}
 	wg.Wait()
-	if _, err := l.javaHarness(context.Background(), "2.77.0", nil); err == nil {
+	if _, err := javaOf(l).javaHarness(context.Background(), "2.77.0", nil); err == nil {
 		t.Error("the next job succeeded")
 	}
 	for _, err := range errs {
@@ -223,8 +225,13 @@ func TestLocalSDKProcess(t *testing.T) {
 		{"go", "", goSDK, ""},
 		{"no sdk", "", nil, ""},
 	} {
-		img, ok := localSDKProcess(&pipepb.ProcessPayload{Command: tc.cmd}, tc.caps)
-		if got := map[bool]string{true: img.Language}[ok]; got != tc.want {
+		pl, _ := proto.Marshal(&pipepb.ProcessPayload{Command: tc.cmd})
+		e, err := sdkenv.Parse(&pipepb.Environment{Urn: URNProcess, Payload: pl, Capabilities: tc.caps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, ok := localSDKProcess(e)
+		if got := map[bool]string{true: string(img.SDK)}[ok]; got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
@@ -245,7 +252,7 @@ func TestJavaWorkerCommand(t *testing.T) {
 	touch(t, filepath.Join(jars, "jamm-0.4.0.jar"))
 	env := dockerEnv("apache/beam_java17_sdk:2.73.0")
 	env.Dependencies = append(env.Dependencies, fileDep("/s/app", "app.jar", ""))
-	l := NewLauncher(Config{Docker: noDocker, Java: home, JavaClasspath: jars},
+	l := NewLauncher(Config{Docker: noDocker, Java: JavaConfig{Runtime: home, Classpath: jars}},
 		Job{WorkDir: t.TempDir(), Artifacts: mapOpener{"/s/app": "jar"}})
 	h, err := l.Start(context.Background(), "e", env, "w1", Endpoints{Control: "localhost:1", Logging: "localhost:2"})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -38,27 +39,8 @@ func ParseContainerMode(s string) (ContainerMode, error) {
 // Config is how a server starts environments, shared by its jobs.
 type Config struct {
 	Containers ContainerMode
-	// Python is the interpreter of local Python SDK workers; "" looks for
-	// python3.X (the image's version), then python3, on PATH.
-	Python string
-	// CacheDir keeps the virtualenvs built for jobs' requirements; "" is
-	// $XDG_CACHE_HOME/beam-runner/venvs.
-	CacheDir string
-	// Java is the java of local Java SDK workers (a binary or a Java
-	// home); "" looks in JAVA_HOME, PATH and JVMDir for the image's Java.
-	Java string
-	// JavaClasspath is a directory of jars that take the place of Beam's
-	// Java harness and the jars beside it; "" finds them (javaHarness).
-	JavaClasspath string
-	// JavaCacheDir keeps Java harnesses fetched with Maven; "" is
-	// $XDG_CACHE_HOME/beam-runner/java.
-	JavaCacheDir string
-	// MavenRepo is the local Maven repository; "" is ~/.m2/repository.
-	MavenRepo string
-	// Maven is the mvn that fetches harnesses; "" is mvn on PATH.
-	Maven string
-	// JVMDir holds Java homes to look in; "" is /usr/lib/jvm.
-	JVMDir string
+	Python     PythonConfig // local Python SDK workers
+	Java       JavaConfig   // local Java SDK workers
 	// Docker reports whether a Docker daemon answers; nil asks the docker
 	// client (cached for a while).
 	Docker func(context.Context) error
@@ -84,11 +66,12 @@ type Job struct {
 
 // Launcher starts the SDK harnesses of one job's environments.
 type Launcher struct {
-	cfg Config
-	job Job
+	cfg      Config
+	job      Job
+	runtimes map[sdkenv.SDK]runtime // each SDK's local runtime
 
 	mu       sync.Mutex
-	prepared map[string]*localEnv // by environment id
+	prepared map[string]*preparing // by environment id
 }
 
 // NewLauncher returns a launcher for job.
@@ -105,35 +88,39 @@ func NewLauncher(cfg Config, job Job) *Launcher {
 	if job.Warn == nil {
 		job.Warn = func(string) {}
 	}
-	return &Launcher{cfg: cfg, job: job, prepared: map[string]*localEnv{}}
+	l := &Launcher{cfg: cfg, job: job, runtimes: map[sdkenv.SDK]runtime{}, prepared: map[string]*preparing{}}
+	for sdk, r := range runtimes {
+		l.runtimes[sdk] = r.new(cfg, job)
+	}
+	return l
 }
 
 // Start launches a harness for environment envID that connects as
 // workerID. env must not be anyof: Resolve picks its alternative first.
 func (l *Launcher) Start(ctx context.Context, envID string, env *pipepb.Environment, workerID string, ep Endpoints) (Handle, error) {
-	switch env.GetUrn() {
-	case URNExternal:
-		return startExternal(ctx, env, workerID, ep)
-	case URNProcess:
-		if local, ok, err := l.localProcess(ctx, envID, env); ok || err != nil {
-			if err != nil {
-				return nil, err
-			}
-			return local.start(workerID, ep)
+	e, err := sdkenv.Parse(env)
+	if err != nil {
+		return nil, err
+	}
+	var local *localEnv
+	switch e.Kind {
+	case sdkenv.External:
+		return startExternal(ctx, e, workerID, ep)
+	case sdkenv.Process:
+		if local, err = l.localProcess(ctx, envID, e); err == nil && local == nil {
+			return startProcess(e, workerID, ep)
 		}
-		return startProcess(env, workerID, ep)
-	case URNDocker:
-		local, err := l.dockerOrLocal(ctx, envID, env)
-		if err != nil || local == nil {
-			if err != nil {
-				return nil, err
-			}
-			return startDocker(env, workerID, ep)
+	case sdkenv.Docker:
+		if local, err = l.dockerOrLocal(ctx, envID, e); err == nil && local == nil {
+			return startDocker(e, workerID, ep)
 		}
-		return local.start(workerID, ep)
-	case URNAnyOf:
+	case sdkenv.AnyOf:
 		return nil, fmt.Errorf("environment %q is anyof: the runner must pick one of its alternatives before starting it", envID)
 	default:
 		return nil, fmt.Errorf("environment urn %q is not supported (supported: %s, %s, %s, %s)", env.GetUrn(), URNExternal, URNProcess, URNDocker, URNAnyOf)
 	}
+	if err != nil {
+		return nil, err
+	}
+	return local.start(workerID, ep)
 }

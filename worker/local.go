@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
@@ -27,7 +28,8 @@ const (
 // the environment's workers and their restarts.
 type localEnv struct {
 	envID string
-	lang  string   // "python", "go" or "java"
+	sdk   sdkenv.SDK
+	rt    runtime
 	dir   string   // the semi-persistent directory; staged files in dir/staged
 	prog  string   // the interpreter, the Go worker binary or java
 	args  []string // java's command line
@@ -35,25 +37,82 @@ type localEnv struct {
 	about string // for the job's message: what runs
 }
 
+// runtime is one SDK's way of running its workers here, as its
+// container's boot would; each SDK's file registers one.
+type runtime interface {
+	// prepare sets le's prog, args, env and about, once for an
+	// environment, from its files staged in le.dir/staged.
+	prepare(ctx context.Context, le *localEnv, img sdkenv.Image, files []stagedFile) error
+	// command is one worker's command and the variables it adds to le.env.
+	command(le *localEnv, workerID string, ep Endpoints) (*exec.Cmd, []string)
+}
+
+// runtimeSpec is an SDK's registered runtime.
+type runtimeSpec struct {
+	new func(Config, Job) runtime
+	// process: a PROCESS environment of the SDK with no command, or whose
+	// container boot is not here, runs the SDK here instead.
+	process bool
+}
+
+var runtimes = map[sdkenv.SDK]runtimeSpec{}
+
+// registerRuntime adds an SDK's runtime; call it from init.
+func registerRuntime(sdk sdkenv.SDK, r runtimeSpec) { runtimes[sdk] = r }
+
+// preparing is one environment's preparation, which the environment's
+// other workers wait for while other environments prepare beside it.
+type preparing struct {
+	done chan struct{}
+	le   *localEnv // set before done is closed
+	err  error
+}
+
 // local prepares (once per job and environment) img's SDK to run here,
-// its workers getting vars besides the boot's environment.
-func (l *Launcher) local(ctx context.Context, envID string, env *pipepb.Environment, img SDKImage, what, why string, vars ...string) (*localEnv, error) {
+// its workers getting vars besides the boot's environment. Environments
+// prepare side by side: a pip install or a Maven fetch for one does not
+// hold up another.
+func (l *Launcher) local(ctx context.Context, envID string, e sdkenv.Env, img sdkenv.Image, what, why string, vars ...string) (*localEnv, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if le := l.prepared[envID]; le != nil {
-		return le, nil
+	p := l.prepared[envID]
+	first := p == nil
+	if first {
+		p = &preparing{done: make(chan struct{})}
+		l.prepared[envID] = p
 	}
-	le, err := l.prepare(ctx, envID, env, img)
+	l.mu.Unlock()
+	if first {
+		p.le, p.err = l.prepareLocal(ctx, envID, e, img, what, why, vars)
+		if p.err != nil {
+			l.mu.Lock()
+			delete(l.prepared, envID) // a later start tries again
+			l.mu.Unlock()
+		}
+		close(p.done)
+	}
+	select {
+	case <-p.done:
+		return p.le, p.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (l *Launcher) prepareLocal(ctx context.Context, envID string, e sdkenv.Env, img sdkenv.Image, what, why string, vars []string) (*localEnv, error) {
+	le, err := l.prepare(ctx, envID, e, img)
 	if err != nil {
 		return nil, fmt.Errorf("%s as local SDK workers: %w", what, err)
 	}
 	le.env = append(le.env, vars...)
 	l.job.Warn(fmt.Sprintf("environment %q: %s runs as local SDK worker processes (%s): %s", envID, what, why, le.about))
-	l.prepared[envID] = le
 	return le, nil
 }
 
-func (l *Launcher) prepare(ctx context.Context, envID string, env *pipepb.Environment, img SDKImage) (*localEnv, error) {
+func (l *Launcher) prepare(ctx context.Context, envID string, e sdkenv.Env, img sdkenv.Image) (*localEnv, error) {
+	rt := l.runtimes[img.SDK]
+	if rt == nil {
+		return nil, fmt.Errorf("beam-runner cannot run %s SDK workers here", img.SDK)
+	}
 	if l.job.WorkDir == "" {
 		return nil, fmt.Errorf("the runner gave the job no work directory")
 	}
@@ -61,7 +120,7 @@ func (l *Launcher) prepare(ctx context.Context, envID string, env *pipepb.Enviro
 	if err != nil {
 		return nil, err
 	}
-	files, err := l.materialize(env.GetDependencies(), filepath.Join(dir, "staged"))
+	files, err := l.materialize(e.Proto.GetDependencies(), filepath.Join(dir, "staged"))
 	if err != nil {
 		return nil, err
 	}
@@ -69,15 +128,9 @@ func (l *Launcher) prepare(ctx context.Context, envID string, env *pipepb.Enviro
 	if err != nil {
 		return nil, err
 	}
-	le := &localEnv{envID: envID, lang: img.Language, dir: dir,
+	le := &localEnv{envID: envID, sdk: img.SDK, rt: rt, dir: dir,
 		env: []string{"SEMI_PERSISTENT_DIRECTORY=" + dir, "PIPELINE_OPTIONS_FILE=" + opts, "JOB_ID=" + l.job.ID, "JOB_NAME=" + l.job.Name}}
-	switch img.Language {
-	case "go":
-		return le, l.prepareGo(le, files)
-	case "java":
-		return le, l.prepareJava(ctx, le, img, files)
-	}
-	return le, l.preparePython(ctx, le, img, files)
+	return le, rt.prepare(ctx, le, img, files)
 }
 
 // writeOptions writes the job's options where the SDK reads them
@@ -179,26 +232,21 @@ func stagedName(dep *pipepb.ArtifactInformation, i int) (string, error) {
 // mean to the user who started the server; what the worker keeps for
 // itself goes to its semi-persistent directory.
 func (le *localEnv) start(workerID string, ep Endpoints) (Handle, error) {
-	var cmd *exec.Cmd
-	env := []string{"WORKER_ID=" + workerID,
-		"LOGGING_API_SERVICE_DESCRIPTOR=" + descriptor(ep.Logging),
-		"CONTROL_API_SERVICE_DESCRIPTOR=" + descriptor(ep.Control)}
-	switch le.lang {
-	case "go":
-		cmd = exec.Command(le.prog, "--worker=true", "--id="+workerID,
-			"--logging_endpoint="+ep.Logging, "--control_endpoint="+ep.Control, "--semi_persist_dir="+le.dir)
-	case "java":
-		cmd = exec.Command(le.prog, le.args...)
-		env = javaWorkerEnv(workerID, ep)
-	default:
-		cmd = exec.Command(le.prog, "-m", "apache_beam.runners.worker.sdk_worker_main")
-	}
-	cmd.Env = append(append(os.Environ(), le.env...), env...)
-	p, err := runCmd(cmd, fmt.Sprintf("environment %q (local %s SDK worker)", le.envID, le.lang))
+	cmd, vars := le.rt.command(le, workerID, ep)
+	cmd.Env = append(append(os.Environ(), le.env...), vars...)
+	p, err := runCmd(cmd, fmt.Sprintf("environment %q (local %s SDK worker)", le.envID, le.sdk))
 	if err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// bootEnv is what the boot of the Go and Python SDK containers hands
+// their workers: the worker's id and the endpoints as descriptors.
+func bootEnv(workerID string, ep Endpoints) []string {
+	return []string{"WORKER_ID=" + workerID,
+		"LOGGING_API_SERVICE_DESCRIPTOR=" + descriptor(ep.Logging),
+		"CONTROL_API_SERVICE_DESCRIPTOR=" + descriptor(ep.Control)}
 }
 
 // descriptor is an ApiServiceDescriptor in the text format the Python

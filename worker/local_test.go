@@ -11,37 +11,10 @@ import (
 	"testing"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
-
-func TestParseSDKImage(t *testing.T) {
-	for _, tc := range []struct {
-		image string
-		want  SDKImage
-		ok    bool
-	}{
-		{"apache/beam_python3.11_sdk:2.77.0", SDKImage{Language: "python", Python: "3.11", Version: "2.77.0"}, true},
-		{"docker.io/apache/beam_python3.12_sdk:2.78.0rc1", SDKImage{Language: "python", Python: "3.12", Version: "2.78.0rc1"}, true},
-		{"apache/beam_go_sdk:2.77.0", SDKImage{Language: "go", Version: "2.77.0"}, true},
-		{"apache/beam_java11_sdk:2.77.0", SDKImage{Language: "java", Java: 11, Version: "2.77.0"}, true},
-		{"apache/beam_java17_sdk:2.73.0", SDKImage{Language: "java", Java: 17, Version: "2.73.0"}, true},
-		{"docker.io/apache/beam_java21_sdk:2.73.0", SDKImage{Language: "java", Java: 21, Version: "2.73.0"}, true},
-		{"index.docker.io/apache/beam_java25_sdk:2.78.0.dev", SDKImage{Language: "java", Java: 25, Version: "2.78.0.dev"}, true},
-		{"apache/beam_java_sdk:2.73.0", SDKImage{}, false},
-		{"apache/beam_java17_sdk:latest", SDKImage{}, false},
-		{"gcr.io/apache/beam_java17_sdk:2.73.0", SDKImage{}, false},
-		{"apache/beam_python3.11_sdk", SDKImage{}, false},
-		{"apache/beam_python3.11_sdk:latest", SDKImage{}, false},
-		{"example.com/apache/beam_go_sdk:2.77.0", SDKImage{}, false},
-		{"myorg/beam_python3.11_sdk:2.77.0", SDKImage{}, false},
-	} {
-		got, ok := ParseSDKImage(tc.image)
-		if ok != tc.ok || got != tc.want {
-			t.Errorf("ParseSDKImage(%q) = %+v, %v; want %+v, %v", tc.image, got, ok, tc.want, tc.ok)
-		}
-	}
-}
 
 func dockerEnv(image string) *pipepb.Environment {
 	pl, _ := proto.Marshal(&pipepb.DockerPayload{ContainerImage: image})
@@ -121,6 +94,23 @@ func TestResolveAnyOfRanksAlternatives(t *testing.T) {
 	}
 }
 
+// An alternative whose payload does not parse is passed over, and the
+// note says why rather than describing it as empty.
+func TestResolveReportsBadPayloads(t *testing.T) {
+	l := NewLauncher(Config{Docker: noDocker}, Job{})
+	bad := &pipepb.Environment{Urn: URNProcess, Payload: []byte{0xff}}
+	got, note, err := l.Resolve(context.Background(), "e", anyOf(bad, processEnv("/bin/sh")))
+	if err != nil || describeEnv(got) != "PROCESS /bin/sh" {
+		t.Fatalf("chose %v, %v", got, err)
+	}
+	if !strings.Contains(note, "PROCESS environment: bad payload") {
+		t.Errorf("note %q does not report the bad payload", note)
+	}
+	if d := describeEnv(bad); !strings.Contains(d, "bad payload") {
+		t.Errorf("describeEnv = %q", d)
+	}
+}
+
 // Without Docker, an image other than Beam's SDK images fails at once,
 // naming the image.
 func TestForeignImageWithoutDockerFails(t *testing.T) {
@@ -148,19 +138,19 @@ func TestPythonVersionMismatch(t *testing.T) {
 	t.Setenv("PATH", dir)
 	fakePython(t, dir, "python3", "3.11", "2.76.0")
 	l := NewLauncher(Config{Docker: noDocker}, Job{})
-	py311 := SDKImage{Language: "python", Python: "3.11", Version: "2.77.0"}
-	_, err := l.python(context.Background(), py311)
+	py311 := sdkenv.Image{SDK: sdkenv.Python, Variant: "3.11", Version: "2.77.0"}
+	_, err := pyOf(l).python(context.Background(), py311)
 	if err == nil || !strings.Contains(err.Error(), "2.77.0") || !strings.Contains(err.Error(), "apache-beam 2.76.0") || !strings.Contains(err.Error(), filepath.Join(dir, "python3")) {
 		t.Fatalf("err = %v", err)
 	}
 	fakePython(t, dir, "python3.11", "3.11", "2.77.0")
-	info, err := l.python(context.Background(), py311)
+	info, err := pyOf(l).python(context.Background(), py311)
 	if err != nil || info.path != filepath.Join(dir, "python3.11") || info.exe != info.path {
 		t.Fatalf("python3.11 with the right Beam: %+v, %v", info, err)
 	}
 	named := fakePython(t, t.TempDir(), "py", "3.12", "2.70.0")
-	l = NewLauncher(Config{Docker: noDocker, Python: named}, Job{})
-	if _, err := l.python(context.Background(), py311); err == nil || !strings.Contains(err.Error(), "--sdk_python") || !strings.Contains(err.Error(), "2.70.0") {
+	l = NewLauncher(Config{Docker: noDocker, Python: PythonConfig{Interpreter: named}}, Job{})
+	if _, err := pyOf(l).python(context.Background(), py311); err == nil || !strings.Contains(err.Error(), "--sdk_python") || !strings.Contains(err.Error(), "2.70.0") {
 		t.Fatalf("--sdk_python with the wrong Beam: %v", err)
 	}
 }
@@ -300,3 +290,7 @@ func TestGoWorkerBinary(t *testing.T) {
 		t.Error("no artifacts accepted")
 	}
 }
+
+// pyOf and javaOf are a launcher's Python and Java runtimes.
+func pyOf(l *Launcher) *pyRuntime     { return l.runtimes[sdkenv.Python].(*pyRuntime) }
+func javaOf(l *Launcher) *javaRuntime { return l.runtimes[sdkenv.Java].(*javaRuntime) }

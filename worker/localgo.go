@@ -1,16 +1,34 @@
 package worker
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 )
 
-// prepareGo finds the job's staged Go worker binary, as the Go SDK
+// goRuntime runs Go SDK workers here: the job's staged worker binary.
+type goRuntime struct{}
+
+func init() {
+	// Not process: a Go PROCESS environment runs its command as given,
+	// as it always has (only DOCKER ones of Beam's Go image run here).
+	registerRuntime(sdkenv.Go, runtimeSpec{new: func(Config, Job) runtime { return goRuntime{} }})
+}
+
+func (goRuntime) command(le *localEnv, workerID string, ep Endpoints) (*exec.Cmd, []string) {
+	return exec.Command(le.prog, "--worker=true", "--id="+workerID,
+		"--logging_endpoint="+ep.Logging, "--control_endpoint="+ep.Control, "--semi_persist_dir="+le.dir), bootEnv(workerID, ep)
+}
+
+// prepare finds the job's staged Go worker binary, as the Go SDK
 // container's boot does (the artifact with the worker-binary role, else
 // the only artifact, else the one named "worker"), and copies it where it
 // may be executed.
-func (l *Launcher) prepareGo(le *localEnv, files []stagedFile) error {
+func (goRuntime) prepare(_ context.Context, le *localEnv, _ sdkenv.Image, files []stagedFile) error {
 	bin, err := goWorkerBinary(files)
 	if err != nil {
 		return err

@@ -8,31 +8,72 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
-// prepareJava sets up what the Java SDK container's boot would: a java of
+// JavaConfig is how local Java SDK workers run.
+type JavaConfig struct {
+	// Runtime is their java (a binary or a Java home); "" looks in
+	// JAVA_HOME, PATH and JVMDir for the image's Java.
+	Runtime string
+	// Classpath is a directory of jars that take the place of Beam's
+	// Java harness and the jars beside it; "" finds them (javaHarness).
+	Classpath string
+	// CacheDir keeps Java harnesses fetched with Maven; "" is
+	// $XDG_CACHE_HOME/beam-runner/java.
+	CacheDir string
+	// MavenRepo is the local Maven repository; "" is ~/.m2/repository.
+	MavenRepo string
+	// Maven is the mvn that fetches harnesses; "" is mvn on PATH.
+	Maven string
+	// JVMDir holds Java homes to look in; "" is /usr/lib/jvm.
+	JVMDir string
+}
+
+// javaRuntime runs Java SDK workers here: a JVM of the image's Java (or
+// newer) running Beam's Java harness with the staged jars.
+type javaRuntime struct {
+	cfg JavaConfig
+	job Job
+}
+
+func init() {
+	registerRuntime(sdkenv.Java, runtimeSpec{process: true,
+		new: func(cfg Config, job Job) runtime { return &javaRuntime{cfg: cfg.Java, job: job} }})
+}
+
+func (r *javaRuntime) command(le *localEnv, workerID string, ep Endpoints) (*exec.Cmd, []string) {
+	return exec.Command(le.prog, le.args...), javaWorkerEnv(workerID, ep)
+}
+
+// prepare sets up what the Java SDK container's boot would: a java of
 // the image's Java (or newer), the harness of the image's Beam version,
 // and the JVM's command line for FnHarness with the staged jars after
 // the harness on its classpath.
-func (l *Launcher) prepareJava(ctx context.Context, le *localEnv, img SDKImage, files []stagedFile) error {
-	found, err := l.findJavas(ctx)
+func (r *javaRuntime) prepare(ctx context.Context, le *localEnv, img sdkenv.Image, files []stagedFile) error {
+	want, err := strconv.Atoi(img.Variant)
+	if err != nil {
+		return fmt.Errorf("image's Java version %q: %w", img.Variant, err)
+	}
+	found, err := r.findJavas(ctx)
 	if err != nil {
 		return err
 	}
-	java, note, err := chooseJava(img.Java, found, l.cfg.Java != "")
+	java, note, err := chooseJava(want, found, r.cfg.Runtime != "")
 	if err != nil {
 		return err
 	}
-	h, err := l.javaHarness(ctx, img.Version, files)
+	h, err := r.javaHarness(ctx, img.Version, files)
 	if err != nil {
 		return err
 	}
-	opts, err := protojson.Marshal(l.job.Options)
+	opts, err := protojson.Marshal(r.job.Options)
 	if err != nil {
 		return fmt.Errorf("pipeline options: %w", err)
 	}
@@ -46,7 +87,7 @@ func (l *Launcher) prepareJava(ctx context.Context, le *localEnv, img SDKImage, 
 	}
 	le.prog = java.path
 	le.args = jvmArgs(jvmSpec{major: java.major, physMem: physicalMemory(), optsJSON: string(opts),
-		opts: l.job.Options, jamm: h.jamm, classpath: cp, dir: le.dir})
+		opts: r.job.Options, jamm: h.jamm, classpath: cp, dir: le.dir})
 	le.about = fmt.Sprintf("%s running %s of Beam's Java harness %s from %s, then the job's %d staged files",
 		java, javaHarnessMain, img.Version, h.from, len(files))
 	if note != "" {
@@ -59,11 +100,11 @@ func (l *Launcher) prepareJava(ctx context.Context, le *localEnv, img SDKImage, 
 // --sdk_java flag's (a java binary or a Java home), JAVA_HOME's, java on
 // PATH, then those in /usr/lib/jvm. One whose version cannot be read is
 // left out; the flag's is an error then.
-func (l *Launcher) findJavas(ctx context.Context) ([]javaInstall, error) {
-	if l.cfg.Java != "" {
-		j, err := probeJava(ctx, javaBinary(l.cfg.Java), "--sdk_java")
+func (r *javaRuntime) findJavas(ctx context.Context) ([]javaInstall, error) {
+	if r.cfg.Runtime != "" {
+		j, err := probeJava(ctx, javaBinary(r.cfg.Runtime), "--sdk_java")
 		if err != nil {
-			return nil, fmt.Errorf("--sdk_java %s: %w", l.cfg.Java, err)
+			return nil, fmt.Errorf("--sdk_java %s: %w", r.cfg.Runtime, err)
 		}
 		return []javaInstall{j}, nil
 	}
@@ -74,10 +115,10 @@ func (l *Launcher) findJavas(ctx context.Context) ([]javaInstall, error) {
 	if p, err := exec.LookPath("java"); err == nil {
 		cands = append(cands, [2]string{p, "PATH"})
 	}
-	homes, _ := filepath.Glob(filepath.Join(l.jvmDir(), "*", "bin", "java"))
+	homes, _ := filepath.Glob(filepath.Join(r.jvmDir(), "*", "bin", "java"))
 	sort.Strings(homes)
 	for _, p := range homes {
-		cands = append(cands, [2]string{p, l.jvmDir()})
+		cands = append(cands, [2]string{p, r.jvmDir()})
 	}
 	var out []javaInstall
 	seen := map[string]bool{}
@@ -92,9 +133,9 @@ func (l *Launcher) findJavas(ctx context.Context) ([]javaInstall, error) {
 	return out, nil
 }
 
-func (l *Launcher) jvmDir() string {
-	if l.cfg.JVMDir != "" {
-		return l.cfg.JVMDir
+func (r *javaRuntime) jvmDir() string {
+	if r.cfg.JVMDir != "" {
+		return r.cfg.JVMDir
 	}
 	return "/usr/lib/jvm"
 }

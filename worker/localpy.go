@@ -8,7 +8,35 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 )
+
+// PythonConfig is how local Python SDK workers run.
+type PythonConfig struct {
+	// Interpreter runs them; "" looks for python3.X (the image's
+	// version), then python3, on PATH.
+	Interpreter string
+	// CacheDir keeps the virtualenvs built for jobs' requirements; "" is
+	// $XDG_CACHE_HOME/beam-runner/venvs.
+	CacheDir string
+}
+
+// pyRuntime runs Python SDK workers here: an interpreter with the image's
+// Python and Beam, in a virtualenv when the job stages packages.
+type pyRuntime struct {
+	cfg PythonConfig
+	job Job
+}
+
+func init() {
+	registerRuntime(sdkenv.Python, runtimeSpec{process: true,
+		new: func(cfg Config, job Job) runtime { return &pyRuntime{cfg: cfg.Python, job: job} }})
+}
+
+func (r *pyRuntime) command(le *localEnv, workerID string, ep Endpoints) (*exec.Cmd, []string) {
+	return exec.Command(le.prog, "-m", "apache_beam.runners.worker.sdk_worker_main"), bootEnv(workerID, ep)
+}
 
 // pyInfo is what an interpreter reported of itself.
 type pyInfo struct {
@@ -83,9 +111,9 @@ except Exception:
 // python finds the interpreter for img: the one the server was told to
 // use, else python3.X then python3 on PATH, whichever has the image's
 // Python and Beam versions. The error names what was found.
-func (l *Launcher) python(ctx context.Context, img SDKImage) (pyInfo, error) {
-	if l.cfg.Python != "" {
-		info, err := probePython(ctx, l.cfg.Python)
+func (r *pyRuntime) python(ctx context.Context, img sdkenv.Image) (pyInfo, error) {
+	if r.cfg.Interpreter != "" {
+		info, err := probePython(ctx, r.cfg.Interpreter)
 		if err != nil {
 			return pyInfo{}, fmt.Errorf("--sdk_python: %w", err)
 		}
@@ -105,37 +133,37 @@ func (l *Launcher) python(ctx context.Context, img SDKImage) (pyInfo, error) {
 			found = append(found, err.Error())
 			continue
 		}
-		if info.version == img.Python && info.beam == img.Version {
+		if info.version == img.Variant && info.beam == img.Version {
 			return info, nil
 		}
 		found = append(found, name+" ("+info.String()+")")
 	}
 	if len(found) == 0 {
-		return pyInfo{}, fmt.Errorf("the image is Python %s with Beam %s, and no Python interpreter is on PATH (%s); name one with --sdk_python", img.Python, img.Version, strings.Join(pythonCandidates(img), ", "))
+		return pyInfo{}, fmt.Errorf("the image is Python %s with Beam %s, and no Python interpreter is on PATH (%s); name one with --sdk_python", img.Variant, img.Version, strings.Join(pythonCandidates(img), ", "))
 	}
-	return pyInfo{}, fmt.Errorf("the image is Python %s with Beam %s, but no interpreter on PATH has both: %s; install apache-beam==%s or name an interpreter with --sdk_python", img.Python, img.Version, strings.Join(found, "; "), img.Version)
+	return pyInfo{}, fmt.Errorf("the image is Python %s with Beam %s, but no interpreter on PATH has both: %s; install apache-beam==%s or name an interpreter with --sdk_python", img.Variant, img.Version, strings.Join(found, "; "), img.Version)
 }
 
-func pythonCandidates(img SDKImage) []string {
-	return []string{"python" + img.Python, "python3", "python"}
+func pythonCandidates(img sdkenv.Image) []string {
+	return []string{"python" + img.Variant, "python3", "python"}
 }
 
 // preparePython sets up what the Python SDK container's boot would: the
 // staged files in the semi-persistent directory (the pickled main session
 // among them) and the job's packages installed, here into a virtualenv
 // cached by their content (venv.go).
-func (l *Launcher) preparePython(ctx context.Context, le *localEnv, img SDKImage, files []stagedFile) error {
-	info, err := l.python(ctx, img)
+func (r *pyRuntime) prepare(ctx context.Context, le *localEnv, img sdkenv.Image, files []stagedFile) error {
+	info, err := r.python(ctx, img)
 	if err != nil {
 		return err
 	}
 	le.prog = info.exe // a shim would cost every worker start its own process
 	le.about = info.String()
-	plan := planInstalls(files, filepath.Join(le.dir, "staged"), buildIsolation(l.job.Options))
+	plan := planInstalls(files, filepath.Join(le.dir, "staged"), buildIsolation(r.job.Options))
 	if len(plan.steps) == 0 {
 		return nil
 	}
-	venv, err := l.venv(ctx, info, plan)
+	venv, err := r.venv(ctx, info, plan)
 	if err != nil {
 		return err
 	}

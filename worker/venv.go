@@ -158,9 +158,9 @@ const (
 	venvMaxAge = 7 * 24 * time.Hour
 )
 
-func (l *Launcher) cacheDir() (string, error) {
-	if l.cfg.CacheDir != "" {
-		return l.cfg.CacheDir, nil
+func (r *pyRuntime) cacheDir() (string, error) {
+	if r.cfg.CacheDir != "" {
+		return r.cfg.CacheDir, nil
 	}
 	base, err := os.UserCacheDir()
 	if err != nil {
@@ -172,12 +172,12 @@ func (l *Launcher) cacheDir() (string, error) {
 // venv returns a virtualenv on py's site packages with plan installed:
 // built once per content, under a file lock so that concurrent jobs and
 // servers build it once, and reused by later jobs.
-func (l *Launcher) venv(ctx context.Context, py pyInfo, plan installPlan) (string, error) {
+func (r *pyRuntime) venv(ctx context.Context, py pyInfo, plan installPlan) (string, error) {
 	key, err := venvKey(py, plan)
 	if err != nil {
 		return "", err
 	}
-	cache, err := l.cacheDir()
+	cache, err := r.cacheDir()
 	if err != nil {
 		return "", err
 	}
@@ -196,7 +196,7 @@ func (l *Launcher) venv(ctx context.Context, py pyInfo, plan installPlan) (strin
 		os.Chtimes(ready, now, now) // last use, for sweepVenvs
 		return dir, nil
 	}
-	l.job.Warn(fmt.Sprintf("building virtualenv %s for the job's Python packages (%d pip installs); later jobs with the same packages reuse it", dir, len(plan.steps)))
+	r.job.Warn(fmt.Sprintf("building virtualenv %s for the job's Python packages (%d pip installs); later jobs with the same packages reuse it", dir, len(plan.steps)))
 	if err := buildVenv(ctx, py, plan, dir); err != nil {
 		os.RemoveAll(dir)
 		return "", err

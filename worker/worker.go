@@ -12,17 +12,17 @@ import (
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/protobuf/proto"
 )
 
 // Environment URNs the runner can start.
 const (
-	URNExternal = "beam:env:external:v1"
-	URNProcess  = "beam:env:process:v1"
-	URNDocker   = "beam:env:docker:v1"
-	URNAnyOf    = "beam:env:anyof:v1"
+	URNExternal = sdkenv.URNExternal
+	URNProcess  = sdkenv.URNProcess
+	URNDocker   = sdkenv.URNDocker
+	URNAnyOf    = sdkenv.URNAnyOf
 )
 
 // Endpoints are the runner's Fn API endpoints handed to a harness.
@@ -39,13 +39,7 @@ type Handle interface {
 
 // Supported reports whether the environment URN can be started (for
 // anyof: some alternative may be; Launcher.Resolve picks it).
-func Supported(urn string) bool {
-	switch urn {
-	case URNExternal, URNProcess, URNDocker, URNAnyOf:
-		return true
-	}
-	return false
-}
+func Supported(urn string) bool { return sdkenv.KindOf(urn) != sdkenv.Unknown }
 
 type external struct {
 	conn     *grpc.ClientConn
@@ -53,18 +47,14 @@ type external struct {
 	exited   chan struct{}
 }
 
-func startExternal(ctx context.Context, env *pipepb.Environment, workerID string, ep Endpoints) (Handle, error) {
-	var pl pipepb.ExternalPayload
-	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
-		return nil, fmt.Errorf("external environment: bad payload: %w", err)
-	}
-	addr := pl.GetEndpoint().GetUrl()
+func startExternal(ctx context.Context, e sdkenv.Env, workerID string, ep Endpoints) (Handle, error) {
+	addr := e.Endpoint
 	if addr == "" {
 		return nil, fmt.Errorf("external environment has no worker pool endpoint")
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	h, err := StartOnPool(ctx, addr, workerID, ep, pl.GetParams())
+	h, err := StartOnPool(ctx, addr, workerID, ep, e.Params)
 	if err != nil {
 		return nil, fmt.Errorf("external environment: %w", err)
 	}
@@ -131,17 +121,13 @@ type process struct {
 // outputLines is how many lines of a harness's output are kept for errors.
 const outputLines = 30
 
-func startProcess(env *pipepb.Environment, workerID string, ep Endpoints) (Handle, error) {
-	var pl pipepb.ProcessPayload
-	if err := proto.Unmarshal(env.GetPayload(), &pl); err != nil {
-		return nil, fmt.Errorf("process environment: bad payload: %w", err)
-	}
-	if pl.GetCommand() == "" {
+func startProcess(e sdkenv.Env, workerID string, ep Endpoints) (Handle, error) {
+	if e.Command == "" {
 		return nil, fmt.Errorf("process environment has no command")
 	}
-	cmd := exec.Command(pl.GetCommand(), bootArgs(workerID, ep)...)
+	cmd := exec.Command(e.Command, bootArgs(workerID, ep)...)
 	cmd.Env = os.Environ()
-	for k, v := range pl.GetEnv() {
+	for k, v := range e.Vars {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	p, err := runCmd(cmd, "process environment")

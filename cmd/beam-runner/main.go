@@ -80,8 +80,9 @@ func environments(logger *slog.Logger) (worker.Config, error) {
 	if err != nil {
 		return worker.Config{}, err
 	}
-	return worker.Config{Containers: containers, Python: fl.SDKPython, CacheDir: fl.VenvDir,
-		Java: fl.SDKJava, JavaClasspath: fl.SDKJavaClasspath, Logger: logger}, nil
+	return worker.Config{Containers: containers,
+		Python: worker.PythonConfig{Interpreter: fl.SDKPython, CacheDir: fl.VenvDir},
+		Java:   worker.JavaConfig{Runtime: fl.SDKJava, Classpath: fl.SDKJavaClasspath}, Logger: logger}, nil
 }
 
 // executorOptions are the executor's options from the flags; spill is

@@ -16,6 +16,7 @@ import (
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/runnerlib"
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -278,7 +279,7 @@ func TestStagingAnyOfAlternatives(t *testing.T) {
 	alt := &pipepb.Environment{Urn: "beam:env:docker:v1", Dependencies: []*pipepb.ArtifactInformation{fileDep(t, src, "requirements.txt")}}
 	pl, _ := proto.Marshal(&pipepb.AnyOfEnvironmentPayload{Environments: []*pipepb.Environment{{Urn: "beam:env:external:v1"}, alt}})
 	p := &pipepb.Pipeline{Components: &pipepb.Components{Environments: map[string]*pipepb.Environment{
-		"py": {Urn: urnAnyOf, Payload: pl},
+		"py": {Urn: sdkenv.URNAnyOf, Payload: pl},
 	}}}
 	staged, dir := stageWithGoClient(t, p)
 	var got pipepb.AnyOfEnvironmentPayload
@@ -314,7 +315,7 @@ func TestStagingKeepsAnAlternativesDeferredArtifacts(t *testing.T) {
 	alt := &pipepb.Environment{Urn: "beam:env:docker:v1", Dependencies: []*pipepb.ArtifactInformation{deferred}}
 	pl, _ := proto.Marshal(&pipepb.AnyOfEnvironmentPayload{Environments: []*pipepb.Environment{{Urn: "beam:env:external:v1"}, alt}})
 	p := &pipepb.Pipeline{Components: &pipepb.Components{Environments: map[string]*pipepb.Environment{
-		"java": {Urn: urnAnyOf, Payload: pl},
+		"java": {Urn: sdkenv.URNAnyOf, Payload: pl},
 		"go":   {Urn: "beam:env:loopback:v1", Dependencies: []*pipepb.ArtifactInformation{fileDep(t, src, "a.jar")}},
 	}}}
 	staged, dir := stageWithGoClient(t, p)

@@ -4,10 +4,9 @@ import (
 	"fmt"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 	"google.golang.org/protobuf/proto"
 )
-
-const urnAnyOf = "beam:env:anyof:v1"
 
 // eachEnv calls f with every environment of p, the alternatives of
 // beam:env:anyof:v1 environments included (keyed "id/anyof/i", nested
@@ -21,14 +20,11 @@ func eachEnv(p *pipepb.Pipeline, f func(key string, env *pipepb.Environment)) {
 
 func walkEnv(key string, env *pipepb.Environment, f func(string, *pipepb.Environment)) {
 	f(key, env)
-	if env.GetUrn() != urnAnyOf {
-		return
+	e, err := sdkenv.Parse(env)
+	if err != nil || e.Kind != sdkenv.AnyOf {
+		return // a bad payload is refused where the runner picks an alternative
 	}
-	var pl pipepb.AnyOfEnvironmentPayload
-	if proto.Unmarshal(env.GetPayload(), &pl) != nil {
-		return // refused with a message where the runner picks an alternative
-	}
-	for i, alt := range pl.GetEnvironments() {
+	for i, alt := range e.Alternatives {
 		walkEnv(fmt.Sprintf("%s/anyof/%d", key, i), alt, f)
 	}
 }
@@ -39,17 +35,14 @@ func applyEnv(key string, env *pipepb.Environment, d Deps) {
 	if deps, ok := d[key]; ok {
 		env.Dependencies = cloneDeps(deps)
 	}
-	if env.GetUrn() != urnAnyOf {
+	e, err := sdkenv.Parse(env)
+	if err != nil || e.Kind != sdkenv.AnyOf {
 		return
 	}
-	var pl pipepb.AnyOfEnvironmentPayload
-	if proto.Unmarshal(env.GetPayload(), &pl) != nil {
-		return
-	}
-	for i, alt := range pl.GetEnvironments() {
+	for i, alt := range e.Alternatives {
 		applyEnv(fmt.Sprintf("%s/anyof/%d", key, i), alt, d)
 	}
-	if b, err := proto.Marshal(&pl); err == nil {
+	if b, err := proto.Marshal(&pipepb.AnyOfEnvironmentPayload{Environments: e.Alternatives}); err == nil {
 		env.Payload = b
 	}
 }

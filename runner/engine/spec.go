@@ -54,7 +54,7 @@ type StageSpec struct {
 	Splittable bool
 	// TimedCheckpoints lets a streaming job checkpoint the stage's
 	// bundles by time (streamCheckpoints): set for splittable stages
-	// whose SDK checkpoints exactly (not Go 2.77's; see SDKCheckpointsExactly).
+	// whose SDK checkpoints exactly (not Go 2.77's; see sdkenv.CheckpointsExactly).
 	TimedCheckpoints bool
 	// ProbeBundles starts the stage at one bundle in flight and adds more
 	// only while each makes it faster (probe.go): for harnesses whose

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 )
 
 // Pool is one worker pool: the address it serves Beam's
@@ -30,8 +32,8 @@ func (p Pool) String() string {
 // Pools are worker pools by SDK ("python", "go", "java").
 type Pools map[string][]Pool
 
-// SDKs the pools may be named for.
-var SDKs = []string{"python", "go", "java"}
+// SDKs the pools may be named for: those sdkenv knows.
+var SDKs = sdkenv.Names()
 
 // maxWorkers bounds the workers one pool is asked to run.
 const maxWorkers = 256

@@ -20,7 +20,7 @@ func TestParsePools(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	if s := got.String(); s != "python=h1:50000,h2:50000/4;go=[fd00::1]:50001;java=j:1/2" {
+	if s := got.String(); s != "go=[fd00::1]:50001;java=j:1/2;python=h1:50000,h2:50000/4" {
 		t.Errorf("String() = %q", s)
 	}
 	// A later spec of an SDK replaces the earlier one.
@@ -32,7 +32,7 @@ func TestParsePools(t *testing.T) {
 
 func TestParsePoolsErrors(t *testing.T) {
 	for spec, want := range map[string]string{
-		"ruby=h:1":          "SDK one of python, go, java",
+		"ruby=h:1":          "SDK one of go, java, python",
 		"h1:50000":          "want SDK=HOST:PORT",
 		"python=h1":         `pool "h1": want HOST:PORT`,
 		"python=:50000":     `pool ":50000": want HOST:PORT`,

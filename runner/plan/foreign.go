@@ -7,6 +7,7 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 )
 
 // Where data crosses from one SDK to another, the reading SDK may not know
@@ -48,21 +49,9 @@ func coderLanguage(urn string) string {
 }
 
 // envLanguage is the SDK of an environment, from its sdk_base capability
-// ("beam:version:sdk_base:apache/beam_python3.11_sdk:2.77.0",
-// "beam:version:sdk_base:go:apache/beam_go_sdk:2.77.0"); "" if unknown.
+// (sdkenv); "" if unknown.
 func envLanguage(env *pipepb.Environment) string {
-	for _, c := range env.GetCapabilities() {
-		base, ok := strings.CutPrefix(c, "beam:version:sdk_base:")
-		if !ok {
-			continue
-		}
-		for _, lang := range []string{"python", "go", "java"} {
-			if strings.Contains(base, "beam_"+lang) {
-				return lang
-			}
-		}
-	}
-	return ""
+	return string(sdkenv.SDKOf(env))
 }
 
 // foreignInputs sets, for each SDK stage, the input coders to give it in

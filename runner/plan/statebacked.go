@@ -4,6 +4,7 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 )
 
 // A GroupByKey may send a hot key as a state-backed iterable: a first
@@ -31,7 +32,7 @@ func (p *Plan) stateBackedInputs() {
 	}
 	for _, s := range p.Stages {
 		if s.Kind != stagekind.SDK || len(s.Inputs) == 0 || !grouped[s.Inputs[0]] ||
-			envLanguage(p.Components.GetEnvironments()[s.Env]) != "python" {
+			envLanguage(p.Components.GetEnvironments()[s.Env]) != string(sdkenv.Python) {
 			continue
 		}
 		pc := s.Inputs[0]

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -123,12 +123,7 @@ func (g *graph) coderEqual(a, b string, depth int) bool {
 // defines: in the outer context of the payload's coder. The Go SDK is
 // recognised by its environment's sdk_base capability.
 func GoTestStream(comps *pipepb.Components, t *pipepb.PTransform) bool {
-	for _, c := range comps.GetEnvironments()[t.GetEnvironmentId()].GetCapabilities() {
-		if strings.HasPrefix(c, "beam:version:sdk_base:go:") {
-			return true
-		}
-	}
-	return false
+	return sdkenv.SDKOf(comps.GetEnvironments()[t.GetEnvironmentId()]) == sdkenv.Go
 }
 
 // transcodeTestStream makes a TestStream whose payload coder differs from

@@ -1,12 +1,12 @@
 package spec
 
 import (
+	"slices"
+
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
-	"github.com/beam-runner/beam-runner/runner/workers"
-	"slices"
-	"strings"
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 )
 
 // HotSpace is the job's spill space where GroupByKeys put the pages of hot
@@ -51,5 +51,5 @@ func (b builder) stateBackedReaders(pc string) bool {
 }
 
 func (b builder) goEnv(id string) bool {
-	return strings.HasPrefix(workers.SDKBase(b.pl.Components.GetEnvironments()[id]), "beam:version:sdk_base:go:")
+	return sdkenv.SDKOf(b.pl.Components.GetEnvironments()[id]) == sdkenv.Go
 }

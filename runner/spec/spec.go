@@ -6,11 +6,10 @@ package spec
 
 import (
 	"fmt"
-	"github.com/beam-runner/beam-runner/runner/workers"
+	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/worker"
 	"maps"
 	"slices"
-	"strings"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
@@ -18,6 +17,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -101,10 +101,10 @@ func (b builder) spec() (engine.Spec, error) {
 // once 28.5 s and 119 MiB server peak RSS, 2 at once 27.8 s and 68 MiB).
 // 0 for other environments.
 func pythonProcesses(env *pipepb.Environment, opts *structpb.Struct) int {
-	if !strings.Contains(workers.SDKBase(env), "python") || workers.SharedInterpreter(env, opts) {
+	if sdkenv.SDKOf(env) != sdkenv.Python || jobs.SharedInterpreter(env, opts) {
 		return 0
 	}
-	n, err := workers.PerEnv(opts, env)
+	n, err := jobs.PerEnv(opts, env)
 	if err != nil {
 		return 0 // the job fails starting its workers, saying why
 	}
@@ -153,9 +153,9 @@ func (b builder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 		}
 		ss.Splittable = s.Truncate != ""
 		env := b.pl.Components.GetEnvironments()[s.Env]
-		ss.TimedCheckpoints = ss.Splittable && workers.SDKCheckpointsExactly(env)
+		ss.TimedCheckpoints = ss.Splittable && sdkenv.CheckpointsExactly(env)
 		// Bundles in one interpreter run in parallel only if that pays.
-		ss.ProbeBundles = workers.SharedInterpreter(env, b.cfg.Options)
+		ss.ProbeBundles = jobs.SharedInterpreter(env, b.cfg.Options)
 		ss.MaxBundles = pythonProcesses(env, b.cfg.Options)
 		if n, ok := b.cfg.EnvBundles[s.Env]; ok {
 			ss.MaxBundles = n
@@ -213,7 +213,7 @@ func (b builder) combineTree(s *plan.Stage, ss *engine.StageSpec) error {
 	// interpreter, or for more than its Python processes.
 	env := b.pl.Components.GetEnvironments()[ms.Env]
 	ss.TreeMaxBundles = pythonProcesses(env, b.cfg.Options)
-	if workers.SharedInterpreter(env, b.cfg.Options) {
+	if jobs.SharedInterpreter(env, b.cfg.Options) {
 		ss.TreeMaxBundles = 1
 	}
 	return nil
@@ -241,7 +241,6 @@ func (b builder) aggConfig(s *plan.Stage) (agg.Config, error) {
 	}
 	return agg.ConfigFromStrategy(s.Windowing, kind), nil
 }
-
 
 // stageName names a stage by its first transform, for logs and errors.
 func StageName(pl *plan.Plan, s *plan.Stage) string {

@@ -11,7 +11,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/placement"
 	"github.com/beam-runner/beam-runner/worker"
-	"google.golang.org/protobuf/proto"
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -19,7 +19,7 @@ import (
 // with those the job's worker_pools option names in place of the
 // server's for their SDKs.
 func jobPools(server placement.Pools, opts *structpb.Struct) (placement.Pools, error) {
-	v, ok := option(opts, jobs.PoolsOption)
+	v, ok := jobs.Option(opts, jobs.PoolsOption)
 	if !ok || v.GetKind() == nil {
 		return server, nil
 	}
@@ -82,14 +82,11 @@ func (p *Pool) startRemote(ctx context.Context, i int, envID, sdk string, pools 
 
 // externalParams are an EXTERNAL environment's parameters for its pools.
 func externalParams(env *pipepb.Environment) map[string]string {
-	if env.GetUrn() != worker.URNExternal {
-		return nil
+	e, err := sdkenv.Parse(env)
+	if err != nil || e.Kind != sdkenv.External {
+		return nil // a bad payload fails the worker's start, saying why
 	}
-	var pl pipepb.ExternalPayload
-	if proto.Unmarshal(env.GetPayload(), &pl) != nil {
-		return nil
-	}
-	return pl.GetParams()
+	return e.Params
 }
 
 // EnvWorkers is, per started environment, how many workers (slots) its

@@ -16,6 +16,7 @@ import (
 	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/internal/textclip"
+	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
 	"github.com/beam-runner/beam-runner/worker"
 )
@@ -51,7 +52,7 @@ func (p *Pool) Start(ctx context.Context) error {
 			}
 			continue
 		}
-		n, err := PerEnv(p.job.Options, env)
+		n, err := jobs.PerEnv(p.job.Options, env)
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,6 @@ package workers
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,69 +11,8 @@ import (
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/harness"
-	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/placement"
-	"google.golang.org/protobuf/types/known/structpb"
 )
-
-// PerEnv reads jobs.WorkersOption (--workers_per_environment) from
-// the job's options: how many SDK harnesses each environment gets. Python
-// runs a harness's bundles on threads under one interpreter lock, so
-// CPU-bound Python scales only with harness processes (an EXTERNAL worker
-// pool, PROCESS or DOCKER). Absent, it is the machine's cores, or 1 for an
-// environment whose harnesses would share one interpreter (SharedInterpreter).
-// SDKs send integers as strings or numbers.
-func PerEnv(opts *structpb.Struct, env *pipepb.Environment) (int, error) {
-	v, ok := option(opts, jobs.WorkersOption)
-	if !ok || v.GetKind() == nil {
-		if SharedInterpreter(env, opts) {
-			return 1, nil
-		}
-		return runtime.NumCPU(), nil
-	}
-	var n int
-	switch k := v.GetKind().(type) {
-	case *structpb.Value_NumberValue:
-		n = int(k.NumberValue)
-		if float64(n) != k.NumberValue {
-			n = 0
-		}
-	case *structpb.Value_StringValue:
-		n, _ = strconv.Atoi(strings.TrimSpace(k.StringValue))
-	}
-	if n < 1 || n > 256 {
-		return 0, fmt.Errorf("job option %s: want a whole number from 1 to 256, got %v", jobs.WorkersOption, v.AsInterface())
-	}
-	return n, nil
-}
-
-// option finds a job option under Python's URN-style name or the plain one.
-func option(opts *structpb.Struct, name string) (*structpb.Value, bool) {
-	v, ok := opts.GetFields()["beam:option:"+name+":v1"]
-	if !ok {
-		v, ok = opts.GetFields()[name]
-	}
-	return v, ok
-}
-
-// SharedInterpreter reports whether an environment's harnesses all run in
-// one Python interpreter: a Python LOOPBACK job starts them as threads of
-// the submitting process (unless its use_loopback_process_worker
-// experiment asks for processes), where bundles run at once only contend
-// for the interpreter lock. Measured on wordcount over 60 MiB: 4 bundles
-// at once on 2 harnesses 55.9 s, 1 bundle on 1 harness 40.5 s.
-func SharedInterpreter(env *pipepb.Environment, opts *structpb.Struct) bool {
-	if !strings.Contains(SDKBase(env), "python") || !jobs.LoopbackOptions(opts) {
-		return false
-	}
-	exps, _ := option(opts, "experiments")
-	for _, e := range exps.GetListValue().GetValues() {
-		if e.GetStringValue() == "use_loopback_process_worker" {
-			return false
-		}
-	}
-	return true
-}
 
 // Set is one environment's harnesses, one per slot of its board
 // (placement.Board): a bundle goes to the least-loaded harness that is up;
@@ -286,25 +224,4 @@ func (ws *Set) route(key string) (*harness.Harness, string, error) {
 		return nil, "", fmt.Errorf("instruction key %q names no harness of this environment", key)
 	}
 	return ws.hs[i], inst, nil
-}
-
-// SDKCheckpointsExactly reports whether the environment's SDK stops a
-// bundle exactly where a checkpoint (a split keeping nothing) finds it
-// on any of its input elements. The Go SDK (2.77) does not: from a
-// bundle's second element on, it may give up the element it is
-// processing whole and process it still (execute.boundedCheckpoint), so
-// the runner checkpoints its bundles only when it must (memory, drain).
-func SDKCheckpointsExactly(env *pipepb.Environment) bool {
-	return !strings.HasPrefix(SDKBase(env), "beam:version:sdk_base:go:")
-}
-
-// SDKBase is the environment's SDK base version capability (such as
-// "beam:version:sdk_base:go:apache/beam_go_sdk:2.77.0"); "" if it has none.
-func SDKBase(env *pipepb.Environment) string {
-	for _, c := range env.GetCapabilities() {
-		if strings.HasPrefix(c, "beam:version:sdk_base:") {
-			return c
-		}
-	}
-	return ""
 }

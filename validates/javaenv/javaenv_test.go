@@ -31,6 +31,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/workers"
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
 	"github.com/beam-runner/beam-runner/worker"
+	"github.com/beam-runner/beam-runner/worker/sdkenv"
 )
 
 const jobLimit = 4 * time.Minute
@@ -136,13 +137,13 @@ func readProto(path string, m proto.Message) error {
 func javaEnv(t *testing.T, p *pipepb.Pipeline) (string, *pipepb.Environment) {
 	t.Helper()
 	for id, env := range p.GetComponents().GetEnvironments() {
-		var pl pipepb.DockerPayload
-		if env.GetUrn() != worker.URNDocker || proto.Unmarshal(env.GetPayload(), &pl) != nil {
-			t.Fatalf("environment %s is %s, want Java's default DOCKER environment", id, env.GetUrn())
+		e, err := sdkenv.Parse(env)
+		if err != nil || e.Kind != sdkenv.Docker {
+			t.Fatalf("environment %s is %s (%v), want Java's default DOCKER environment", id, env.GetUrn(), err)
 		}
-		img, ok := worker.ParseSDKImage(pl.GetContainerImage())
-		if !ok || img.Language != "java" || img.Version != "2.73.0" {
-			t.Fatalf("environment %s has image %q, want Beam's Java SDK image 2.73.0", id, pl.GetContainerImage())
+		img, ok := sdkenv.ParseImage(e.Image)
+		if !ok || img.SDK != sdkenv.Java || img.Version != "2.73.0" {
+			t.Fatalf("environment %s has image %q, want Beam's Java SDK image 2.73.0", id, e.Image)
 		}
 		return id, env
 	}
@@ -153,8 +154,8 @@ func javaEnv(t *testing.T, p *pipepb.Pipeline) (string, *pipepb.Environment) {
 // serve runs a job server whose Beam SDK images run as local workers.
 func serve(t *testing.T, cfg worker.Config) jobpb.JobServiceClient {
 	cfg.Containers = worker.ContainersLocal
-	if cfg.JavaCacheDir == "" {
-		cfg.JavaCacheDir = t.TempDir()
+	if cfg.Java.CacheDir == "" {
+		cfg.Java.CacheDir = t.TempDir()
 	}
 	addr, _ := jobtest.Serve(t, server.Config{
 		Executor:     execute.New(execute.Options{Workers: workers.Options{Environments: cfg, StartTimeout: 2 * time.Minute}}),
@@ -279,7 +280,7 @@ func TestJavaDefaultEnvironment(t *testing.T) {
 func TestJavaHarnessFetched(t *testing.T) {
 	t.Parallel() // each on a server of its own; mostly waiting on JVMs
 	p, opts := javaPipeline(t)
-	client := serve(t, worker.Config{MavenRepo: t.TempDir()})
+	client := serve(t, worker.Config{Java: worker.JavaConfig{MavenRepo: t.TempDir()}})
 	o := run(t, client, p, opts)
 	checkPassed(t, client, o)
 	if !o.said("fetching Beam's Java harness 2.73.0 with mvn") || !o.said("(fetched with mvn)") {
@@ -296,7 +297,7 @@ func TestJavaHarnessNotServed(t *testing.T) {
 	pl, _ := proto.Marshal(&pipepb.DockerPayload{ContainerImage: "apache/beam_java17_sdk:2.77.0"})
 	env.Payload = pl
 	p.GetComponents().GetEnvironments()[id] = env
-	client := serve(t, worker.Config{MavenRepo: t.TempDir()})
+	client := serve(t, worker.Config{Java: worker.JavaConfig{MavenRepo: t.TempDir()}})
 	o := run(t, client, p, opts)
 	if o.state != jobpb.JobState_FAILED {
 		t.Fatalf("job ended %v, want FAILED", o.state)
