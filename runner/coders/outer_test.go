@@ -58,8 +58,8 @@ func TestOuterSplittable(t *testing.T) {
 	}
 	cs := map[string]*pipepb.Coder{
 		"str": c(URNStringUTF8), "int": c(URNVarint), "void": c("beam:coders:javasdk:0.1"),
-		"lp-void":  c(URNLengthPrefix, "void"),
-		"kv-void":  c(URNKV, "void", "int"), "kv-lp-void": c(URNKV, "lp-void", "int"),
+		"lp-void": c(URNLengthPrefix, "void"),
+		"kv-void": c(URNKV, "void", "int"), "kv-lp-void": c(URNKV, "lp-void", "int"),
 		"kv-str-void": c(URNKV, "str", "void"), "iter-void": c(URNIterable, "void"),
 		"kv-iter-void": c(URNKV, "iter-void", "str"), "kv-str-kv-void": c(URNKV, "str", "kv-void"),
 		"null-kv-void": c(URNNullable, "kv-void"),
