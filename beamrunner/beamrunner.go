@@ -42,8 +42,12 @@ func init() {
 
 // Execute runs p on beam-runner; see the package comment.
 func Execute(ctx context.Context, p *beam.Pipeline) (beam.PipelineResult, error) {
+	submit := universal.Execute
+	if isEmpty(p) {
+		submit = executeEmpty
+	}
 	if *jobopts.Endpoint != "" {
-		return universal.Execute(ctx, p)
+		return submit(ctx, p)
 	}
 	logger, err := serverLogger(*logLevel, os.Stderr)
 	if err != nil {
@@ -63,7 +67,7 @@ func Execute(ctx context.Context, p *beam.Pipeline) (beam.PipelineResult, error)
 	if *jobopts.EnvironmentType == "" {
 		defer setFlag(jobopts.EnvironmentType, "LOOPBACK")()
 	}
-	return universal.Execute(ctx, p)
+	return submit(ctx, p)
 }
 
 // serverLogger is the in-process server's logger: text on w from level up.

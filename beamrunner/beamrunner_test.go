@@ -31,3 +31,20 @@ func TestInProcessSubmission(t *testing.T) {
 		t.Errorf("flags not restored: endpoint %q, environment %q", *jobopts.Endpoint, *jobopts.EnvironmentType)
 	}
 }
+
+// TestEmptyPipelineEndsDone: a Go pipeline with no transforms is valid
+// Beam; submitted with --runner=beam-runner it runs and ends DONE, as on
+// the Go direct runner, instead of being refused at Prepare.
+func TestEmptyPipelineEndsDone(t *testing.T) {
+	beam.Init()
+	p := beam.NewPipeline()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := Execute(ctx, p)
+	if err != nil {
+		t.Fatalf("Execute(empty pipeline) = %v, want DONE", err)
+	}
+	if res == nil || res.JobID() == "" {
+		t.Fatalf("Execute(empty pipeline) gave no job: %v", res)
+	}
+}

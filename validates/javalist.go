@@ -83,3 +83,14 @@ func MissingIncludes(includes io.Reader, classes []string) ([]string, error) {
 	}
 	return missing, sc.Err()
 }
+
+// SurefireTests turns Class/method names into Surefire's -Dtest syntax,
+// Class#method separated by commas: a class name without a package
+// matches that class in any package.
+func SurefireTests(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strings.Replace(n, "/", "#", 1)
+	}
+	return strings.Join(out, ",")
+}

@@ -68,3 +68,10 @@ func TestValidatesRunnerClassesAndIncludes(t *testing.T) {
 		t.Fatalf("missing %q, want %q", missing, want)
 	}
 }
+
+func TestSurefireTests(t *testing.T) {
+	got := SurefireTests([]string{"PipelineTest/testEmptyPipeline", "ParDoTest$TimerTests/testX"})
+	if want := "PipelineTest#testEmptyPipeline,ParDoTest$TimerTests#testX"; got != want {
+		t.Errorf("SurefireTests = %q, want %q", got, want)
+	}
+}

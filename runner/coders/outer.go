@@ -89,3 +89,53 @@ func nestedFromOuter(coders map[string]*pipepb.Coder, sdk, wire string, v []byte
 	// Every other coder encodes alike in both contexts.
 	return v, nil
 }
+
+// OuterSplittable reports whether NestedFromOuter can convert values of
+// SDK coder sdk to its wire form (LPUnknown of sdk). It cannot where a KV's
+// key holds a coder the runner does not know: the key is nested, so its
+// end is unknown, and the runner cannot wrap it in a length prefix. Such
+// values can still cross whole, as the inner value of a length prefix
+// (Java's and Python's length prefix encodes its inner value in the outer
+// context), for an SDK to re-encode.
+func OuterSplittable(coders map[string]*pipepb.Coder, sdk string) bool {
+	return outerSplittable(coders, sdk, 0)
+}
+
+func outerSplittable(coders map[string]*pipepb.Coder, id string, depth int) bool {
+	c := coders[id]
+	if c == nil || depth > 50 {
+		return false
+	}
+	sub := c.GetComponentCoderIds()
+	switch urn := c.GetSpec().GetUrn(); {
+	case urn == URNLengthPrefix || !Known(urn):
+		return true // framed, or wrapped whole
+	case urn == URNKV && len(sub) == 2:
+		return !needsWrap(coders, sub[0], depth+1) && outerSplittable(coders, sub[1], depth+1)
+	case (urn == URNNullable || urn == URNShardedKey) && len(sub) == 1:
+		return outerSplittable(coders, sub[0], depth+1)
+	}
+	return true
+}
+
+// needsWrap reports whether LPUnknown would change coder id: it holds a
+// coder the runner does not know outside any length prefix.
+func needsWrap(coders map[string]*pipepb.Coder, id string, depth int) bool {
+	c := coders[id]
+	if c == nil || depth > 50 {
+		return true
+	}
+	urn := c.GetSpec().GetUrn()
+	if urn == URNLengthPrefix {
+		return false
+	}
+	if !Known(urn) {
+		return true
+	}
+	for _, sub := range c.GetComponentCoderIds() {
+		if needsWrap(coders, sub, depth+1) {
+			return true
+		}
+	}
+	return false
+}

@@ -49,3 +49,28 @@ func TestNestedFromOuter(t *testing.T) {
 		t.Error("truncated KV converted; want an error")
 	}
 }
+
+// OuterSplittable says which outer encodings NestedFromOuter can split:
+// all but those of a KV whose key holds a coder the runner does not know.
+func TestOuterSplittable(t *testing.T) {
+	c := func(urn string, comps ...string) *pipepb.Coder {
+		return &pipepb.Coder{Spec: &pipepb.FunctionSpec{Urn: urn}, ComponentCoderIds: comps}
+	}
+	cs := map[string]*pipepb.Coder{
+		"str": c(URNStringUTF8), "int": c(URNVarint), "void": c("beam:coders:javasdk:0.1"),
+		"lp-void": c(URNLengthPrefix, "void"),
+		"kv-void": c(URNKV, "void", "int"), "kv-lp-void": c(URNKV, "lp-void", "int"),
+		"kv-str-void": c(URNKV, "str", "void"), "iter-void": c(URNIterable, "void"),
+		"kv-iter-void": c(URNKV, "iter-void", "str"), "kv-str-kv-void": c(URNKV, "str", "kv-void"),
+		"null-kv-void": c(URNNullable, "kv-void"),
+	}
+	for id, want := range map[string]bool{
+		"str": true, "void": true, "kv-lp-void": true, "kv-str-void": true, "iter-void": true,
+		"kv-void": false, "kv-iter-void": false, "kv-str-kv-void": false, "null-kv-void": false,
+		"missing": false,
+	} {
+		if got := OuterSplittable(cs, id); got != want {
+			t.Errorf("OuterSplittable(%s) = %v, want %v", id, got, want)
+		}
+	}
+}

@@ -1,9 +1,13 @@
 package execute
 
 import (
-	"github.com/beam-runner/beam-runner/testsupport/gopipe"
+	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/beam-runner/beam-runner/testsupport/gopipe"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
@@ -24,5 +28,27 @@ func TestValidateRejectsUngroupableWindowing(t *testing.T) {
 	err := New(Options{}).Validate(pb)
 	if err == nil || !strings.Contains(err.Error(), "GroupByKey") || !strings.Contains(err.Error(), "accumulation mode") {
 		t.Fatalf("Validate = %v, want the GroupByKey's unsupported accumulation mode", err)
+	}
+}
+
+// A pipeline of no transforms (Java's PipelineTest#testEmptyPipeline, an
+// empty Python pipeline) is valid Beam: it validates and runs to its end
+// with no stage and no worker.
+func TestEmptyPipelineRuns(t *testing.T) {
+	for name, pb := range map[string]*pipepb.Pipeline{
+		"no components":    {},
+		"empty components": {Components: &pipepb.Components{}},
+	} {
+		e := New(Options{})
+		if err := e.Validate(pb); err != nil {
+			t.Errorf("%s: Validate = %v, want it accepted", name, err)
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := e.Execute(ctx, &jobs.Job{ID: "empty", Name: name, Pipeline: pb})
+		cancel()
+		if err != nil {
+			t.Errorf("%s: Execute = %v, want the job done", name, err)
+		}
 	}
 }

@@ -36,8 +36,8 @@ func newGraph(p *pipepb.Pipeline) (*graph, error) {
 		sdkFlattens: map[string]bool{},
 		lifted:      map[string]string{},
 	}
-	if g.comps == nil || len(g.comps.GetTransforms()) == 0 {
-		return nil, fmt.Errorf("pipeline has no transforms")
+	if g.comps == nil { // no transforms is valid Beam: a plan of no stages
+		g.comps = &pipepb.Components{}
 	}
 	var leaves []string
 	for _, id := range p.GetRootTransformIds() {

@@ -255,3 +255,21 @@ func TestTestStreamPayloadCoderTranscoded(t *testing.T) {
 		}
 	}
 }
+
+// A pipeline without transforms is valid Beam (Java's
+// PipelineTest#testEmptyPipeline): it plans to no stages, not an error.
+func TestEmptyPipelinePlansNoStages(t *testing.T) {
+	for name, p := range map[string]*pipepb.Pipeline{
+		"no components":    {},
+		"empty components": {Components: &pipepb.Components{}},
+	} {
+		pl, err := Build(p)
+		if err != nil {
+			t.Errorf("%s: Build = %v, want a plan", name, err)
+			continue
+		}
+		if len(pl.Stages) != 0 {
+			t.Errorf("%s: %d stages, want none", name, len(pl.Stages))
+		}
+	}
+}

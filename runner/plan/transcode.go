@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/worker/sdkenv"
 	"google.golang.org/protobuf/proto"
 )
@@ -130,21 +131,31 @@ func GoTestStream(comps *pipepb.Components, t *pipepb.PTransform) bool {
 // an output's coder (Python's TestStream(coder=...) keeps the output's
 // inferred coder) write that output with the payload's coder, which the
 // runner can frame, and re-encode it in the SDK with the output's coder.
-// It returns the transcoding flattens added.
+// Where the runner cannot split the payload's elements (a KV whose key
+// coder it does not know, as Java's KV<Void, ...>), every output is
+// written with a length prefix around the payload's coder, whose inner
+// value is exactly such an element, and the SDK re-encodes it with the
+// output's wire coder, which wraps the key. It returns the transcoding
+// flattens added.
 func (g *graph) transcodeTestStream(id string, t *pipepb.PTransform) []string {
 	var pl pipepb.TestStreamPayload
 	if proto.Unmarshal(t.GetSpec().GetPayload(), &pl) != nil || g.comps.GetCoders()[pl.GetCoderId()] == nil ||
 		g.sdkEnvironment(t) == "" {
 		return nil // reported when the events are decoded
 	}
+	written := pl.GetCoderId()
+	whole := !coders.OuterSplittable(g.comps.GetCoders(), written)
+	if whole {
+		written = g.lengthPrefixed(written)
+	}
 	var added []string
 	for _, tag := range slices.Sorted(maps.Keys(t.GetOutputs())) {
 		out := t.GetOutputs()[tag]
-		if g.coderEqual(pl.GetCoderId(), g.comps.GetPcollections()[out].GetCoderId(), 0) {
+		if !whole && g.coderEqual(written, g.comps.GetPcollections()[out].GetCoderId(), 0) {
 			continue
 		}
 		pc := proto.Clone(g.comps.GetPcollections()[out]).(*pipepb.PCollection)
-		pc.CoderId = pl.GetCoderId()
+		pc.CoderId = written
 		pcID := g.unusedID(fmt.Sprintf("%s/payload_coded", out), func(s string) bool { return g.comps.GetPcollections()[s] != nil })
 		pc.UniqueName = pcID
 		g.comps.Pcollections[pcID] = pc
@@ -161,4 +172,16 @@ func (g *graph) transcodeTestStream(id string, t *pipepb.PTransform) []string {
 		added = append(added, tid)
 	}
 	return added
+}
+
+// lengthPrefixed adds (once) and names beam:coder:length_prefix:v1 around
+// coder id.
+func (g *graph) lengthPrefixed(id string) string {
+	lp := &pipepb.Coder{Spec: &pipepb.FunctionSpec{Urn: coders.URNLengthPrefix}, ComponentCoderIds: []string{id}}
+	if existing, ok := g.comps.GetCoders()[id+"_whole"]; ok && proto.Equal(existing, lp) {
+		return id + "_whole"
+	}
+	lid := g.unusedID(id+"_whole", func(s string) bool { return g.comps.GetCoders()[s] != nil })
+	g.comps.Coders[lid] = lp
+	return lid
 }

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"slices"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/coders"
@@ -20,7 +21,7 @@ func (b builder) testStreamEvents(s *plan.Stage) ([]engine.Event, error) {
 	}
 	var events []engine.Event
 	for i, ev := range pl.GetEvents() {
-		e, err := b.testStreamEvent(t, ev)
+		e, err := b.testStreamEvent(t, pl.GetCoderId(), ev)
 		if err != nil {
 			return nil, fmt.Errorf("TestStream event %d: %w", i, err)
 		}
@@ -49,7 +50,8 @@ func (b builder) needsLengthPrefix(pc string) (bool, error) {
 // nested elements of output pc's wire coder. Java and Python encode them in
 // the outer context of the payload's coder, which the plan made pc's; the
 // Go SDK encodes them nested with pc's coder (see plan.GoTestStream).
-func (b builder) elementNester(t *pipepb.PTransform, pc string) (func([]byte) ([]byte, error), error) {
+// payloadCoder is the coder the payload names.
+func (b builder) elementNester(t *pipepb.PTransform, payloadCoder, pc string) (func([]byte) ([]byte, error), error) {
 	if plan.GoTestStream(b.pl.Components, t) {
 		wrap, err := b.needsLengthPrefix(pc)
 		if err != nil {
@@ -64,17 +66,21 @@ func (b builder) elementNester(t *pipepb.PTransform, pc string) (func([]byte) ([
 	}
 	comps := b.pl.Components.GetCoders()
 	sdk, wire := b.pl.SDKCoder[pc], b.pl.Components.GetPcollections()[pc].GetCoderId()
+	if c := comps[sdk]; c.GetSpec().GetUrn() == coders.URNLengthPrefix && slices.Equal(c.GetComponentCoderIds(), []string{payloadCoder}) {
+		// The plan wraps elements it cannot split whole (plan.transcodeTestStream).
+		sdk = payloadCoder
+	}
 	return func(e []byte) ([]byte, error) { return coders.NestedFromOuter(comps, sdk, wire, e) }, nil
 }
 
-func (b builder) testStreamEvent(t *pipepb.PTransform, ev *pipepb.TestStreamPayload_Event) (engine.Event, error) {
+func (b builder) testStreamEvent(t *pipepb.PTransform, payloadCoder string, ev *pipepb.TestStreamPayload_Event) (engine.Event, error) {
 	switch {
 	case ev.GetElementEvent() != nil:
 		pc, err := outputByTag(t, ev.GetElementEvent().GetTag())
 		if err != nil {
 			return engine.Event{}, err
 		}
-		nest, err := b.elementNester(t, pc)
+		nest, err := b.elementNester(t, payloadCoder, pc)
 		if err != nil {
 			return engine.Event{}, err
 		}

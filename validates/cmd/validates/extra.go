@@ -27,7 +27,7 @@ func checkNames() []string {
 	names = append(names, goPackageChecks()...)
 	names = append(names, windowingChecks()...)
 	names = append(names, beamTestChecks()...)
-	names = append(names, javaCheck)
+	names = append(names, javaCheck, javaNRCheck)
 	for _, c := range lifecycle.Checks() {
 		names = append(names, "lifecycle/"+c.Name)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"archive/zip"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,68 +18,126 @@ import (
 // validates/java (offline: setup filled ~/.m2) on the harness's server
 // through that project's Job API client, with a LOOPBACK Java harness.
 // validates/expected_java.txt lists the Class/method names that must pass.
+// Beam's tests beyond that category (NeedsRunner) run only as listed in
+// validates/expected_java_needsrunner.txt, in the same Maven invocation
+// (the pom's needs-runner profile), and each must pass too.
 const (
-	javaCheck    = "java/validatesrunner"
-	javaExpected = "validates/expected_java.txt"
-	javaProject  = "validates/java"
+	javaCheck      = "java/validatesrunner"
+	javaExpected   = "validates/expected_java.txt"
+	javaNRCheck    = "java/needsrunner"
+	javaNRExpected = "validates/expected_java_needsrunner.txt"
+	javaProject    = "validates/java"
 	// The jar Surefire scans; classes.txt must name each of its classes
 	// that carry the category.
 	javaTestsJar = "org/apache/beam/beam-sdks-java-core/2.73.0/beam-sdks-java-core-2.73.0-tests.jar"
 )
 
-// runJava runs the suite unless disabled and records it.
+// javaRun is what one Maven invocation runs: the ValidatesRunner category
+// (vr) and the listed NeedsRunner tests (nr), each with its expected names.
+type javaRun struct {
+	vr, nr         bool
+	vrWant, nrWant []string
+}
+
+// runJava runs the enabled Java checks and records them.
 func runJava(ctx context.Context, cfg config, work, endpoint string, rep *report) {
-	if cfg.disabled[javaCheck] {
-		return
-	}
-	expected, err := readJavaList(javaExpected)
+	jr, err := javaLists(cfg)
 	if err != nil {
 		rep.problems = append(rep.problems, err.Error())
 		return
 	}
-	timed("Java ValidatesRunner suite", func() error {
-		if err := checkJavaIncludes(); err != nil {
-			rep.addChecks(javaCheck, nil, expected, err)
-			return err
+	if !jr.vr && !jr.nr {
+		return
+	}
+	timed("Java suite", func() error {
+		if jr.vr {
+			if err := checkJavaIncludes(); err != nil {
+				rep.addChecks(javaCheck, nil, jr.vrWant, err)
+				return err
+			}
 		}
 		jctx, cancel := context.WithTimeout(ctx, cfg.javaTimeout)
 		defer cancel()
-		res, err := runMaven(jctx, cfg, work, endpoint)
-		rep.addChecks(javaCheck, res, expected, err)
-		return err
+		build := filepath.Join(work, "java")
+		reports := filepath.Join(build, "surefire-reports")
+		runErr := runMaven(jctx, cfg, work, endpoint, build, jr)
+		errs := []error{runErr}
+		for _, c := range []struct {
+			ran        bool
+			label, dir string
+			want       []string
+		}{{jr.vr, javaCheck, reports, jr.vrWant}, {jr.nr, javaNRCheck, reports + "-needsrunner", jr.nrWant}} {
+			if c.ran {
+				res, err := readReports(c.dir)
+				rep.addChecks(c.label, res, c.want, errors.Join(runErr, err))
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
 	})
 }
 
-// runMaven runs Surefire against endpoint and reads its JUnit reports.
-// Test failures do not fail Maven (they are read per test); a non-zero exit
-// means the build itself failed.
-func runMaven(ctx context.Context, cfg config, work, endpoint string) ([]validates.Result, error) {
-	build := filepath.Join(work, "java")
-	reports := filepath.Join(build, "surefire-reports")
-	if err := os.RemoveAll(reports); err != nil { // stale reports must not count
-		return nil, err
+// javaLists reads the expected lists of the enabled Java checks; the
+// NeedsRunner run happens only if its list names tests.
+func javaLists(cfg config) (javaRun, error) {
+	jr := javaRun{vr: !cfg.disabled[javaCheck], nr: !cfg.disabled[javaNRCheck]}
+	var err error
+	if jr.vr {
+		if jr.vrWant, err = readJavaList(javaExpected); err != nil {
+			return jr, err
+		}
+	}
+	if jr.nr {
+		if jr.nrWant, err = readJavaList(javaNRExpected); err != nil {
+			return jr, err
+		}
+		jr.nr = len(jr.nrWant) > 0
+	}
+	return jr, nil
+}
+
+// runMaven runs Surefire against endpoint, writing under build: the
+// category run's reports in surefire-reports, the listed NeedsRunner
+// tests' in surefire-reports-needsrunner (the pom's needs-runner profile).
+// Test failures do not fail Maven (they are read per test); a non-zero
+// exit means the build itself failed.
+func runMaven(ctx context.Context, cfg config, work, endpoint, build string, jr javaRun) error {
+	for _, dir := range []string{"surefire-reports", "surefire-reports-needsrunner"} {
+		if err := os.RemoveAll(filepath.Join(build, dir)); err != nil { // stale reports must not count
+			return err
+		}
 	}
 	logPath := filepath.Join(work, "java-mvn.log")
 	log, err := os.Create(logPath)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer log.Close()
-	cmd := serverproc.GroupCommand(ctx, "mvn", "-B", "-o", "-q",
-		"-f", filepath.Join(javaProject, "pom.xml"), "test",
-		"-DjobEndpoint="+endpoint, "-DbuildDir="+build,
+	args := []string{"-B", "-o", "-q", "-f", filepath.Join(javaProject, "pom.xml"), "test",
+		"-DjobEndpoint=" + endpoint, "-DbuildDir=" + build,
 		fmt.Sprintf("-DforkCount=%d", cfg.javaForks),
 		fmt.Sprintf("-DtestTimeoutSeconds=%d", int(cfg.javaTestTimeout.Seconds())),
-		"-Dmaven.test.failure.ignore=true")
-	cmd.Stdout, cmd.Stderr = log, log
-	fmt.Printf("validates: mvn test against %s (log %s, reports %s)\n", endpoint, logPath, reports)
-	runErr := cmd.Run()
-	res, err := validates.ReadSurefireReports(reports)
-	if runErr != nil {
-		return res, fmt.Errorf("mvn: %w\n--- %s ---\n%s", runErr, logPath, tailFile(logPath, 30))
+		"-Dmaven.test.failure.ignore=true"}
+	if !jr.vr {
+		args = append(args, "-DskipValidatesRunner=true")
 	}
+	if jr.nr {
+		args = append(args, "-DneedsRunnerTests="+validates.SurefireTests(jr.nrWant))
+	}
+	cmd := serverproc.GroupCommand(ctx, "mvn", args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	fmt.Printf("validates: mvn test against %s (log %s, reports under %s)\n", endpoint, logPath, build)
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("mvn: %w\n--- %s ---\n%s", err, logPath, tailFile(logPath, 30))
+	}
+	return nil
+}
+
+// readReports reads one Surefire run's reports, which must name some test.
+func readReports(dir string) ([]validates.Result, error) {
+	res, err := validates.ReadSurefireReports(dir)
 	if err == nil && len(res) == 0 {
-		err = fmt.Errorf("no test results in %s", reports)
+		err = fmt.Errorf("no test results in %s", dir)
 	}
 	return res, err
 }

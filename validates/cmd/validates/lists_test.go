@@ -6,10 +6,11 @@ import "testing"
 // for it, and lists something.
 func TestCheckedInListsRead(t *testing.T) {
 	for path, read := range map[string]func(string) ([]string, error){
-		"../../expected_go.txt":        readList,
-		"../../expected_java.txt":      readJavaList,
-		"../../expected_windowing.txt": readPythonClassList,
-		"../../expected_python.txt":    readPrismList,
+		"../../expected_go.txt":               readList,
+		"../../expected_java.txt":             readJavaList,
+		"../../expected_java_needsrunner.txt": readJavaList,
+		"../../expected_windowing.txt":        readPythonClassList,
+		"../../expected_python.txt":           readPrismList,
 	} {
 		names, err := read(path)
 		if err != nil || len(names) == 0 {
