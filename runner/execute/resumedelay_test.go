@@ -9,6 +9,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/periodic"
 )
 
@@ -84,12 +85,13 @@ func (fn *delayedResumer) ProcessElement(rt *sdf.LockRTracker, _ []byte, emit fu
 
 // A splittable DoFn that asks to resume after a delay is not resumed
 // before the delay has passed on the wall clock, after each of its
-// self-checkpoints.
+// self-checkpoints, and each position it claims is output once.
 func TestResumeDelayWaitsOnWallClock(t *testing.T) {
 	const run, n, delay = "resume-delay", 4, 400 * time.Millisecond
 	resetWallClock(run)
 	p, s := beam.NewPipelineWithRoot()
-	beam.ParDo(s, &delayedResumer{Run: run, N: n, Delay: delay}, beam.Impulse(s))
+	out := beam.ParDo(s, &delayedResumer{Run: run, N: n, Delay: delay}, beam.Impulse(s))
+	passert.Equals(s, out, int64(0), int64(1), int64(2), int64(3))
 	if err := runPipeline(t, p); err != nil {
 		t.Fatal(err)
 	}
