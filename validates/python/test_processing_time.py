@@ -51,8 +51,9 @@ def test_early_panes_every_two_seconds(job_endpoint, tmp_path):
     loaded machine), at least three, then the on-time pane when the source
     ends; each element is in exactly one pane."""
     period, length = 0.5, 12
-    # A little in the future, so the job has started when the ticks begin.
-    start = Timestamp.of(time.time() + 2)
+    # Rebased to when the job runs: a job slow to start (a loaded machine)
+    # would otherwise catch up on the ticks already due, all in one pane.
+    start = Timestamp.of(time.time())
     opts = PipelineOptions(["--runner=PortableRunner", f"--job_endpoint={job_endpoint}",
                             "--environment_type=LOOPBACK", "--streaming"])
     out = str(tmp_path / "panes")
@@ -60,8 +61,9 @@ def test_early_panes_every_two_seconds(job_endpoint, tmp_path):
     with beam.Pipeline(options=opts) as p:
         _ = (p
              | PeriodicImpulse(start_timestamp=start, stop_timestamp=start + length,
-                               fire_interval=period)
-             # One window, starting at start, holds the whole run.
+                               fire_interval=period, rebase=RebaseMode.REBASE_ALL)
+             # One window, starting at start, holds the whole run (if it
+             # starts within 48 s).
              | beam.WindowInto(window.FixedWindows(60, offset=start.micros / 1e6 % 60),
                                trigger=trigger.AfterWatermark(early=trigger.AfterProcessingTime(2)),
                                accumulation_mode=trigger.AccumulationMode.DISCARDING)
