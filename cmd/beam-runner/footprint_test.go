@@ -19,6 +19,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // TestPrismStyleServersLeaveNothingOnDisk starts servers the way Python's
@@ -53,16 +55,13 @@ func TestPrismStyleServersLeaveNothingOnDisk(t *testing.T) {
 		endpoint := "localhost:" + strconv.Itoa(port)
 		// Dialled only once listening: a gRPC channel refused once backs
 		// off for a second or more, past an idle timeout.
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		testwait.NoErr(t, time.Minute, "the server to listen on "+endpoint, func() error {
 			c, err := net.Dial("tcp", endpoint)
 			if err == nil {
 				c.Close()
-				break
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("server never listened on %s: %v", endpoint, err)
-			}
-		}
+			return err
+		})
 		return cmd, endpoint
 	}
 	assertLeftAsFound := func(when string) {
