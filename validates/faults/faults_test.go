@@ -25,6 +25,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/server"
 	"github.com/beam-runner/beam-runner/runner/workers"
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 func TestKilledWorkersDoNotChangeOutput(t *testing.T) {
@@ -395,15 +396,14 @@ func startPool(t *testing.T, py string) string {
 		cmd.Wait()
 	})
 	addr := "localhost:" + strconv.Itoa(port)
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
+	testwait.NoErr(t, 60*time.Second, "the worker pool to listen on "+addr, func() error {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
 			c.Close()
-			return addr
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("worker pool did not listen on %s within 60s", addr)
-		}
-	}
+		return err
+	})
+	return addr
 }
 
 // bootScript is a PROCESS environment command: it takes the SDK boot

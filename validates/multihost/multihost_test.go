@@ -24,6 +24,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/workers"
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
 	"github.com/beam-runner/beam-runner/testsupport/syncbuf"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // maxRatio is the most the three-host run may take of the one-host run:
@@ -65,11 +66,16 @@ func TestHosts(t *testing.T) {
 	t.Run("one host killed mid-job", func(t *testing.T) {
 		victim := hosts[1]
 		var killed int
-		killAt := time.Duration(0.4 * float64(three.took))
 		got := job.run(t, hosts, func(running time.Time) {
-			time.Sleep(time.Until(running.Add(killAt)))
+			// Killed once its workers have done some of the job's work, so
+			// bundles are in flight on it, however fast the machine is.
+			cpu0 := victim.cpuSeconds()
+			err := testwait.For(context.Background(), 5*time.Minute, func() (bool, error) {
+				return victim.cpuSeconds()-cpu0 >= victimWork, nil
+			})
 			killed = victim.kill()
-			t.Logf("killed %d processes of %s (its pool and workers) %v after the job started running", killed, victim.name, killAt.Round(time.Millisecond))
+			t.Logf("killed %d processes of %s (its pool and workers) %v after the job started running (%v)",
+				killed, victim.name, time.Since(running).Round(time.Millisecond), err)
 		})
 		if killed == 0 {
 			t.Fatalf("nothing of %s was running to kill", victim.name)
@@ -221,7 +227,7 @@ func (s *jobServer) runOn(t *testing.T, py string, args, pools []string, hosts [
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, args...)
-	var clientOut bytes.Buffer
+	var clientOut syncbuf.Buffer // read by watchClient while the client writes
 	cmd.Stdout, cmd.Stderr = &clientOut, &clientOut
 	before := s.jobIDs()
 	cpu0, busy0, self0 := perHostCPU(hosts), machineBusy(), selfCPU()
@@ -262,12 +268,16 @@ func (s *jobServer) runOn(t *testing.T, py string, args, pools []string, hosts [
 	return r
 }
 
+// victimWork is the CPU time the killed host's workers spend on the job
+// before the kill: enough for bundles of each stage to be under way.
+const victimWork = 1.0
+
 // clientGrace is how long a client may take to exit after its job ended.
 const clientGrace = time.Minute
 
 // watchClient fails the test, with the client's threads, if the client
 // has not exited clientGrace after the server ended its job, and kills it.
-func (s *jobServer) watchClient(t *testing.T, cmd *exec.Cmd, before map[string]bool, out *bytes.Buffer) func() {
+func (s *jobServer) watchClient(t *testing.T, cmd *exec.Cmd, before map[string]bool, out *syncbuf.Buffer) func() {
 	stop := make(chan struct{})
 	go func() {
 		for {
@@ -281,8 +291,10 @@ func (s *jobServer) watchClient(t *testing.T, cmd *exec.Cmd, before map[string]b
 				end, ok = s.stateTime(before, "FAILED")
 			}
 			if ok && time.Since(end) > clientGrace {
-				cmd.Process.Signal(syscall.SIGUSR1) // dumps its threads
-				time.Sleep(2 * time.Second)
+				cmd.Process.Signal(syscall.SIGUSR1) // dumps its threads (pipeline.py)
+				testwait.For(context.Background(), 10*time.Second, func() (bool, error) {
+					return strings.Contains(out.String(), "most recent call first"), nil
+				})
 				t.Errorf("the client did not exit %v after its job ended; killing it", clientGrace)
 				cmd.Process.Kill()
 				return
@@ -303,13 +315,13 @@ func (s *jobServer) jobIDs() map[string]bool {
 // awaitRunning waits for the job submitted after those of before to be
 // RUNNING, and says when it became so.
 func (s *jobServer) awaitRunning(ctx context.Context, before map[string]bool) (time.Time, bool) {
-	for ctx.Err() == nil {
-		if at, ok := s.stateTime(before, "RUNNING"); ok {
-			return at, true
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return time.Time{}, false
+	var at time.Time
+	err := testwait.For(ctx, 10*time.Minute, func() (bool, error) {
+		t, ok := s.stateTime(before, "RUNNING")
+		at = t
+		return ok, nil
+	})
+	return at, err == nil
 }
 
 // runningTime is how long the new job ran: from RUNNING (every worker

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // TestKafkaSoak runs the exactly-once job (KafkaEosCounts.java) for
@@ -73,7 +74,7 @@ func TestKafkaSoak(t *testing.T) {
 	if b, err := drain.CombinedOutput(); err != nil {
 		t.Fatalf("beam-runner drain %s: %v\n%s", id, err, b)
 	}
-	lat.waitQuiet(ctx, 5*time.Second)
+	lat.waitSum(ctx, prod.sent)
 	checkSoakCounts(t, lat.lines(), prod.sent)
 	checkNoneDropped(t, ctx, srv.client(t), id)
 	writeSoakTable(t, samples, lat)
@@ -181,18 +182,23 @@ func (c *countLog) add(line string) {
 	}
 }
 
-// waitQuiet waits until no count has arrived for quiet: the follower has
-// read what the drained job wrote.
-func (c *countLog) waitQuiet(ctx context.Context, quiet time.Duration) {
-	for n := -1; ctx.Err() == nil; time.Sleep(quiet) {
+// waitSum waits until the counts read back add up to at least produced
+// (or two minutes pass): the follower has read what the drained job
+// wrote. A count written twice shows as a sum past produced.
+func (c *countLog) waitSum(ctx context.Context, produced int) {
+	testwait.For(ctx, 2*time.Minute, func() (bool, error) {
 		c.mu.Lock()
-		m := len(c.all)
-		c.mu.Unlock()
-		if m == n {
-			return
+		defer c.mu.Unlock()
+		sum := 0
+		for _, l := range c.all {
+			var key string
+			var start, n int64
+			if _, err := fmt.Sscan(l, &key, &start, &n); err == nil {
+				sum += int(n)
+			}
 		}
-		n = m
-	}
+		return sum >= produced, nil
+	})
 }
 
 func (c *countLog) lines() []string {
