@@ -46,9 +46,9 @@ func TestStableInputPython(t *testing.T) {
 		testwait.Until(t, time.Minute, "the stable DoFn's first values", func() bool {
 			return len(valuesByIndex(t, out)) >= 10
 		})
-		server.killAfterCheckpoint(id)
+		server.killAfterCheckpoint(id, 1)
 		server.start()
-		waitDone(t, jobClient(t, endpoint), id, 5*time.Minute)
+		waitDone(t, jobClient(t, endpoint), id, server, 5*time.Minute)
 		requireOneValueEach(t, out, n)
 	})
 }
