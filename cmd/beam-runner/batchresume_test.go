@@ -13,6 +13,7 @@ import (
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
 	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	"github.com/beam-runner/beam-runner/validates/wordcount"
 )
@@ -46,7 +47,7 @@ func TestBatchResumesAfterKills(t *testing.T) {
 	}
 	want := wordcountOn(t, input, filepath.Join(tmp, "direct"), "--runner=DirectRunner")
 	bin := buildServer(t)
-	port, dir := freePort(t), t.TempDir()
+	port, dir := testkit.FreePort(t), t.TempDir()
 	endpoint := "localhost:" + strconv.Itoa(port)
 	server := &killable{t: t, bin: bin, port: port, dir: dir, logDir: tmp}
 	server.start()
@@ -111,7 +112,7 @@ func (k *killable) killAfterCheckpoint(job string, n int) {
 	if err := testwait.For(context.Background(), 2*time.Minute, func() (bool, error) {
 		return checkpointsSaved(k.t, k.log, job) >= n, nil
 	}); err != nil {
-		k.t.Fatalf("waiting for %d checkpoints of job %s; server log %s ends:\n%s\n%v", n, job, k.log, tailFile(k.log, 30), err)
+		k.t.Fatalf("waiting for %d checkpoints of job %s; server log %s ends:\n%s\n%v", n, job, k.log, testkit.TailFile(k.log, 30), err)
 	}
 	cli := jobClient(k.t, "localhost:"+strconv.Itoa(k.port))
 	if st, err := cli.GetState(context.Background(), &jobpb.GetJobStateRequest{JobId: job}); err != nil || st.GetState() != jobpb.JobState_RUNNING {
@@ -143,7 +144,7 @@ func waitDone(t *testing.T, cli jobpb.JobServiceClient, id string, server *killa
 		return st.GetState() == jobpb.JobState_DONE, nil
 	})
 	if err != nil {
-		t.Fatalf("waiting for job %s DONE: server log %s ends:\n%s\n%v", id, server.log, tailFile(server.log, 40), err)
+		t.Fatalf("waiting for job %s DONE: server log %s ends:\n%s\n%v", id, server.log, testkit.TailFile(server.log, 40), err)
 	}
 }
 
@@ -157,7 +158,7 @@ func waitProcess(t *testing.T, cmd *exec.Cmd, limit time.Duration, what, logPath
 	if werr != nil {
 		cmd.Process.Kill()
 		<-done
-		t.Fatalf("%s (pid %d) still runs after %v; %s ends:\n%s\n%v", what, cmd.Process.Pid, limit, logPath, tailFile(logPath, 40), werr)
+		t.Fatalf("%s (pid %d) still runs after %v; %s ends:\n%s\n%v", what, cmd.Process.Pid, limit, logPath, testkit.TailFile(logPath, 40), werr)
 	}
 	return err
 }
@@ -207,11 +208,4 @@ func requireCounts(t *testing.T, what string, want, got wordcount.Counts) {
 		t.Fatalf("%s: counts differ from the DirectRunner's (%d words, %d in all there; %d words, %d here):\n%s",
 			what, len(want), want.Total(), len(got), got.Total(), strings.Join(d, "\n"))
 	}
-}
-
-// tailFile is the last n lines of the file at path.
-func tailFile(path string, n int) string {
-	b, _ := os.ReadFile(path)
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

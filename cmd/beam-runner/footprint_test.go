@@ -20,6 +20,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
 	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
@@ -43,7 +44,7 @@ func TestPrismStyleServersLeaveNothingOnDisk(t *testing.T) {
 	before := listTree(t, cache)
 	env := append(os.Environ(), "XDG_CACHE_HOME="+cache, "TMPDIR="+tmp)
 	start := func(flags ...string) (*exec.Cmd, string) {
-		port := freePort(t)
+		port := testkit.FreePort(t)
 		args := append([]string{"--job_port", strconv.Itoa(port), "--log_level", "info", "--log_kind", "dev", "--serve_http=false"}, flags...)
 		cmd := exec.Command(bin, args...)
 		log := createLog(t, filepath.Join(logs, "server-"+strconv.Itoa(port)+".log"))

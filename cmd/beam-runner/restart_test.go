@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +24,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
 	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
@@ -58,7 +58,7 @@ func TestKillAndRestart(t *testing.T) {
 	slowRunning, releaseSlow, slowOnce = make(chan struct{}), make(chan struct{}), sync.Once{}
 	defer close(releaseSlow)
 	bin := buildServer(t)
-	port, dir := freePort(t), t.TempDir()
+	port, dir := testkit.FreePort(t), t.TempDir()
 	srv := startBinary(t, bin, port, dir)
 	endpoint := "localhost:" + strconv.Itoa(port)
 	cli := jobClient(t, endpoint)
@@ -148,16 +148,6 @@ func buildServer(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "localhost:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func startBinary(t *testing.T, bin string, port int, dir string, flags ...string) *exec.Cmd {

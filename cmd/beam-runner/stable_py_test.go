@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
 	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
@@ -24,7 +25,7 @@ func TestStableInputPython(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	bin := buildServer(t)
-	server := &killable{t: t, bin: bin, port: freePort(t), dir: t.TempDir(), logDir: tmp}
+	server := &killable{t: t, bin: bin, port: testkit.FreePort(t), dir: t.TempDir(), logDir: tmp}
 	server.start()
 	defer server.stop()
 	endpoint := "localhost:" + strconv.Itoa(server.port)

@@ -3,7 +3,6 @@
 package multihost
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -24,6 +23,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/workers"
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
 	"github.com/beam-runner/beam-runner/testsupport/syncbuf"
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
 	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
@@ -44,10 +44,10 @@ func TestHosts(t *testing.T) {
 	py := python(t)
 	hosts := newHosts(t, py, 3)
 	srv := startServer(t)
-	n, rounds := envInt("MULTIHOST_ELEMENTS", 120), envInt("MULTIHOST_ROUNDS", 1500000)
+	n, rounds := testkit.EnvInt("MULTIHOST_ELEMENTS", 120), testkit.EnvInt("MULTIHOST_ROUNDS", 1500000)
 	// Records of 30 kB: the input is cut into bundles by its size, as a
 	// job over real records is, rather than left to dynamic splits alone.
-	job := cpuJob{py: py, srv: srv, n: n, rounds: rounds, pad: envInt("MULTIHOST_PAD", 30000)}
+	job := cpuJob{py: py, srv: srv, n: n, rounds: rounds, pad: testkit.EnvInt("MULTIHOST_PAD", 30000)}
 	three := job.compare(t, hosts, maxRatio)
 
 	t.Run("small records", func(t *testing.T) {
@@ -59,7 +59,7 @@ func TestHosts(t *testing.T) {
 			t.Skip("MULTIHOST_SMALL=1 runs it")
 		}
 		small := job
-		small.pad = envInt("MULTIHOST_SMALL_PAD", 100)
+		small.pad = testkit.EnvInt("MULTIHOST_SMALL_PAD", 100)
 		small.compare(t, hosts, maxRatioSmall)
 	})
 
@@ -80,7 +80,7 @@ func TestHosts(t *testing.T) {
 		if killed == 0 {
 			t.Fatalf("nothing of %s was running to kill", victim.name)
 		}
-		requireSame(t, got.out, three.out)
+		testkit.RequireSame(t, got.out, three.out)
 		if !strings.Contains(srv.log.String(), `"worker pool down"`) || !strings.Contains(srv.log.String(), victim.poolAddr()) {
 			t.Errorf("the server did not mark %s's pool (%s) down", victim.name, victim.poolAddr())
 		}
@@ -95,7 +95,7 @@ func (j cpuJob) compare(t *testing.T, hosts []*host, limit float64) result {
 	t.Logf("CPU-bound ParDo: %d records of %d B, %d rounds each", j.n, j.pad, j.rounds)
 	one := j.run(t, hosts[:1], nil)
 	three := j.run(t, hosts, nil)
-	requireSame(t, three.out, one.out)
+	testkit.RequireSame(t, three.out, one.out)
 	ratio := three.took.Seconds() / one.took.Seconds()
 	t.Logf("1 host: %s; 3 hosts: %s; ratio %.2f (at most %.2f)", one, three, ratio, limit)
 	if ratio > limit && (three.loaded() || three.uneven()) {
@@ -105,7 +105,7 @@ func (j cpuJob) compare(t *testing.T, hosts []*host, limit float64) result {
 		// once more, as a loaded run is.
 		t.Logf("the machine was loaded by other work, or a host was left mostly idle, during the 3-host run: running it again")
 		three = j.run(t, hosts, nil)
-		requireSame(t, three.out, one.out)
+		testkit.RequireSame(t, three.out, one.out)
 		ratio = three.took.Seconds() / one.took.Seconds()
 		t.Logf("3 hosts again: %s; ratio %.2f", three, ratio)
 	}
@@ -257,7 +257,7 @@ func (s *jobServer) runOn(t *testing.T, py string, args, pools []string, hosts [
 	}
 	r.serverCPU, r.clientCPU = selfCPU()-self0, childCPU(cmd)
 	if err != nil {
-		t.Fatalf("job failed: %v\n%s", err, tail(clientOut.String(), 40))
+		t.Fatalf("job failed: %v\n%s", err, testkit.Tail(clientOut.String(), 40))
 	}
 	r.took = s.runningTime(t, before)
 	b, err := os.ReadFile(out)
@@ -394,32 +394,10 @@ func childCPU(cmd *exec.Cmd) float64 {
 
 func tv(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
 
-func requireSame(t *testing.T, got, want []byte) {
-	t.Helper()
-	if !bytes.Equal(got, want) {
-		t.Fatalf("outputs differ: %d bytes, %d lines against %d bytes, %d lines", len(got), bytes.Count(got, []byte("\n")), len(want), bytes.Count(want, []byte("\n")))
-	}
-}
-
 func sortLines(b []byte) []byte {
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	sort.Strings(lines)
 	return []byte(strings.Join(lines, "\n") + "\n")
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
 }
 
 // python is the real interpreter (not a pyenv shim, which would stand

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/beam-runner/beam-runner/testsupport/serverproc"
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
 )
 
 // repoRoot is the module root: the test runs in validates/xlang.
@@ -73,22 +74,13 @@ func daemon(t *testing.T, logPath, addr string, limit time.Duration, name string
 	for serverproc.Listening(ctx, addr) != nil {
 		select {
 		case <-exited:
-			t.Fatalf("%s exited before listening on %s; log %s ends:\n%s", name, addr, logPath, tail(logPath, 30))
+			t.Fatalf("%s exited before listening on %s; log %s ends:\n%s", name, addr, logPath, testkit.TailFile(logPath, 30))
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s not listening on %s after %v; log %s ends:\n%s", name, addr, limit, logPath, tail(logPath, 30))
+			t.Fatalf("%s not listening on %s after %v; log %s ends:\n%s", name, addr, limit, logPath, testkit.TailFile(logPath, 30))
 		}
 	}
-}
-
-func tail(path string, n int) string {
-	b, _ := os.ReadFile(path)
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func freeAddr(t *testing.T) (string, int) {

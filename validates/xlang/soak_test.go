@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
 	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
@@ -36,7 +37,7 @@ import (
 //
 //	go test -tags 'xlang soak' -run TestKafkaSoak -timeout 2h -v ./validates/xlang
 func TestKafkaSoak(t *testing.T) {
-	dur, rate, warm := envDuration("SOAK_DURATION", time.Hour), envInt("SOAK_RATE", 2000), envDuration("SOAK_WARMUP", 5*time.Minute)
+	dur, rate, warm := envDuration("SOAK_DURATION", time.Hour), testkit.EnvInt("SOAK_RATE", 2000), envDuration("SOAK_WARMUP", 5*time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), dur+20*time.Minute)
 	defer cancel()
 	boot := startBroker(t, "kafka-soak")
@@ -412,13 +413,6 @@ func writeSoakTable(t *testing.T, ss []soakSample, c *countLog) {
 func envDuration(name string, def time.Duration) time.Duration {
 	if d, err := time.ParseDuration(os.Getenv(name)); err == nil && d > 0 {
 		return d
-	}
-	return def
-}
-
-func envInt(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
-		return n
 	}
 	return def
 }
