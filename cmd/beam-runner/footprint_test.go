@@ -149,7 +149,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd, why string) {
 			t.Fatalf("server exit after %s: %v", why, err)
 		}
 	case <-time.After(time.Minute):
-		t.Fatalf("server still runs a minute after %s", why)
+		t.Fatalf("server still runs a minute after %s\n%s", why, testwait.Goroutines())
 	}
 }
 
