@@ -352,12 +352,8 @@ func (s *crashingServer) kill(t *testing.T) {
 // waitLog waits until the running server's log has msg for job id.
 func (s *crashingServer) waitLog(t *testing.T, ctx context.Context, id, msg string) {
 	t.Helper()
-	for s.logged(id, msg) == 0 {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("job %s: no %q in %s", id, msg, s.logPath())
-		case <-time.After(100 * time.Millisecond):
-		}
+	if err := testwait.For(ctx, 5*time.Minute, func() (bool, error) { return s.logged(id, msg) > 0, nil }); err != nil {
+		t.Fatalf("job %s: no %q in %s: %v", id, msg, s.logPath(), err)
 	}
 	t.Logf("server run %d: %s", s.runs, msg)
 }
