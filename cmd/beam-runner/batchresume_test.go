@@ -109,7 +109,7 @@ func (k *killable) start() {
 // must still be running.
 func (k *killable) killAfterCheckpoint(job string, n int) {
 	k.t.Helper()
-	if err := testwait.For(context.Background(), 2*time.Minute, func() (bool, error) {
+	if err := testwait.For(context.Background(), testwait.Limit(k.t, 2*time.Minute), func() (bool, error) {
 		return checkpointsSaved(k.t, k.log, job) >= n, nil
 	}); err != nil {
 		k.t.Fatalf("waiting for %d checkpoints of job %s; server log %s ends:\n%s\n%v", n, job, k.log, testkit.TailFile(k.log, 30), err)
@@ -130,7 +130,7 @@ func (k *killable) stop() {
 // so does its limit, with the tail of the server's log.
 func waitDone(t *testing.T, cli jobpb.JobServiceClient, id string, server *killable, limit time.Duration) {
 	t.Helper()
-	err := testwait.For(context.Background(), limit, func() (bool, error) {
+	err := testwait.For(context.Background(), testwait.Limit(t, limit), func() (bool, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		st, err := cli.GetState(ctx, &jobpb.GetJobStateRequest{JobId: id})
@@ -154,7 +154,7 @@ func waitProcess(t *testing.T, cmd *exec.Cmd, limit time.Duration, what, logPath
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	err, werr := testwait.RecvErr(context.Background(), limit, done)
+	err, werr := testwait.RecvErr(context.Background(), testwait.Limit(t, limit), done)
 	if werr != nil {
 		cmd.Process.Kill()
 		<-done

@@ -30,6 +30,10 @@ const maxDump = 1 << 20
 // can tell an expired wait from the condition's own error.
 var ErrExpired = errors.New("wait expired")
 
+// Limit is limit, shortened to end shortly before t's deadline (go test's
+// -timeout), for callers of For that hold a test.
+func Limit(t testing.TB, limit time.Duration) time.Duration { return clip(t, limit) }
+
 // For polls cond until it reports true or an error, ctx ends, or limit
 // passes. It returns nil once cond holds; at the limit or ctx's end, the
 // error carries a goroutine dump.
@@ -55,9 +59,28 @@ func expired(limit time.Duration, cause error) error {
 	return fmt.Errorf("not within %v: %w: %w\n%s", limit, ErrExpired, cause, Goroutines())
 }
 
-// Until fails t, saying what it waited for, unless cond holds within limit.
+// testMargin is how long before go test's own deadline (-timeout) a wait
+// gives up: its failure then says what it waited for, with the test's
+// logs, where go test's timeout would only panic.
+const testMargin = 20 * time.Second
+
+// clip shortens limit to end testMargin before t's deadline, if it has one.
+func clip(t testing.TB, limit time.Duration) time.Duration {
+	d, ok := t.(interface{ Deadline() (time.Time, bool) })
+	if !ok {
+		return limit
+	}
+	if end, ok := d.Deadline(); ok {
+		limit = max(min(limit, time.Until(end)-testMargin), time.Second)
+	}
+	return limit
+}
+
+// Until fails t, saying what it waited for, unless cond holds within limit
+// (or, sooner, shortly before the test binary's deadline).
 func Until(t testing.TB, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
+	limit = clip(t, limit)
 	if err := For(context.Background(), limit, func() (bool, error) { return cond(), nil }); err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
 	}
@@ -68,6 +91,7 @@ func Until(t testing.TB, limit time.Duration, what string, cond func() bool) {
 // has these lines") rather than predicates.
 func NoErr(t testing.TB, limit time.Duration, what string, cond func() error) {
 	t.Helper()
+	limit = clip(t, limit)
 	var last error
 	err := For(context.Background(), limit, func() (bool, error) {
 		last = cond()
@@ -82,7 +106,7 @@ func NoErr(t testing.TB, limit time.Duration, what string, cond func() error) {
 // limit or ch is closed.
 func Recv[T any](t testing.TB, limit time.Duration, what string, ch <-chan T) T {
 	t.Helper()
-	v, err := RecvErr(context.Background(), limit, ch)
+	v, err := RecvErr(context.Background(), clip(t, limit), ch)
 	if err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
 	}
@@ -110,7 +134,7 @@ func RecvErr[T any](ctx context.Context, limit time.Duration, ch <-chan T) (T, e
 // the wait for a done channel.
 func Closed[T any](t testing.TB, limit time.Duration, what string, ch <-chan T) {
 	t.Helper()
-	if err := ClosedErr(limit, ch); err != nil {
+	if err := ClosedErr(clip(t, limit), ch); err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
 	}
 }

@@ -69,3 +69,16 @@ func TestRecvErrGetsAValueOrExpires(t *testing.T) {
 		t.Fatalf("RecvErr on a closed channel = %v; want a closed error", err)
 	}
 }
+
+func TestWaitsEndBeforeTheTestsDeadline(t *testing.T) {
+	end, ok := t.Deadline()
+	if !ok {
+		t.Skip("no -timeout deadline to clip to")
+	}
+	if got := Limit(t, 1000*time.Hour); got > time.Until(end) {
+		t.Errorf("Limit = %v; want it to end before the test's deadline in %v", got, time.Until(end))
+	}
+	if got := Limit(t, time.Second); got != time.Second {
+		t.Errorf("Limit(1s) = %v; want a short limit kept", got)
+	}
+}
