@@ -165,7 +165,8 @@ func TestPoolThatAnswersAgainIsUsed(t *testing.T) {
 		signalOn(lateJoined, `msg="worker connected"`, "pool="+late))
 	started := make(chan error, 1)
 	go func() { // the late pool starts once the runner has marked it down
-		if started <- testwait.ClosedErr(time.Minute, down); ctx.Err() != nil {
+		err := testwait.ClosedErr(time.Minute, down)
+		if started <- err; err != nil || ctx.Err() != nil {
 			return
 		}
 		n, _ := strconv.Atoi(port)
