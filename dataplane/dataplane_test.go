@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 const bound = 10 * time.Second
@@ -87,7 +89,7 @@ func TestConcurrentStreamsForOneWorker(t *testing.T) {
 		select {
 		case <-conn.attached:
 		case <-time.After(bound):
-			t.Fatal("no stream attached")
+			t.Fatal("no stream attached", "\n"+testwait.Goroutines())
 		}
 		refused := 0
 		for i := 0; i < n-1; i++ {
@@ -98,7 +100,7 @@ func TestConcurrentStreamsForOneWorker(t *testing.T) {
 				}
 				refused++
 			case <-time.After(bound):
-				t.Fatalf("round %d: only %d of %d extra streams refused", round, refused, n-1)
+				t.Fatalf("round %d: only %d of %d extra streams refused\n%s", round, refused, n-1, testwait.Goroutines())
 			}
 		}
 	}
@@ -141,7 +143,7 @@ func TestFramesSplitAcrossMessages(t *testing.T) {
 		select {
 		case <-r.Done():
 		case <-time.After(bound):
-			t.Fatal("receiver not done after every stream's is_last")
+			t.Fatal("receiver not done after every stream's is_last", "\n"+testwait.Goroutines())
 		}
 	}
 	if got := bytes.Join(r1.Result().Data["a"], nil); !bytes.Equal(got, payload) {
@@ -173,7 +175,7 @@ func TestStreamClosingEarly(t *testing.T) {
 	select {
 	case <-conn.Closed():
 	case <-time.After(bound):
-		t.Fatal("Closed did not fire when the stream ended")
+		t.Fatal("Closed did not fire when the stream ended", "\n"+testwait.Goroutines())
 	}
 	if conn.Err() == nil {
 		t.Error("Err is nil after the stream ended")

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
+
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // stallStream is a harness that has stopped reading: each Send records its
@@ -50,7 +52,7 @@ func returnsWithin(t *testing.T, what string, f func() error) error {
 	case err := <-errc:
 		return err
 	case <-time.After(bound):
-		t.Fatalf("%s still waits after %v", what, bound)
+		t.Fatalf("%s still waits after %v\n%s", what, bound, testwait.Goroutines())
 		return nil
 	}
 }
@@ -74,7 +76,7 @@ func TestStalledStreamDoesNotHoldWriters(t *testing.T) {
 			t.Fatalf("first Send was for %q", instOf(e))
 		}
 	case <-time.After(bound):
-		t.Fatal("the first message never reached Send")
+		t.Fatal("the first message never reached Send", "\n"+testwait.Goroutines())
 	}
 
 	ctxB, cancelB := context.WithTimeout(context.Background(), 100*time.Millisecond)

@@ -10,6 +10,7 @@ import (
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/fnapi/fnapitest"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -29,7 +30,7 @@ func connected(t testing.TB, w *fnapi.Worker) {
 	select {
 	case <-w.Connected():
 	case <-time.After(bound):
-		t.Fatal("worker did not connect")
+		t.Fatal("worker did not connect", "\n"+testwait.Goroutines())
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/fnapi/fnapitest"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // bound is how long any call may take in these tests: none should wait
@@ -31,7 +32,7 @@ func setup(t *testing.T) (*Harness, *fnapi.Server, *fnapitest.SDK) {
 	select {
 	case <-w.Connected():
 	case <-time.After(bound):
-		t.Fatal("worker did not connect")
+		t.Fatal("worker did not connect", "\n"+testwait.Goroutines())
 	}
 	return New(w), srv, sdk
 }
@@ -56,7 +57,7 @@ func wait(t *testing.T, ch <-chan outcome) outcome {
 	case o := <-ch:
 		return o
 	case <-time.After(bound):
-		t.Fatal("Process did not return")
+		t.Fatal("Process did not return", "\n"+testwait.Goroutines())
 		return outcome{}
 	}
 }

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // A worker dies with the server that started it: here the test binary,
@@ -47,11 +50,9 @@ func TestWorkersDieWithTheServer(t *testing.T) {
 	}
 	srv.Process.Kill()
 	srv.Wait()
-	for deadline := time.Now().Add(5 * time.Second); alive(pid); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			exec.Command("kill", "-9", strconv.Itoa(pid)).Run()
-			t.Fatalf("worker %d still runs 5 s after its server was killed", pid)
-		}
+	if err := testwait.For(context.Background(), 5*time.Second, func() (bool, error) { return !alive(pid), nil }); err != nil {
+		exec.Command("kill", "-9", strconv.Itoa(pid)).Run()
+		t.Fatalf("worker %d still runs 5 s after its server was killed: %v", pid, err)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 func TestDockerArgsCarryBootFlags(t *testing.T) {
@@ -44,7 +46,7 @@ func TestProcessEnvironmentStartsAndStops(t *testing.T) {
 	select {
 	case <-h.Exited():
 	case <-time.After(10 * time.Second):
-		t.Fatal("process did not exit")
+		t.Fatal("process did not exit", "\n"+testwait.Goroutines())
 	}
 	if err := h.Stop(context.Background()); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
 	"github.com/beam-runner/beam-runner/validates/differential"
 )
 
@@ -26,7 +27,7 @@ func TestPythonCustomKeyCoder(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	logPath := filepath.Join(tmp, "server.log")
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	srv := startBinaryTo(t, createLog(t, logPath), buildServer(t), port, t.TempDir(), "--serve_http=false", "--log_level=info")
 	defer func() { srv.Process.Kill(); srv.Wait() }()
 	endpoint := "localhost:" + strconv.Itoa(port)

@@ -19,6 +19,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // TestPrismStyleServersLeaveNothingOnDisk starts servers the way Python's
@@ -41,7 +44,7 @@ func TestPrismStyleServersLeaveNothingOnDisk(t *testing.T) {
 	before := listTree(t, cache)
 	env := append(os.Environ(), "XDG_CACHE_HOME="+cache, "TMPDIR="+tmp)
 	start := func(flags ...string) (*exec.Cmd, string) {
-		port := freePort(t)
+		port := testkit.FreePort(t)
 		args := append([]string{"--job_port", strconv.Itoa(port), "--log_level", "info", "--log_kind", "dev", "--serve_http=false"}, flags...)
 		cmd := exec.Command(bin, args...)
 		log := createLog(t, filepath.Join(logs, "server-"+strconv.Itoa(port)+".log"))
@@ -53,16 +56,13 @@ func TestPrismStyleServersLeaveNothingOnDisk(t *testing.T) {
 		endpoint := "localhost:" + strconv.Itoa(port)
 		// Dialled only once listening: a gRPC channel refused once backs
 		// off for a second or more, past an idle timeout.
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		testwait.NoErr(t, time.Minute, "the server to listen on "+endpoint, func() error {
 			c, err := net.Dial("tcp", endpoint)
 			if err == nil {
 				c.Close()
-				break
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("server never listened on %s: %v", endpoint, err)
-			}
-		}
+			return err
+		})
 		return cmd, endpoint
 	}
 	assertLeftAsFound := func(when string) {
@@ -149,7 +149,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd, why string) {
 			t.Fatalf("server exit after %s: %v", why, err)
 		}
 	case <-time.After(time.Minute):
-		t.Fatalf("server still runs a minute after %s", why)
+		t.Fatalf("server still runs a minute after %s\n%s", why, testwait.Goroutines())
 	}
 }
 

@@ -134,7 +134,7 @@ func TestCancelWhileFollowingLogs(t *testing.T) {
 			t.Errorf("logs -f exited %d:\n%s", code, follow.String())
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("logs -f did not end after the job was cancelled")
+		t.Fatal("logs -f did not end after the job was cancelled", "\n"+testwait.Goroutines())
 	}
 	lines := jsonLines(t, follow.String())
 	if last := lines[len(lines)-1]; last.State != "CANCELLED" {

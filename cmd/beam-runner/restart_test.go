@@ -3,14 +3,14 @@ package main
 import (
 	"context"
 	"flag"
-	"net"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,18 +24,24 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
-// stopSlow ends slowFn's elements once the test is done with them.
-var stopSlow atomic.Bool
+// slowFn's LOOPBACK worker runs in this process, so globals reach it:
+// slowRunning closes when its element is in hand, releaseSlow ends it.
+var (
+	slowRunning, releaseSlow chan struct{}
+	slowOnce                 sync.Once
+)
 
 func init() { beam.RegisterFunction(slowFn) }
 
-// slowFn holds its job RUNNING until the test ends it.
+// slowFn holds its job RUNNING until the test releases it (or, should the
+// test never, for ten minutes).
 func slowFn(x int, emit func(int)) {
-	for !stopSlow.Load() {
-		time.Sleep(20 * time.Millisecond)
-	}
+	slowOnce.Do(func() { close(slowRunning) })
+	testwait.ClosedErr(10*time.Minute, releaseSlow)
 	emit(x)
 }
 
@@ -49,9 +55,10 @@ func TestKillAndRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
-	defer stopSlow.Store(true)
+	slowRunning, releaseSlow, slowOnce = make(chan struct{}), make(chan struct{}), sync.Once{}
+	defer close(releaseSlow)
 	bin := buildServer(t)
-	port, dir := freePort(t), t.TempDir()
+	port, dir := testkit.FreePort(t), t.TempDir()
 	srv := startBinary(t, bin, port, dir)
 	endpoint := "localhost:" + strconv.Itoa(port)
 	cli := jobClient(t, endpoint)
@@ -78,10 +85,8 @@ func TestKillAndRestart(t *testing.T) {
 	p, s = beam.NewPipelineWithRoot()
 	beam.ParDo(s, slowFn, beam.Create(s, 1))
 	go universal.Execute(ctx, p)
-	var stuck string
-	for deadline := time.Now().Add(time.Minute); stuck == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		stuck = otherJob(cli, done)
-	}
+	testwait.Closed(t, time.Minute, "the second job's DoFn to run", slowRunning)
+	stuck := otherJob(cli, done)
 	waitState(t, cli, stuck, jobpb.JobState_RUNNING)
 
 	if err := srv.Process.Signal(syscall.SIGKILL); err != nil {
@@ -145,16 +150,6 @@ func buildServer(t *testing.T) string {
 	return bin
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "localhost:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func startBinary(t *testing.T, bin string, port int, dir string, flags ...string) *exec.Cmd {
 	t.Helper()
 	return startBinaryTo(t, os.Stderr, bin, port, dir, flags...)
@@ -180,31 +175,24 @@ func jobClient(t *testing.T, endpoint string) jobpb.JobServiceClient {
 	}
 	t.Cleanup(func() { cc.Close() })
 	cli := jobpb.NewJobServiceClient(cc)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+	testwait.NoErr(t, time.Minute, "the job service at "+endpoint+" to answer", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
 		_, err := cli.GetJobs(ctx, &jobpb.GetJobsRequest{})
-		cancel()
-		if err == nil {
-			return cli
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job service at %s never answered: %v", endpoint, err)
-		}
-	}
+		return err
+	})
+	return cli
 }
 
 func waitState(t *testing.T, cli jobpb.JobServiceClient, id string, want jobpb.JobState_Enum) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	testwait.NoErr(t, time.Minute, "job "+id+" to reach "+want.String(), func() error {
 		st, err := cli.GetState(context.Background(), &jobpb.GetJobStateRequest{JobId: id})
-		if err != nil {
-			t.Fatal(err)
+		if err == nil && st.GetState() != want {
+			err = fmt.Errorf("job %s is %v", id, st.GetState())
 		}
-		if st.GetState() == want {
-			return
-		}
-	}
-	t.Fatalf("job %s never reached %v", id, want)
+		return err
+	})
 }
 
 // messages reads a job's whole message stream as one string.

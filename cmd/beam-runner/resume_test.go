@@ -16,6 +16,7 @@ import (
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/testsupport/serverproc"
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
 	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
@@ -39,7 +40,7 @@ func TestKillAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Stop()
-	port, dir := freePort(t), t.TempDir()
+	port, dir := testkit.FreePort(t), t.TempDir()
 	flags := []string{"--checkpoint_interval=1s", "--serve_http=false"}
 	// The first server logs its checkpoints (at debug level) to a file the
 	// test reads, to kill it only after one.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
 	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
@@ -24,7 +25,7 @@ func TestStableInputPython(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	bin := buildServer(t)
-	server := &killable{t: t, bin: bin, port: freePort(t), dir: t.TempDir(), logDir: tmp}
+	server := &killable{t: t, bin: bin, port: testkit.FreePort(t), dir: t.TempDir(), logDir: tmp}
 	server.start()
 	defer server.stop()
 	endpoint := "localhost:" + strconv.Itoa(server.port)
@@ -46,9 +47,9 @@ func TestStableInputPython(t *testing.T) {
 		testwait.Until(t, time.Minute, "the stable DoFn's first values", func() bool {
 			return len(valuesByIndex(t, out)) >= 10
 		})
-		server.killAfterCheckpoint(id)
+		server.killAfterCheckpoint(id, 1)
 		server.start()
-		waitDone(t, jobClient(t, endpoint), id, 5*time.Minute)
+		waitDone(t, jobClient(t, endpoint), id, server, 5*time.Minute)
 		requireOneValueEach(t, out, n)
 	})
 }

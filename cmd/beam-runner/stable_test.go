@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/beam-runner/beam-runner/testsupport/gopipe"
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ func TestStableInputCheckpointedFirst(t *testing.T) {
 	tmp := t.TempDir()
 	stableRun.log = filepath.Join(tmp, "server.log")
 	stableRun.emitted, stableRun.read = map[string]int{}, map[string]int{}
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	srv := startBinaryTo(t, createLog(t, stableRun.log), bin, port, t.TempDir(),
 		"--checkpoint_interval=1h", "--serve_http=false", "--log_level=debug", "--log_kind=json")
 	defer func() { srv.Process.Kill(); srv.Wait() }()

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,6 +21,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
 )
 
 // serve starts a loopback gRPC server with the given registrations.
@@ -236,7 +237,7 @@ func TestNewRootIsPrivateAndRemovesDeadRoots(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	dead := filepath.Join(tmp, rootPattern+"dead")
 	live := filepath.Join(tmp, rootPattern+"live")
-	for dir, pid := range map[string]int{dead: deadPid(t), live: os.Getpid()} {
+	for dir, pid := range map[string]int{dead: testkit.DeadPid(t), live: os.Getpid()} {
 		if err := os.MkdirAll(filepath.Join(dir, "job"), 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -258,15 +259,6 @@ func TestNewRootIsPrivateAndRemovesDeadRoots(t *testing.T) {
 	if _, err := os.Stat(live); err != nil {
 		t.Errorf("live server's root removed: %v", err)
 	}
-}
-
-// deadPid is the pid of a process that has exited.
-func deadPid(t *testing.T) int {
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd.Process.Pid
 }
 
 // The alternatives of an anyof environment are staged and served too:

@@ -218,6 +218,10 @@ const abandonGrace = time.Second
 // after a grace for them to end, and waits until each has reported: none
 // outlives the drive.
 func (d *driver) abandon(cancel context.CancelFunc) {
+	if n := len(d.inflight); n > 0 {
+		// Says why stopping a failed job takes up to the grace.
+		d.r.log.Info("letting running bundles end", "bundles", n, "grace", abandonGrace)
+	}
 	d.settle(time.After(abandonGrace))
 	cancel()
 	d.settle(nil)

@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
@@ -87,10 +88,15 @@ func (e *Executor) Drain(jobID string) error {
 // terminal state is published first.
 const releaseDelay = 100 * time.Millisecond
 
+// releasesPending counts the releaseMemory calls scheduled and not yet
+// done, so a test that reads the heap waits until none can free it.
+var releasesPending atomic.Int32
+
 // releaseMemory returns the heap a finished job used to the OS once no job
 // is running, so an idle server's RSS falls back to its idle size instead
 // of keeping a large job's peak. Not while jobs run: it stops the world.
 func (e *Executor) releaseMemory() {
+	defer releasesPending.Add(-1)
 	e.mu.Lock()
 	idle := len(e.runs) == 0
 	e.mu.Unlock()
@@ -200,7 +206,10 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 	tl.mark("fn_api")
 	// Later, off the job's critical path: a forced collection took 4-14 ms
 	// of every small job's time to DONE.
-	defer time.AfterFunc(releaseDelay, e.releaseMemory)
+	defer func() {
+		releasesPending.Add(1)
+		time.AfterFunc(releaseDelay, e.releaseMemory)
+	}()
 	defer r.close()
 	e.mu.Lock()
 	e.runs[j.ID] = r

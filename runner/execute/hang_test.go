@@ -22,6 +22,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/spec"
 	"github.com/beam-runner/beam-runner/runner/userstate"
 	"github.com/beam-runner/beam-runner/runner/workers"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 func init() {
@@ -158,28 +159,18 @@ func TestHangingRestartDelaysNoOtherCommit(t *testing.T) {
 	case err := <-ran:
 		t.Fatalf("the job ended (%v) before restarting the lost worker", err)
 	case <-time.After(20 * time.Second):
-		t.Fatal("the lost worker was not restarted")
+		t.Fatal("the lost worker was not restarted\n" + testwait.Goroutines())
 	}
 	// Stage other's bundle finished as the restart began: it must be
 	// committed long before the restart's 30 s are up.
-	deadline := time.Now().Add(10 * time.Second)
-	for !committed(r.metrics, other) {
-		if time.Now().After(deadline) {
-			t.Fatalf("stage %s's bundle not committed within 10 s of a hanging restart", other)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(t, 10*time.Second, "stage "+other+"'s bundle to commit during a hanging restart",
+		func() bool { return committed(r.metrics, other) })
 	if committed(r.metrics, lose) {
 		t.Errorf("stage %s's retried bundle ran before its worker's restart ended", lose)
 	}
 	close(restart.release)
-	select {
-	case err := <-ran:
-		if err != nil {
-			t.Fatalf("job: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the job did not end after the restart")
+	if err := testwait.Recv(t, 20*time.Second, "the job to end after the restart", ran); err != nil {
+		t.Fatalf("job: %v", err)
 	}
 	fake.mu.Lock()
 	defer fake.mu.Unlock()

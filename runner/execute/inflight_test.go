@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/beam-runner/beam-runner/runner/engine"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // A bundle takes split requests only while it runs, and its end waits
@@ -24,13 +25,8 @@ func TestInflightSplitsOnlyWhileRunningAndEndAfterTheirResults(t *testing.T) {
 		rec.finished()
 		close(ended)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for rec.instruction() != "" { // finished has refused further splits
-		if time.Now().After(deadline) {
-			t.Fatal("finished did not begin")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	// finished has begun once it refuses further splits.
+	testwait.Until(t, 10*time.Second, "finished to begin", func() bool { return rec.instruction() == "" })
 	select {
 	case <-ended:
 		t.Fatal("finished returned with a split result outstanding")
@@ -40,9 +36,5 @@ func TestInflightSplitsOnlyWhileRunningAndEndAfterTheirResults(t *testing.T) {
 		t.Fatal("split begun after the bundle finished")
 	}
 	rec.splits.Done() // the outstanding split's result is delivered
-	select {
-	case <-ended:
-	case <-time.After(10 * time.Second):
-		t.Fatal("finished still waiting after the split's result was delivered")
-	}
+	testwait.Closed(t, 10*time.Second, "finished to return after the split's result was delivered", ended)
 }

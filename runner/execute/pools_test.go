@@ -6,6 +6,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/workers"
 	"github.com/beam-runner/beam-runner/testsupport/gopipe"
 	"github.com/beam-runner/beam-runner/testsupport/syncbuf"
+	"io"
 	"log/slog"
 	"net"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/placement"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	"github.com/beam-runner/beam-runner/worker"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -35,6 +37,13 @@ func runOnPools(t *testing.T, p *beam.Pipeline, pools func(live string) string, 
 // runOnPoolsLogged is runOnPools returning the executor's log too, and
 // the live pool's address.
 func runOnPoolsLogged(t *testing.T, p *beam.Pipeline, pools func(live string) string, options map[string]any) (*poolRun, error) {
+	t.Helper()
+	return runOnPoolsWatched(t, p, pools, options, io.Discard)
+}
+
+// runOnPoolsWatched is runOnPoolsLogged with the executor's log also
+// written to watch, for a test that acts on what the runner logs.
+func runOnPoolsWatched(t *testing.T, p *beam.Pipeline, pools func(live string) string, options map[string]any, watch io.Writer) (*poolRun, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -56,7 +65,7 @@ func runOnPoolsLogged(t *testing.T, p *beam.Pipeline, pools func(live string) st
 		t.Fatal(err)
 	}
 	e := New(Options{Workers: workers.Options{Pools: spec, StartTimeout: 20 * time.Second},
-		Logger: slog.New(slog.NewTextHandler(&pr.log, nil))})
+		Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&pr.log, watch), nil))})
 	if err := e.Validate(j.Pipeline); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +87,23 @@ func closedAddr(t *testing.T) string {
 	return lis.Addr().String()
 }
 
-func init() { beam.RegisterFunction(slowly) }
+func init() {
+	beam.RegisterFunction(slowly)
+	beam.RegisterFunction(untilLateJoins)
+}
+
+// lateJoined closes once a worker of the late pool connected; the harness
+// runs in this process, so a global reaches it.
+var lateJoined chan struct{}
+
+// untilLateJoins holds its element until a worker of the late pool
+// connected, so the job runs until then.
+func untilLateJoins(s string) (string, error) {
+	if err := testwait.ClosedErr(time.Minute, lateJoined); err != nil {
+		return "", fmt.Errorf("no worker of the late pool connected: %w", err)
+	}
+	return s, nil
+}
 
 // slowly takes a while per element, so that a job lasts long enough for
 // pools to come and go while it runs.
@@ -129,22 +154,33 @@ func TestJobRunsOnPoolsPastADownOne(t *testing.T) {
 // workers of the job too.
 func TestPoolThatAnswersAgainIsUsed(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
-	slowWords(s, 250)
+	beam.ParDo(s, untilLateJoins, beam.Create(s, "a", "b", "c"))
 	_, port, _ := net.SplitHostPort(closedAddr(t))
 	late := "localhost:" + port
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() {
-		time.Sleep(1500 * time.Millisecond)
+	down := make(chan struct{})
+	lateJoined = make(chan struct{})
+	watch := io.MultiWriter(signalOn(down, `msg="worker pool down"`, "pool="+late),
+		signalOn(lateJoined, `msg="worker connected"`, "pool="+late))
+	started := make(chan error, 1)
+	go func() { // the late pool starts once the runner has marked it down
+		err := testwait.ClosedErr(time.Minute, down)
+		if started <- err; err != nil || ctx.Err() != nil {
+			return
+		}
 		n, _ := strconv.Atoi(port)
 		if pool, err := extworker.StartLoopback(ctx, n); err == nil {
 			defer pool.Stop(context.Background())
 			<-ctx.Done()
 		}
 	}()
-	pr, err := runOnPoolsLogged(t, p, func(live string) string { return "go=" + live + "," + late }, nil)
+	pr, err := runOnPoolsWatched(t, p, func(live string) string { return "go=" + live + "," + late }, nil, watch)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if err := testwait.Recv(t, time.Minute, "the late pool's start", started); err != nil {
+		t.Fatalf("the late pool was never marked down: %v", err)
 	}
 	log := pr.log.String()
 	for _, want := range []string{`msg="worker pool down"`, `msg="worker pool answers again"`, "pool=" + late} {

@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 	"testing"
 	"time"
+
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 func TestWorthReleasing(t *testing.T) {
@@ -34,7 +36,7 @@ func TestHeapReleasable(t *testing.T) {
 	// A job an earlier test ran releases memory releaseDelay after it
 	// ended (Execute); one doing so between the reads below would free
 	// what the test drops.
-	time.Sleep(3 * releaseDelay)
+	testwait.Until(t, time.Minute, "earlier jobs' memory releases", func() bool { return releasesPending.Load() == 0 })
 	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // no collection between the reads
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 	var g, f uint64

@@ -2,6 +2,7 @@ package execute
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -9,11 +10,14 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 func init() {
 	beam.RegisterFunction(flaky)
 	beam.RegisterFunction(slowPass)
+	beam.RegisterFunction(failAfterSlow)
 }
 
 // flakyFailures is how many more times flaky fails on "x"; the harness runs
@@ -147,15 +151,32 @@ func TestJobErrorHeadline(t *testing.T) {
 }
 
 // slowEnded counts the elements slowPass finished; the harness runs in this
-// process, so a global reaches it.
-var slowEnded atomic.Int32
+// process, so globals reach it. slowStarted closes when slowPass begins,
+// abandoning when the runner says it lets running bundles end.
+var (
+	slowEnded   atomic.Int32
+	slowStarted chan struct{}
+	abandoning  chan struct{}
+)
 
-// slowPass passes its element on after 300 ms: a bundle still running when
-// another one fails the job.
-func slowPass(s string) string {
-	time.Sleep(300 * time.Millisecond)
+// slowPass passes its element on once the runner is letting running
+// bundles end: a bundle still running when another one fails the job.
+func slowPass(s string) (string, error) {
+	close(slowStarted)
+	if err := testwait.ClosedErr(time.Minute, abandoning); err != nil {
+		return "", fmt.Errorf("the runner did not begin abandoning: %w", err)
+	}
 	slowEnded.Add(1)
-	return s
+	return s, nil
+}
+
+// failAfterSlow fails on its element once slowPass runs, so the failure
+// finds slowPass's bundle running.
+func failAfterSlow(s string) (string, error) {
+	if err := testwait.ClosedErr(time.Minute, slowStarted); err != nil {
+		return "", fmt.Errorf("slowPass did not start: %w", err)
+	}
+	return "", fmt.Errorf("user DoFn failed on %q", s)
 }
 
 // TestFailedJobLetsRunningBundlesEnd: when user code fails the job, a
@@ -165,10 +186,12 @@ func slowPass(s string) string {
 // as it ends within the grace.
 func TestFailedJobLetsRunningBundlesEnd(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
-	beam.ParDo(s, failOn, beam.Create(s, "boom"))
+	beam.ParDo(s, failAfterSlow, beam.Create(s, "boom"))
 	beam.ParDo(s, slowPass, beam.Create(s, "slow"))
 	slowEnded.Store(0)
-	err := runPipelineWith(t, p, Options{MaxBundleAttempts: 1}, workersOption("2"))
+	slowStarted, abandoning = make(chan struct{}), make(chan struct{})
+	log := slog.New(slog.NewTextHandler(signalOn(abandoning, `msg="letting running bundles end"`), nil))
+	err := runPipelineWith(t, p, Options{MaxBundleAttempts: 1, Logger: log}, workersOption("2"))
 	if err == nil || !strings.Contains(err.Error(), `user DoFn failed on "boom"`) {
 		t.Fatalf("job error %v; want the user failure", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/runner/store"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
@@ -204,16 +205,15 @@ func TestCheckpointsGivenBackAtEnd(t *testing.T) {
 	jl.event(0, &jobpb.JobMessagesResponse{Response: &jobpb.JobMessagesResponse_StateResponse{
 		StateResponse: &jobpb.JobStateEvent{State: jobpb.JobState_DONE}}}, nil)
 	const want = (n - 1) * size // every table of a checkpoint, at least
-	after := storeUsage(t, st).Jobs
-	for deadline := time.Now().Add(30 * time.Second); during-after < want && time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond)
-		after = storeUsage(t, st).Jobs
-	}
+	var after int64
+	testwait.NoErr(t, 30*time.Second, "the job store to give back the checkpoints' space", func() error {
+		if after = storeUsage(t, st).Jobs; during-after < want {
+			return fmt.Errorf("job store: %d bytes with %d checkpoints of %d bytes, %d bytes after the job ended; want at least %d given back",
+				during, n, size, after, want)
+		}
+		return nil
+	})
 	t.Logf("job store: %d bytes with the checkpoints, %d after the job ended", during, after)
-	if during-after < want {
-		t.Fatalf("job store: %d bytes with %d checkpoints of %d bytes, %d bytes 30 s after the job ended; want at least %d given back",
-			during, n, size, after, want)
-	}
 	all, err := loadSaved(st)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/runnerlib"
 	"github.com/beam-runner/beam-runner/runner/artifacts"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -143,18 +144,13 @@ func (e *env) events(t *testing.T, id string) []string {
 
 func (e *env) waitState(t *testing.T, id string, want jobpb.JobState_Enum) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.NoErr(t, 10*time.Second, fmt.Sprintf("job %v to reach %v", id, want), func() error {
 		st, err := e.cli.GetState(ctxT(t), &jobpb.GetJobStateRequest{JobId: id})
-		if err != nil {
-			t.Fatal(err)
+		if err == nil && st.GetState() != want {
+			err = fmt.Errorf("job %v is %v", id, st.GetState())
 		}
-		if st.GetState() == want {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("job %v never reached %v", id, want)
+		return err
+	})
 }
 
 func TestLateSubscriberSeesHistoryThenEOF(t *testing.T) {
@@ -254,13 +250,16 @@ func TestCancelStopsBlockedJob(t *testing.T) {
 }
 
 func TestConcurrentJobsAreIndependent(t *testing.T) {
+	var allRunning sync.WaitGroup
+	allRunning.Add(5)
 	e := newEnv(t, &fakeExec{execute: func(ctx context.Context, j *Job) error {
 		if j.Name == "blocker" {
 			return blockUntilCancelled(ctx, j)
 		}
 		j.Running()
-		time.Sleep(10 * time.Millisecond)
-		return nil
+		// The five run side by side: each ends only once all have begun.
+		allRunning.Done()
+		return testwait.ClosedErr(10*time.Second, waitDone(&allRunning))
 	}})
 	prep, _ := e.cli.Prepare(ctxT(t), &jobpb.PrepareJobRequest{Pipeline: pipeline(), JobName: "blocker"})
 	run, _ := e.cli.Run(ctxT(t), &jobpb.RunJobRequest{PreparationId: prep.GetPreparationId()})
@@ -484,4 +483,11 @@ func TestPlannerPlansOnceAtPrepare(t *testing.T) {
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "no plan for you") {
 		t.Errorf("Prepare = %v, want InvalidArgument naming the planner's error", err)
 	}
+}
+
+// waitDone closes its channel when wg's count reaches zero.
+func waitDone(wg *sync.WaitGroup) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() { wg.Wait(); close(ch) }()
+	return ch
 }

@@ -97,7 +97,7 @@ func awaitShutdown(t *testing.T, errc <-chan error, when string) {
 			t.Errorf("Serve = %v", err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("server did not shut down " + when)
+		t.Fatal("server did not shut down "+when, "\n"+testwait.Goroutines())
 	}
 }
 

@@ -2,11 +2,12 @@ package store
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
 )
 
 // A temporary store works as any store, spills included, and its Close
@@ -48,7 +49,7 @@ func TestOpenTempLeavesNothingBehind(t *testing.T) {
 func TestReclaimTempSparesLiveServers(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	dead := deadPid(t)
+	dead := testkit.DeadPid(t)
 	mk := func(name string) string {
 		dir := filepath.Join(tmp, name)
 		if err := os.MkdirAll(filepath.Join(dir, "scratch"), 0o700); err != nil {
@@ -83,14 +84,4 @@ func TestReclaimTempSparesLiveServers(t *testing.T) {
 			t.Errorf("%s was removed: %v", dir, err)
 		}
 	}
-}
-
-// deadPid is the pid of a process that ran and is gone.
-func deadPid(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd.Process.Pid
 }

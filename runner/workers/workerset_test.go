@@ -9,6 +9,7 @@ import (
 	"github.com/beam-runner/beam-runner/fnapi"
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/placement"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // Bundles go to the least busy harness, lowest index first on ties.
@@ -81,14 +82,14 @@ func TestWorkerSetWaitsForPools(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	ws.update(func(b *placement.Board) { b.Connected(1) })
-	if g := <-first; g.err != nil || g.i != 1 {
+	if g := testwait.Recv(t, 10*time.Second, "the bundle to run once slot 1 connected", first); g.err != nil || g.i != 1 {
 		t.Fatalf("after slot 1 connected: %+v", g)
 	}
 	ws.update(func(b *placement.Board) { b.Release(1); b.Lost(1) })
 	second := acquire()
 	ws.update(func(b *placement.Board) { b.MarkDown(0, "refused") })
 	ws.update(func(b *placement.Board) { b.MarkDown(1, "timed out") })
-	g := <-second
+	g := testwait.Recv(t, 10*time.Second, "the bundle to fail once every pool is down", second)
 	var none *placement.NoPoolLeft
 	if !errors.As(g.err, &none) || !strings.Contains(g.err.Error(), "h1:50000 (refused); h2:50000 (timed out)") {
 		t.Fatalf("with every pool down: %+v", g)

@@ -5,6 +5,7 @@ package jobtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/beam-runner/beam-runner/testsupport/gopipe"
 	"io"
@@ -23,6 +24,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/runnerlib"
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/server"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
@@ -89,15 +91,9 @@ func Serve(t testing.TB, cfg server.Config) (string, *server.Server) {
 
 // waitWeb waits until the server's web endpoint listens.
 func waitWeb(t testing.TB, srv *server.Server) string {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if a := srv.WebEndpoint(); a != "" {
-			return a
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("the web endpoint did not start")
-	return ""
+	t.Helper()
+	testwait.Until(t, 10*time.Second, "the web endpoint to start", func() bool { return srv.WebEndpoint() != "" })
+	return srv.WebEndpoint()
 }
 
 // Submit builds a pipeline, submits it as the Go SDK's universal runner
@@ -132,23 +128,22 @@ func (e *Env) Submit(ctx context.Context, name string, build func(beam.Scope)) (
 // AwaitState polls until the job is in want, failing early on another
 // terminal state.
 func (e *Env) AwaitState(ctx context.Context, jobID string, want jobpb.JobState_Enum, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
+	var got jobpb.JobState_Enum
+	err := testwait.For(ctx, limit, func() (bool, error) {
 		ev, err := e.Client.GetState(ctx, &jobpb.GetJobStateRequest{JobId: jobID})
 		if err != nil {
-			return err
+			return false, err
 		}
-		got := ev.GetState()
-		if got == want {
-			return nil
-		}
-		switch got {
+		switch got = ev.GetState(); got {
+		case want:
+			return true, nil
 		case jobpb.JobState_DONE, jobpb.JobState_FAILED, jobpb.JobState_CANCELLED, jobpb.JobState_DRAINED:
-			return fmt.Errorf("job %s reached %v while waiting for %v", jobID, got, want)
+			return false, fmt.Errorf("job %s reached %v while waiting for %v", jobID, got, want)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("job %s still %v after %v, want %v", jobID, got, limit, want)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return false, nil
+	})
+	if errors.Is(err, testwait.ErrExpired) {
+		return fmt.Errorf("job %s still %v, want %v: %w", jobID, got, want, err)
 	}
+	return err
 }

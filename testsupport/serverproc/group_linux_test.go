@@ -3,12 +3,15 @@ package serverproc
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // The context's end must kill the child's whole tree, not only the child:
@@ -37,13 +40,9 @@ func TestGroupCommandKillsTheTreeWhenTheContextEnds(t *testing.T) {
 	if err := cmd.Wait(); err == nil {
 		t.Fatal("the child exited cleanly; want it killed")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(grandchild, 0) == nil && !isZombie(grandchild) {
-		if time.Now().After(deadline) {
-			t.Fatalf("grandchild %d still runs after the context ended", grandchild)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, 10*time.Second, fmt.Sprintf("grandchild %d to end with the context", grandchild), func() bool {
+		return syscall.Kill(grandchild, 0) != nil || isZombie(grandchild)
+	})
 }
 
 // isZombie reports whether pid has exited but is not yet reaped: it no

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // The test binary doubles as the server: with childEnv set it runs the
@@ -114,7 +116,7 @@ func TestStopKillsAServerThatIgnoresSIGTERM(t *testing.T) {
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		t.Fatal("Stop did not end a server that ignores SIGTERM")
+		t.Fatal("Stop did not end a server that ignores SIGTERM", "\n"+testwait.Goroutines())
 	}
 	if err := p.ExitErr(); err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Fatalf("exit: %v, want killed", err)

@@ -3,6 +3,7 @@ package testwait
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,5 +44,41 @@ func TestForEndsWithItsContext(t *testing.T) {
 	cancel()
 	if err := For(ctx, 10*time.Second, func() (bool, error) { return false, nil }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("For = %v; want the context's cancellation", err)
+	}
+}
+
+func TestAnExpiredWaitDumpsTheGoroutines(t *testing.T) {
+	err := For(context.Background(), 10*time.Millisecond, func() (bool, error) { return false, nil })
+	if !errors.Is(err, ErrExpired) || !strings.Contains(err.Error(), "goroutine ") ||
+		!strings.Contains(err.Error(), "TestAnExpiredWaitDumpsTheGoroutines") {
+		t.Fatalf("For = %v; want ErrExpired and a dump naming this test", err)
+	}
+}
+
+func TestRecvErrGetsAValueOrExpires(t *testing.T) {
+	ch := make(chan int, 1)
+	ch <- 7
+	if v, err := RecvErr(context.Background(), time.Second, ch); v != 7 || err != nil {
+		t.Fatalf("RecvErr = %d, %v; want 7, nil", v, err)
+	}
+	if _, err := RecvErr(context.Background(), 10*time.Millisecond, ch); !errors.Is(err, ErrExpired) {
+		t.Fatalf("RecvErr on an empty channel = %v; want ErrExpired", err)
+	}
+	close(ch)
+	if _, err := RecvErr(context.Background(), time.Second, ch); err == nil || errors.Is(err, ErrExpired) {
+		t.Fatalf("RecvErr on a closed channel = %v; want a closed error", err)
+	}
+}
+
+func TestWaitsEndBeforeTheTestsDeadline(t *testing.T) {
+	end, ok := t.Deadline()
+	if !ok {
+		t.Skip("no -timeout deadline to clip to")
+	}
+	if got := Limit(t, 1000*time.Hour); got > time.Until(end) {
+		t.Errorf("Limit = %v; want it to end before the test's deadline in %v", got, time.Until(end))
+	}
+	if got := Limit(t, time.Second); got != time.Second {
+		t.Errorf("Limit(1s) = %v; want a short limit kept", got)
 	}
 }

@@ -5,7 +5,6 @@ package faults
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"math/rand"
 	"net"
@@ -25,12 +24,14 @@ import (
 	"github.com/beam-runner/beam-runner/runner/server"
 	"github.com/beam-runner/beam-runner/runner/workers"
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 func TestKilledWorkersDoNotChangeOutput(t *testing.T) {
 	py := python(t)
-	n, kills := envInt("FAULTS_ELEMENTS", 300000), envInt("FAULTS_KILLS", 3)
-	seed := int64(envInt("FAULTS_SEED", int(time.Now().UnixNano()%1e6)))
+	n, kills := testkit.EnvInt("FAULTS_ELEMENTS", 300000), testkit.EnvInt("FAULTS_KILLS", 3)
+	seed := int64(testkit.EnvInt("FAULTS_SEED", int(time.Now().UnixNano()%1e6)))
 	t.Logf("elements %d, kills per run %d, seed %d (FAULTS_SEED)", n, kills, seed)
 	rng := rand.New(rand.NewSource(seed))
 	srv := startServer(t, 4)
@@ -41,11 +42,11 @@ func TestKilledWorkersDoNotChangeOutput(t *testing.T) {
 	clean, took := runJob(t, py, srv, n, external, nil)
 	t.Run("EXTERNAL", func(t *testing.T) {
 		got, _ := runJob(t, py, srv, n, external, spread(rng, kills, took))
-		requireSame(t, got, clean)
+		testkit.RequireSame(t, got, clean)
 	})
 	t.Run("PROCESS", func(t *testing.T) {
 		got, _ := runJob(t, py, srv, n, process, spread(rng, kills, took))
-		requireSame(t, got, clean)
+		testkit.RequireSame(t, got, clean)
 	})
 	t.Run("PROCESS one attempt", func(t *testing.T) {
 		once := startServer(t, 1)
@@ -56,7 +57,7 @@ func TestKilledWorkersDoNotChangeOutput(t *testing.T) {
 		}
 		for _, want := range []string{"signal 9", "attempt 1 of 1"} {
 			if !strings.Contains(out, want) {
-				t.Errorf("the client's error does not say %q:\n%s", want, tail(out, 40))
+				t.Errorf("the client's error does not say %q:\n%s", want, testkit.Tail(out, 40))
 			}
 		}
 	})
@@ -90,7 +91,7 @@ func TestMissingModuleFailsFast(t *testing.T) {
 		t.Fatal("the job succeeded without the module")
 	}
 	if !strings.Contains(out.String(), "ModuleNotFoundError") || !strings.Contains(out.String(), "FAILED") {
-		t.Errorf("the client's error lacks FAILED and ModuleNotFoundError:\n%s", tail(out.String(), 30))
+		t.Errorf("the client's error lacks FAILED and ModuleNotFoundError:\n%s", testkit.Tail(out.String(), 30))
 	}
 	ran, ok := s.conns.jobTook()
 	if !ok {
@@ -139,7 +140,7 @@ func runJob(t *testing.T, py string, s *srv, n int, env []string, k *killer) ([]
 	out, err := runJobIn(t, dir, py, s, n, env, k)
 	took := time.Since(start)
 	if err != nil {
-		t.Fatalf("job failed: %v\n%s", err, tail(out, 60))
+		t.Fatalf("job failed: %v\n%s", err, testkit.Tail(out, 60))
 	}
 	if k != nil && k.done < len(k.at) {
 		t.Fatalf("the job ended after %d of %d kills", k.done, len(k.at))
@@ -378,7 +379,7 @@ func python(t *testing.T) string {
 // startPool starts Beam's Python worker pool on a free port; its workers
 // are its child processes.
 func startPool(t *testing.T, py string) string {
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	cmd := exec.Command(py, "-m", "apache_beam.runners.worker.worker_pool_main", "--service_port="+strconv.Itoa(port))
 	logf, err := os.Create(filepath.Join(t.TempDir(), "pool.log"))
 	if err != nil {
@@ -395,15 +396,14 @@ func startPool(t *testing.T, py string) string {
 		cmd.Wait()
 	})
 	addr := "localhost:" + strconv.Itoa(port)
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
+	testwait.NoErr(t, 60*time.Second, "the worker pool to listen on "+addr, func() error {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
 			c.Close()
-			return addr
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("worker pool did not listen on %s within 60s", addr)
-		}
-	}
+		return err
+	})
+	return addr
 }
 
 // bootScript is a PROCESS environment command: it takes the SDK boot
@@ -423,48 +423,4 @@ exec "` + py + `" -c "from apache_beam.runners.worker.sdk_worker import SdkHarne
 		t.Fatal(err)
 	}
 	return path
-}
-
-func requireSame(t *testing.T, got, want []byte) {
-	t.Helper()
-	if len(want) == 0 {
-		t.Fatal("the clean run wrote no output")
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		t.Fatalf("output differs from the clean run: %d lines vs %d; first difference:\n%s", len(gl), len(wl), firstDiff(gl, wl))
-	}
-}
-
-func firstDiff(a, b []string) string {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i] != b[i] {
-			return fmt.Sprintf("line %d: %q vs %q", i+1, a[i], b[i])
-		}
-	}
-	return "one is a prefix of the other"
-}
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

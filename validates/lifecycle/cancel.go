@@ -6,6 +6,8 @@ import (
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 const (
@@ -52,12 +54,9 @@ func (s *Session) awaitRunningDoFn(ctx context.Context, id string) error {
 	if err := s.awaitState(ctx, id, jobpb.JobState_RUNNING, time.Minute); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(time.Minute)
-	for slowActive.Load() == 0 {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the slow DoFn did not start within a minute of RUNNING")
-		}
-		time.Sleep(20 * time.Millisecond)
+	err := testwait.For(ctx, time.Minute, func() (bool, error) { return slowActive.Load() > 0, nil })
+	if err != nil {
+		return fmt.Errorf("the slow DoFn did not start after RUNNING: %w", err)
 	}
 	return nil
 }

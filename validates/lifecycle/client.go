@@ -19,6 +19,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/runnerlib"
 
 	"github.com/beam-runner/beam-runner/internal/textclip"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // marshal builds a pipeline proto whose Go environment is envURN with the
@@ -114,24 +115,21 @@ func expectState(o outcome, want jobpb.JobState_Enum) error {
 // awaitState polls GetState until the job is in want, failing early if it
 // reaches another terminal state, or after limit.
 func (s *Session) awaitState(ctx context.Context, jobID string, want jobpb.JobState_Enum, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
+	var got jobpb.JobState_Enum
+	err := testwait.For(ctx, limit, func() (bool, error) {
 		ev, err := s.client.GetState(ctx, &jobpb.GetJobStateRequest{JobId: jobID})
 		if err != nil {
-			return err
+			return false, err
 		}
-		got := ev.GetState()
-		if got == want {
-			return nil
+		if got = ev.GetState(); got != want && terminal(got) {
+			return false, fmt.Errorf("job reached %v while waiting for %v", got, want)
 		}
-		if terminal(got) {
-			return fmt.Errorf("job reached %v while waiting for %v", got, want)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("job still %v after %v, want %v", got, limit, want)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return got == want, nil
+	})
+	if errors.Is(err, testwait.ErrExpired) {
+		return fmt.Errorf("job still %v, want %v: %w", got, want, err)
 	}
+	return err
 }
 
 func terminal(s jobpb.JobState_Enum) bool {

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -10,6 +11,8 @@ import (
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/extworker"
 	"google.golang.org/grpc"
+
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // pool is Beam's LOOPBACK worker pool behind a server of our own that
@@ -81,21 +84,19 @@ func (p *pool) startedSince(mark int) []string {
 // awaitStopped polls until the runner has told every worker started since
 // mark to stop, or fails after limit naming those it has not.
 func (p *pool) awaitStopped(mark int, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
+	var left []string
+	err := testwait.For(context.Background(), limit, func() (bool, error) {
 		ids := p.startedSince(mark)
 		if len(ids) == 0 {
-			return fmt.Errorf("the runner never started a worker in the pool")
+			return false, fmt.Errorf("the runner never started a worker in the pool")
 		}
-		left := p.notStopped(ids)
-		if len(left) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the runner did not call StopWorker for %v within %v", left, limit)
-		}
-		time.Sleep(50 * time.Millisecond)
+		left = p.notStopped(ids)
+		return len(left) == 0, nil
+	})
+	if errors.Is(err, testwait.ErrExpired) {
+		return fmt.Errorf("the runner did not call StopWorker for %v: %w", left, err)
 	}
+	return err
 }
 
 func (p *pool) notStopped(ids []string) []string {

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/beam-runner/beam-runner/internal/textclip"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // neverConnects is a PROCESS environment command that ignores the boot
@@ -118,12 +119,9 @@ func awaitGone(pidFile string, limit time.Duration) error {
 	if err != nil {
 		return fmt.Errorf("pid file %s: %w", pidFile, err)
 	}
-	deadline := time.Now().Add(limit)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the environment's process %d still runs %v after the job failed", pid, limit)
-		}
-		time.Sleep(50 * time.Millisecond)
+	err = testwait.For(context.Background(), limit, func() (bool, error) { return !alive(pid), nil })
+	if err != nil {
+		return fmt.Errorf("the environment's process %d still runs after the job failed: %w", pid, err)
 	}
 	return nil
 }

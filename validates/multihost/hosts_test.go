@@ -4,6 +4,7 @@ package multihost
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 const (
@@ -130,16 +133,17 @@ func (h *host) startPool(t *testing.T, py string) {
 }
 
 func (h *host) awaitPool(t *testing.T) {
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		if c, err := net.DialTimeout("tcp", h.poolAddr(), time.Second); err == nil {
+	err := testwait.For(context.Background(), 2*time.Minute, func() (bool, error) {
+		c, err := net.DialTimeout("tcp", h.poolAddr(), time.Second)
+		if err == nil {
 			c.Close()
-			return
 		}
-		time.Sleep(200 * time.Millisecond)
+		return err == nil, nil
+	})
+	if err != nil {
+		log, _ := os.ReadFile(h.logPath)
+		t.Fatalf("the worker pool of %s did not serve %s:\n%s\n%v", h.name, h.poolAddr(), log, err)
 	}
-	log, _ := os.ReadFile(h.logPath)
-	t.Fatalf("the worker pool of %s did not serve %s within 2m:\n%s", h.name, h.poolAddr(), log)
 }
 
 // kill SIGKILLs every process of the host: its pool and its workers.
@@ -154,23 +158,24 @@ func (h *host) cpuSeconds() float64 {
 	return ns / 1e9
 }
 
-// killCgroup kills the cgroup's processes until none is left.
+// killCgroup kills the cgroup's processes until none is left (or five
+// seconds pass: a teardown must end).
 func killCgroup(dir string) int {
-	killed := 0
-	for i := 0; i < 50; i++ {
+	killed := map[int]bool{} // a killed process stays listed until reaped
+	testwait.For(context.Background(), 5*time.Second, func() (bool, error) {
 		b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 		pids := strings.Fields(string(b))
 		if err != nil || len(pids) == 0 {
-			return killed
+			return true, nil
 		}
 		for _, p := range pids {
 			if pid, err := strconv.Atoi(p); err == nil && syscall.Kill(pid, syscall.SIGKILL) == nil {
-				killed++
+				killed[pid] = true
 			}
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return killed
+		return false, nil
+	})
+	return len(killed)
 }
 
 // teardown removes a host however far its setup got: its processes, its
@@ -182,9 +187,8 @@ func teardown(name string) {
 			continue
 		}
 		killCgroup(dir)
-		for i := 0; i < 50 && os.Remove(dir) != nil; i++ {
-			time.Sleep(100 * time.Millisecond)
-		}
+		// A cgroup is removable once its killed processes are reaped.
+		testwait.For(context.Background(), 5*time.Second, func() (bool, error) { return os.Remove(dir) == nil, nil })
 	}
 	exec.Command("ip", "netns", "del", name).Run()
 	exec.Command("ip", "link", "del", name+"c").Run() // if the namespace never held it

@@ -3,7 +3,6 @@
 package multihost
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -24,6 +23,8 @@ import (
 	"github.com/beam-runner/beam-runner/runner/workers"
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
 	"github.com/beam-runner/beam-runner/testsupport/syncbuf"
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // maxRatio is the most the three-host run may take of the one-host run:
@@ -43,10 +44,10 @@ func TestHosts(t *testing.T) {
 	py := python(t)
 	hosts := newHosts(t, py, 3)
 	srv := startServer(t)
-	n, rounds := envInt("MULTIHOST_ELEMENTS", 120), envInt("MULTIHOST_ROUNDS", 1500000)
+	n, rounds := testkit.EnvInt("MULTIHOST_ELEMENTS", 120), testkit.EnvInt("MULTIHOST_ROUNDS", 1500000)
 	// Records of 30 kB: the input is cut into bundles by its size, as a
 	// job over real records is, rather than left to dynamic splits alone.
-	job := cpuJob{py: py, srv: srv, n: n, rounds: rounds, pad: envInt("MULTIHOST_PAD", 30000)}
+	job := cpuJob{py: py, srv: srv, n: n, rounds: rounds, pad: testkit.EnvInt("MULTIHOST_PAD", 30000)}
 	three := job.compare(t, hosts, maxRatio)
 
 	t.Run("small records", func(t *testing.T) {
@@ -58,23 +59,28 @@ func TestHosts(t *testing.T) {
 			t.Skip("MULTIHOST_SMALL=1 runs it")
 		}
 		small := job
-		small.pad = envInt("MULTIHOST_SMALL_PAD", 100)
+		small.pad = testkit.EnvInt("MULTIHOST_SMALL_PAD", 100)
 		small.compare(t, hosts, maxRatioSmall)
 	})
 
 	t.Run("one host killed mid-job", func(t *testing.T) {
 		victim := hosts[1]
 		var killed int
-		killAt := time.Duration(0.4 * float64(three.took))
 		got := job.run(t, hosts, func(running time.Time) {
-			time.Sleep(time.Until(running.Add(killAt)))
+			// Killed once its workers have done some of the job's work, so
+			// bundles are in flight on it, however fast the machine is.
+			cpu0 := victim.cpuSeconds()
+			err := testwait.For(context.Background(), 5*time.Minute, func() (bool, error) {
+				return victim.cpuSeconds()-cpu0 >= victimWork, nil
+			})
 			killed = victim.kill()
-			t.Logf("killed %d processes of %s (its pool and workers) %v after the job started running", killed, victim.name, killAt.Round(time.Millisecond))
+			t.Logf("killed %d processes of %s (its pool and workers) %v after the job started running (%v)",
+				killed, victim.name, time.Since(running).Round(time.Millisecond), err)
 		})
 		if killed == 0 {
 			t.Fatalf("nothing of %s was running to kill", victim.name)
 		}
-		requireSame(t, got.out, three.out)
+		testkit.RequireSame(t, got.out, three.out)
 		if !strings.Contains(srv.log.String(), `"worker pool down"`) || !strings.Contains(srv.log.String(), victim.poolAddr()) {
 			t.Errorf("the server did not mark %s's pool (%s) down", victim.name, victim.poolAddr())
 		}
@@ -89,7 +95,7 @@ func (j cpuJob) compare(t *testing.T, hosts []*host, limit float64) result {
 	t.Logf("CPU-bound ParDo: %d records of %d B, %d rounds each", j.n, j.pad, j.rounds)
 	one := j.run(t, hosts[:1], nil)
 	three := j.run(t, hosts, nil)
-	requireSame(t, three.out, one.out)
+	testkit.RequireSame(t, three.out, one.out)
 	ratio := three.took.Seconds() / one.took.Seconds()
 	t.Logf("1 host: %s; 3 hosts: %s; ratio %.2f (at most %.2f)", one, three, ratio, limit)
 	if ratio > limit && (three.loaded() || three.uneven()) {
@@ -99,7 +105,7 @@ func (j cpuJob) compare(t *testing.T, hosts []*host, limit float64) result {
 		// once more, as a loaded run is.
 		t.Logf("the machine was loaded by other work, or a host was left mostly idle, during the 3-host run: running it again")
 		three = j.run(t, hosts, nil)
-		requireSame(t, three.out, one.out)
+		testkit.RequireSame(t, three.out, one.out)
 		ratio = three.took.Seconds() / one.took.Seconds()
 		t.Logf("3 hosts again: %s; ratio %.2f", three, ratio)
 	}
@@ -221,7 +227,7 @@ func (s *jobServer) runOn(t *testing.T, py string, args, pools []string, hosts [
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, args...)
-	var clientOut bytes.Buffer
+	var clientOut syncbuf.Buffer // read by watchClient while the client writes
 	cmd.Stdout, cmd.Stderr = &clientOut, &clientOut
 	before := s.jobIDs()
 	cpu0, busy0, self0 := perHostCPU(hosts), machineBusy(), selfCPU()
@@ -251,7 +257,7 @@ func (s *jobServer) runOn(t *testing.T, py string, args, pools []string, hosts [
 	}
 	r.serverCPU, r.clientCPU = selfCPU()-self0, childCPU(cmd)
 	if err != nil {
-		t.Fatalf("job failed: %v\n%s", err, tail(clientOut.String(), 40))
+		t.Fatalf("job failed: %v\n%s", err, testkit.Tail(clientOut.String(), 40))
 	}
 	r.took = s.runningTime(t, before)
 	b, err := os.ReadFile(out)
@@ -262,12 +268,16 @@ func (s *jobServer) runOn(t *testing.T, py string, args, pools []string, hosts [
 	return r
 }
 
+// victimWork is the CPU time the killed host's workers spend on the job
+// before the kill: enough for bundles of each stage to be under way.
+const victimWork = 1.0
+
 // clientGrace is how long a client may take to exit after its job ended.
 const clientGrace = time.Minute
 
 // watchClient fails the test, with the client's threads, if the client
 // has not exited clientGrace after the server ended its job, and kills it.
-func (s *jobServer) watchClient(t *testing.T, cmd *exec.Cmd, before map[string]bool, out *bytes.Buffer) func() {
+func (s *jobServer) watchClient(t *testing.T, cmd *exec.Cmd, before map[string]bool, out *syncbuf.Buffer) func() {
 	stop := make(chan struct{})
 	go func() {
 		for {
@@ -281,8 +291,10 @@ func (s *jobServer) watchClient(t *testing.T, cmd *exec.Cmd, before map[string]b
 				end, ok = s.stateTime(before, "FAILED")
 			}
 			if ok && time.Since(end) > clientGrace {
-				cmd.Process.Signal(syscall.SIGUSR1) // dumps its threads
-				time.Sleep(2 * time.Second)
+				cmd.Process.Signal(syscall.SIGUSR1) // dumps its threads (pipeline.py)
+				testwait.For(context.Background(), 10*time.Second, func() (bool, error) {
+					return strings.Contains(out.String(), "most recent call first"), nil
+				})
 				t.Errorf("the client did not exit %v after its job ended; killing it", clientGrace)
 				cmd.Process.Kill()
 				return
@@ -303,13 +315,13 @@ func (s *jobServer) jobIDs() map[string]bool {
 // awaitRunning waits for the job submitted after those of before to be
 // RUNNING, and says when it became so.
 func (s *jobServer) awaitRunning(ctx context.Context, before map[string]bool) (time.Time, bool) {
-	for ctx.Err() == nil {
-		if at, ok := s.stateTime(before, "RUNNING"); ok {
-			return at, true
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return time.Time{}, false
+	var at time.Time
+	err := testwait.For(ctx, 10*time.Minute, func() (bool, error) {
+		t, ok := s.stateTime(before, "RUNNING")
+		at = t
+		return ok, nil
+	})
+	return at, err == nil
 }
 
 // runningTime is how long the new job ran: from RUNNING (every worker
@@ -382,32 +394,10 @@ func childCPU(cmd *exec.Cmd) float64 {
 
 func tv(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
 
-func requireSame(t *testing.T, got, want []byte) {
-	t.Helper()
-	if !bytes.Equal(got, want) {
-		t.Fatalf("outputs differ: %d bytes, %d lines against %d bytes, %d lines", len(got), bytes.Count(got, []byte("\n")), len(want), bytes.Count(want, []byte("\n")))
-	}
-}
-
 func sortLines(b []byte) []byte {
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	sort.Strings(lines)
 	return []byte(strings.Join(lines, "\n") + "\n")
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
 }
 
 // python is the real interpreter (not a pyenv shim, which would stand

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
 )
 
 // TestDataPlaneThroughput measures what the job server moves over the
@@ -22,7 +24,7 @@ func TestDataPlaneThroughput(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := startServer(t)
-	n, size := envInt("MULTIHOST_GBK_ELEMENTS", 200000), envInt("MULTIHOST_GBK_BYTES", 1000)
+	n, size := testkit.EnvInt("MULTIHOST_GBK_ELEMENTS", 200000), testkit.EnvInt("MULTIHOST_GBK_BYTES", 1000)
 	out := filepath.Join(t.TempDir(), "out.txt")
 	args := []string{"gbk.py", out, strconv.Itoa(n), strconv.Itoa(size)}
 	before := srv.jobIDs()

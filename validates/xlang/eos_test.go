@@ -24,6 +24,7 @@ import (
 
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
 	"github.com/beam-runner/beam-runner/testsupport/serverproc"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // The exactly-once check's input: eosN records over eosWindows windows of
@@ -89,7 +90,10 @@ func TestKafkaExactlyOnce(t *testing.T) {
 		if kill == 2 {
 			waitOutput(t, ctx, srv, boot, out, id, eosKeys+3)
 		}
-		time.Sleep(time.Duration(rng.Int63n(int64(eosKillWithin))))
+		// A random point, counted in the job's own checkpoints (one a
+		// second) rather than on a clock: it lands within the work
+		// however loaded the machine is.
+		srv.waitCheckpoints(t, ctx, id, rng.Intn(eosKillWithin))
 		srv.kill(t)
 		srv.start(t)
 		srv.waitLog(t, ctx, id, "job resumed from its checkpoint")
@@ -119,9 +123,9 @@ func TestKafkaExactlyOnce(t *testing.T) {
 	}
 }
 
-// eosKillWithin bounds each kill's random delay: about as long as the
-// second half takes to be read and counted.
-const eosKillWithin = 10 * time.Second
+// eosKillWithin bounds each kill's random delay, in checkpoints saved (one
+// a second): about as long as the second half takes to be read and counted.
+const eosKillWithin = 10
 
 // firstHalf is eosN/2 records: all but nextRecords in the window at base,
 // the rest in the next window, so that the first window fires once both
@@ -348,12 +352,8 @@ func (s *crashingServer) kill(t *testing.T) {
 // waitLog waits until the running server's log has msg for job id.
 func (s *crashingServer) waitLog(t *testing.T, ctx context.Context, id, msg string) {
 	t.Helper()
-	for s.logged(id, msg) == 0 {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("job %s: no %q in %s", id, msg, s.logPath())
-		case <-time.After(100 * time.Millisecond):
-		}
+	if err := testwait.For(ctx, 5*time.Minute, func() (bool, error) { return s.logged(id, msg) > 0, nil }); err != nil {
+		t.Fatalf("job %s: no %q in %s: %v", id, msg, s.logPath(), err)
 	}
 	t.Logf("server run %d: %s", s.runs, msg)
 }
@@ -363,12 +363,9 @@ func (s *crashingServer) waitLog(t *testing.T, ctx context.Context, id, msg stri
 func (s *crashingServer) waitCheckpoints(t *testing.T, ctx context.Context, id string, n int) {
 	t.Helper()
 	from := s.logged(id, "checkpoint saved")
-	for s.logged(id, "checkpoint saved") < from+n {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("job %s: fewer than %d checkpoints saved after %d; log %s", id, n, from, s.logPath())
-		case <-time.After(100 * time.Millisecond):
-		}
+	err := testwait.For(ctx, 5*time.Minute, func() (bool, error) { return s.logged(id, "checkpoint saved") >= from+n, nil })
+	if err != nil {
+		t.Fatalf("job %s: fewer than %d checkpoints saved after %d; log %s: %v", id, n, from, s.logPath(), err)
 	}
 }
 
@@ -387,18 +384,19 @@ func (s *crashingServer) logged(id, msg string) int {
 // waitRunning waits until job id is RUNNING; an end before fails the test.
 func waitRunning(t *testing.T, ctx context.Context, cli jobpb.JobServiceClient, id string) {
 	t.Helper()
-	for {
+	err := testwait.For(ctx, 5*time.Minute, func() (bool, error) {
 		st, err := cli.GetState(ctx, &jobpb.GetJobStateRequest{JobId: id})
 		if err != nil {
-			t.Fatalf("job %s: %v", id, err)
+			return false, err
 		}
 		switch st.GetState() {
-		case jobpb.JobState_RUNNING:
-			return
 		case jobpb.JobState_FAILED, jobpb.JobState_CANCELLED, jobpb.JobState_DONE, jobpb.JobState_DRAINED:
-			t.Fatalf("job %s ended %v: %s", id, st.GetState(), lastChars(jobMessages(t, cli, id), 3000))
+			return false, fmt.Errorf("job %s ended %v: %s", id, st.GetState(), lastChars(jobMessages(t, cli, id), 3000))
 		}
-		time.Sleep(200 * time.Millisecond)
+		return st.GetState() == jobpb.JobState_RUNNING, nil
+	})
+	if err != nil {
+		t.Fatalf("job %s not RUNNING: %v", id, err)
 	}
 }
 

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/beam-runner/beam-runner/testsupport/serverproc"
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // repoRoot is the module root: the test runs in validates/xlang.
@@ -69,26 +71,17 @@ func daemon(t *testing.T, logPath, addr string, limit time.Duration, name string
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); logf.Close(); close(exited) }()
 	t.Cleanup(func() { cancel(); <-exited })
-	deadline := time.Now().Add(limit)
-	for serverproc.Listening(ctx, addr) != nil {
+	err = testwait.For(ctx, limit, func() (bool, error) {
 		select {
 		case <-exited:
-			t.Fatalf("%s exited before listening on %s; log %s ends:\n%s", name, addr, logPath, tail(logPath, 30))
-		case <-time.After(200 * time.Millisecond):
+			return false, fmt.Errorf("%s exited before listening on %s", name, addr)
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not listening on %s after %v; log %s ends:\n%s", name, addr, limit, logPath, tail(logPath, 30))
-		}
+		return serverproc.Listening(ctx, addr) == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("%s not listening on %s: log %s ends:\n%s\n%v", name, addr, logPath, testkit.TailFile(logPath, 30), err)
 	}
-}
-
-func tail(path string, n int) string {
-	b, _ := os.ReadFile(path)
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func freeAddr(t *testing.T) (string, int) {

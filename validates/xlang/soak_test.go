@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 // TestKafkaSoak runs the exactly-once job (KafkaEosCounts.java) for
@@ -35,7 +37,7 @@ import (
 //
 //	go test -tags 'xlang soak' -run TestKafkaSoak -timeout 2h -v ./validates/xlang
 func TestKafkaSoak(t *testing.T) {
-	dur, rate, warm := envDuration("SOAK_DURATION", time.Hour), envInt("SOAK_RATE", 2000), envDuration("SOAK_WARMUP", 5*time.Minute)
+	dur, rate, warm := envDuration("SOAK_DURATION", time.Hour), testkit.EnvInt("SOAK_RATE", 2000), envDuration("SOAK_WARMUP", 5*time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), dur+20*time.Minute)
 	defer cancel()
 	boot := startBroker(t, "kafka-soak")
@@ -73,7 +75,7 @@ func TestKafkaSoak(t *testing.T) {
 	if b, err := drain.CombinedOutput(); err != nil {
 		t.Fatalf("beam-runner drain %s: %v\n%s", id, err, b)
 	}
-	lat.waitQuiet(ctx, 5*time.Second)
+	lat.waitSum(ctx, prod.sent)
 	checkSoakCounts(t, lat.lines(), prod.sent)
 	checkNoneDropped(t, ctx, srv.client(t), id)
 	writeSoakTable(t, samples, lat)
@@ -181,18 +183,23 @@ func (c *countLog) add(line string) {
 	}
 }
 
-// waitQuiet waits until no count has arrived for quiet: the follower has
-// read what the drained job wrote.
-func (c *countLog) waitQuiet(ctx context.Context, quiet time.Duration) {
-	for n := -1; ctx.Err() == nil; time.Sleep(quiet) {
+// waitSum waits until the counts read back add up to at least produced
+// (or two minutes pass): the follower has read what the drained job
+// wrote. A count written twice shows as a sum past produced.
+func (c *countLog) waitSum(ctx context.Context, produced int) {
+	testwait.For(ctx, 2*time.Minute, func() (bool, error) {
 		c.mu.Lock()
-		m := len(c.all)
-		c.mu.Unlock()
-		if m == n {
-			return
+		defer c.mu.Unlock()
+		sum := 0
+		for _, l := range c.all {
+			var key string
+			var start, n int64
+			if _, err := fmt.Sscan(l, &key, &start, &n); err == nil {
+				sum += int(n)
+			}
 		}
-		n = m
-	}
+		return sum >= produced, nil
+	})
 }
 
 func (c *countLog) lines() []string {
@@ -406,13 +413,6 @@ func writeSoakTable(t *testing.T, ss []soakSample, c *countLog) {
 func envDuration(name string, def time.Duration) time.Duration {
 	if d, err := time.ParseDuration(os.Getenv(name)); err == nil && d > 0 {
 		return d
-	}
-	return def
-}
-
-func envInt(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
-		return n
 	}
 	return def
 }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
 )
 
 // python is the interpreter with apache-beam: $PYTHON, as setup uses it.
@@ -141,7 +143,7 @@ func startCountJob(t *testing.T, ctx context.Context, srv runnerServer, exp, boo
 			return j
 		}
 	}
-	t.Fatalf("kafka_counts.py ended before its job ran; log %s ends:\n%s", j.log, tail(j.log, 40))
+	t.Fatalf("kafka_counts.py ended before its job ran; log %s ends:\n%s", j.log, testkit.TailFile(j.log, 40))
 	return nil
 }
 
@@ -154,7 +156,7 @@ func (j *countJob) wait(t *testing.T) string {
 		}
 	}
 	if err := j.cmd.Wait(); err != nil {
-		t.Errorf("kafka_counts.py: %v; log %s ends:\n%s", err, j.log, tail(j.log, 40))
+		t.Errorf("kafka_counts.py: %v; log %s ends:\n%s", err, j.log, testkit.TailFile(j.log, 40))
 	}
 	return state
 }

@@ -1,10 +1,13 @@
 package gctune
 
 import (
+	"fmt"
 	"runtime"
 	"runtime/debug"
 	"testing"
 	"time"
+
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
 
 func TestLimit(t *testing.T) {
@@ -28,17 +31,12 @@ func TestStartRetunes(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	keep := make([]byte, 256<<20) // live, and noscan
 	Start(0)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.NoErr(t, 10*time.Second, "the limit to follow the live heap", func() error {
 		runtime.GC()
-		l := debug.SetMemoryLimit(-1)
-		if l >= 256<<20 && l < 400<<20 {
-			break
+		if l := debug.SetMemoryLimit(-1); l < 256<<20 || l >= 400<<20 {
+			return fmt.Errorf("limit %d after collections with 256 MiB live, want live plus a quarter", l)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("limit %d after collections with 256 MiB live, want live plus a quarter", l)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	runtime.KeepAlive(keep)
 }
