@@ -143,6 +143,7 @@ func (p *scriptPipeline) addStage(a *lineArgs) {
 
 func (p *scriptPipeline) sdkStage(a *lineArgs, ss *StageSpec) {
 	ss.SideInputs = a.list("side")
+	ss.SideWindows = p.sideWindows(ss.SideInputs)
 	ss.Splittable, ss.ProbeBundles, ss.Keyed = a.flag("splittable"), a.flag("probe"), a.flag("keyed")
 	ss.TimedCheckpoints = ss.Splittable && !a.flag("untimed")
 	ss.TimeSorted = a.flag("time-sorted")
@@ -290,4 +291,21 @@ func (p *scriptPipeline) mainInput(stage string) (*pcollDecl, error) {
 		return nil, fmt.Errorf("stage %q has no main input", stage)
 	}
 	return p.byID[ss.Inputs[0]], nil
+}
+
+// sideWindows lays out side inputs' windows as their declarations say;
+// the engine does not know sessions.
+func (p *scriptPipeline) sideWindows(sides []string) map[string]SideWindowFn {
+	out := map[string]SideWindowFn{}
+	for _, pc := range sides {
+		if d := p.byID[pc]; d != nil {
+			switch d.win.kind {
+			case "global":
+				out[pc] = SideWindowFn{Kind: SideWindowsGlobal}
+			case "fixed":
+				out[pc] = SideWindowFn{Kind: SideWindowsFixed, Size: d.win.size}
+			}
+		}
+	}
+	return out
 }
