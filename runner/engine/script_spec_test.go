@@ -70,7 +70,8 @@ func (p *scriptPipeline) line(where, line string) error {
 	return a.finish()
 }
 
-// pcoll declares a PCollection: pcoll ID [kv|bytes|grouped] [window=W].
+// pcoll declares a PCollection: pcoll ID [kv|bytes|grouped] [window=W]
+// [lateness=MS].
 func (p *scriptPipeline) pcoll(a *lineArgs) {
 	id := a.word("PCollection id")
 	d := &pcollDecl{id: id, shape: "kv"}
@@ -82,6 +83,7 @@ func (p *scriptPipeline) pcoll(a *lineArgs) {
 	w, err := parseWindowFn(a.str("window", "global"))
 	a.fail(err)
 	d.win = w
+	d.lateness = a.int("lateness", 0)
 	if d.shape == "bytes" && w.kind != "global" {
 		a.fail(fmt.Errorf("bytes PCollections are globally windowed here"))
 	}
@@ -303,7 +305,7 @@ func (p *scriptPipeline) sideWindows(sides []string) map[string]SideWindowFn {
 			case "global":
 				out[pc] = SideWindowFn{Kind: SideWindowsGlobal}
 			case "fixed":
-				out[pc] = SideWindowFn{Kind: SideWindowsFixed, Size: d.win.size}
+				out[pc] = SideWindowFn{Kind: SideWindowsFixed, Size: d.win.size, Lateness: d.lateness}
 			}
 		}
 	}

@@ -9,14 +9,17 @@ import (
 
 // A streaming stage reads its side inputs window by window: an element is
 // processed once, for each of its windows, the side input window that
-// window maps to is complete. Waiting for the whole side input instead
+// window maps to is complete: expired, the side input's watermark past
+// its end plus its allowed lateness, so no pane can still come to it (a
+// side input with a trigger that fires only as the window closes, as
+// Wait.on's signal view, has its data only then). Waiting for the whole side input instead
 // would hold a stream's elements until the side input ends (Java's
 // Wait.on, whose signal is a windowed side input, then released nothing
 // before its stream ended). Beam's SDKs map a main input window to the
 // side input window that holds its max timestamp (of sliding windows, the
 // last to start); the engine waits for the latest-ending side window that
-// holds it, which is that window or ends later, so no element reads a
-// side window still filling. An element still waiting stays in its
+// holds it to expire, which is that window or ends later, so no element
+// reads a side window still filling. An element still waiting stays in its
 // stage's waiting list, holding the stage's output watermark, and moves
 // to pending input once the side inputs' watermarks pass its windows.
 // Stateful stages and batch jobs wait for complete side inputs.
@@ -27,10 +30,10 @@ func (f *flow) gatesByWindow(st *stage) bool {
 	return f.spec.Streaming && st.keyed == nil && len(st.spec.SideInputs) > 0
 }
 
-// sideWindowEnd is the end of the latest window of fn holding ts; ok is
-// false when fn's windows are unknown or global, whose side input must
-// be complete.
-func sideWindowEnd(fn SideWindowFn, ts int64) (end int64, ok bool) {
+// sideWindowExpiry is the watermark at which the latest window of fn
+// holding ts expires: its end plus the allowed lateness. ok is false when
+// fn's windows are unknown or global, whose side input must be complete.
+func sideWindowExpiry(fn SideWindowFn, ts int64) (at int64, ok bool) {
 	step := fn.Size
 	switch fn.Kind {
 	case SideWindowsFixed:
@@ -46,7 +49,7 @@ func sideWindowEnd(fn SideWindowFn, ts int64) (end int64, ok bool) {
 	if m < 0 {
 		m += step
 	}
-	return addSaturating(ts-m, fn.Size), true
+	return addSaturating(addSaturating(ts-m, fn.Size), max(fn.Lateness, 0)), true
 }
 
 // sideReadyFor reports whether st's side inputs are complete for a main
@@ -57,8 +60,8 @@ func (f *flow) sideReadyFor(st *stage, maxTS int64) bool {
 		if wm >= coders.MaxTimestamp {
 			continue
 		}
-		end, ok := sideWindowEnd(st.spec.SideWindows[pc], maxTS)
-		if !ok || wm < end {
+		at, ok := sideWindowExpiry(st.spec.SideWindows[pc], maxTS)
+		if !ok || wm < at {
 			return false
 		}
 	}

@@ -72,12 +72,13 @@ type StageSpec struct {
 	MaxBundles int
 }
 
-// SideWindowFn is a side input's WindowFn, as far as the engine needs it:
-// where the window a main input window maps to ends. Size, Period and
-// Offset are milliseconds.
+// SideWindowFn is a side input's windowing, as far as the engine needs
+// it: when the window a main input window maps to expires, its end plus
+// the allowed lateness. Size, Period, Offset and Lateness are
+// milliseconds.
 type SideWindowFn struct {
-	Kind                 SideWindowKind
-	Size, Period, Offset int64
+	Kind                           SideWindowKind
+	Size, Period, Offset, Lateness int64
 }
 
 // SideWindowKind is the kind of a side input's WindowFn.

@@ -22,6 +22,7 @@ func (b builder) sideWindows(sides []string) (map[string]engine.SideWindowFn, er
 			return nil, fmt.Errorf("side input %q: %w", pc, err)
 		}
 		if fn.Kind != engine.SideWindowsOther {
+			fn.Lateness = ws.GetAllowedLateness()
 			out[pc] = fn
 		}
 	}
