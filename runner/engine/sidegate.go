@@ -138,8 +138,12 @@ func (f *flow) holdWaiting(st *stage, taken []chunk, bytes int) ([]chunk, int, e
 	if err != nil {
 		return nil, 0, err
 	}
-	st.sideWMs = f.sideWatermarks(st)
 	if len(waiting.data) > 0 {
+		if len(st.waiting) == 0 {
+			// Sorted at these watermarks; elements already waiting
+			// keep the ones they were sorted at, to be sorted again.
+			st.sideWMs = f.sideWatermarks(st)
+		}
 		st.waiting = append(st.waiting, waiting)
 		f.pend.untake(len(waiting.data))
 		bytes = max(bytes-len(waiting.data), 0)
