@@ -106,10 +106,9 @@ func (s *Sides) Get(key *fnpb.StateKey) ([][]byte, error) {
 	}
 }
 
-// NewSides gives a stage the handler of its side inputs, whose data the
-// engine's SideData gives by PCollection, and their cache tokens. Call it
-// on the stage's first bundle, when the engine guarantees its side inputs
-// are complete.
+// NewSides gives a stage the handler of its side inputs, whose data
+// sideData gives by PCollection (the engine's, complete for the windows
+// the stage's bundles read), and their cache tokens, new with each call.
 func NewSides(pl *plan.Plan, sides []plan.SideInput, sideData func(pc string) *engine.Data) (*Sides, []*fnpb.ProcessBundleRequest_CacheToken, error) {
 	build := map[sideRef]func() (*coders.SideIndex, error){}
 	for _, si := range sides {

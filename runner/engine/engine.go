@@ -111,6 +111,11 @@ type stage struct {
 	keyed    *keyed  // stateful stages
 	delayed  []delayed
 	combines []agg.Combine // a GroupByKey's combines waiting to start
+	// waiting is input whose side input windows are not complete yet,
+	// and sideWMs the side inputs' watermarks it was last sorted at
+	// (sidegate.go).
+	waiting []chunk
+	sideWMs []int64
 }
 
 type chunk struct {
@@ -212,11 +217,12 @@ func (e *Engine) Watermark(pc string) int64 {
 	return coders.MinTimestamp
 }
 
-// SideData returns a complete side input's data. Valid while a stage that
-// reads it still runs; the data is never modified once complete.
+// SideData returns a side input's data so far: complete, or complete for
+// the windows the stages reading it take elements of (sidegate.go). The
+// copy is the driver's: what arrives later does not change it.
 func (e *Engine) SideData(pc string) *Data {
 	if p := e.flow.pcolls[pc]; p != nil && p.data != nil {
-		return p.data
+		return &Data{Chunks: slices.Clip(p.data.Chunks), Bytes: p.data.Bytes}
 	}
 	return &Data{}
 }

@@ -79,7 +79,13 @@ func (f *flow) enqueue(st *stage, p *pcoll, c []byte) {
 		f.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, p.id, err))
 		return
 	}
-	ch := chunk{data: c, minTS: min}
+	f.addPending(st, chunk{data: c, minTS: min})
+}
+
+// addPending adds a chunk to an SDK stage's pending input, within the
+// pending budget.
+func (f *flow) addPending(st *stage, ch chunk) {
+	var err error
 	if f.pend != nil {
 		if ch, err = f.pend.admit(st, ch); err != nil {
 			f.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
@@ -210,6 +216,9 @@ func (f *flow) outputWatermark(st *stage) int64 {
 	}
 	wm := st.inWM
 	for _, c := range st.pending {
+		wm = min(wm, c.minTS)
+	}
+	for _, c := range st.waiting {
 		wm = min(wm, c.minTS)
 	}
 	for _, b := range st.flight {

@@ -101,6 +101,13 @@ func (p *pendingSpill) take(st *stage, pending []chunk) (taken []chunk, bytes in
 	return taken, bytes, pending[n:], nil
 }
 
+// untake returns bytes take counted for chunks that went back to wait.
+func (p *pendingSpill) untake(bytes int) {
+	if p != nil {
+		p.flight = max(p.flight-bytes, 0)
+	}
+}
+
 // release returns the bytes a finished bundle's input held.
 func (p *pendingSpill) release(b *bundle) {
 	if p != nil {

@@ -104,10 +104,15 @@ func (e *Engine) readyBundles() []*bundle {
 		if len(st.combines) > 0 {
 			out = append(out, e.readyCombines(st)...)
 		}
-		if st.spec.Kind != stagekind.SDK || !e.flow.sidesReady(st) {
+		if st.spec.Kind != stagekind.SDK {
+			continue
+		}
+		gate := !e.flow.sidesReady(st)
+		if gate && !e.flow.gatesByWindow(st) {
 			continue
 		}
 		e.flow.wakeResiduals(st)
+		e.flow.releaseWaiting(st)
 		free := e.flow.maxBundles(st) - len(st.flight)
 		if free <= 0 {
 			continue
@@ -129,8 +134,17 @@ func (e *Engine) readyBundles() []*bundle {
 			e.flow.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
 			return out
 		}
+		if gate {
+			if taken, bytes, err = e.flow.holdWaiting(st, taken, bytes); err != nil {
+				e.flow.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, st.spec.Inputs[0], err))
+				return out
+			}
+		}
 		if len(taken) == 0 {
-			continue // the budget is held by bundles in flight
+			// The budget is held by bundles in flight, or what was
+			// taken waits for its side inputs.
+			st.pending = rest
+			continue
 		}
 		st.pending = taken
 		sets := e.cut(st, free)
@@ -151,7 +165,8 @@ func (e *Engine) readyBundles() []*bundle {
 	return out
 }
 
-// sidesReady: side inputs must be complete before a stage runs.
+// sidesReady reports whether st's side inputs are complete: a stage that
+// does not take elements by their side input windows waits for it.
 func (f *flow) sidesReady(st *stage) bool {
 	for _, pc := range st.spec.SideInputs {
 		if f.pcolls[pc].wm < coders.MaxTimestamp {

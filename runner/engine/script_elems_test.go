@@ -80,7 +80,10 @@ type pcollDecl struct {
 	id    string
 	shape string // kv, bytes or grouped
 	win   windowFn
-	codec *coders.WindowedValueCodec
+	// lateness is the allowed lateness of its windowing, which a stage
+	// reading it as a side input waits for.
+	lateness int64
+	codec    *coders.WindowedValueCodec
 }
 
 func (p *pcollDecl) coderID() string {

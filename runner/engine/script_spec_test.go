@@ -70,7 +70,8 @@ func (p *scriptPipeline) line(where, line string) error {
 	return a.finish()
 }
 
-// pcoll declares a PCollection: pcoll ID [kv|bytes|grouped] [window=W].
+// pcoll declares a PCollection: pcoll ID [kv|bytes|grouped] [window=W]
+// [lateness=MS].
 func (p *scriptPipeline) pcoll(a *lineArgs) {
 	id := a.word("PCollection id")
 	d := &pcollDecl{id: id, shape: "kv"}
@@ -82,6 +83,7 @@ func (p *scriptPipeline) pcoll(a *lineArgs) {
 	w, err := parseWindowFn(a.str("window", "global"))
 	a.fail(err)
 	d.win = w
+	d.lateness = a.int("lateness", 0)
 	if d.shape == "bytes" && w.kind != "global" {
 		a.fail(fmt.Errorf("bytes PCollections are globally windowed here"))
 	}
@@ -143,6 +145,7 @@ func (p *scriptPipeline) addStage(a *lineArgs) {
 
 func (p *scriptPipeline) sdkStage(a *lineArgs, ss *StageSpec) {
 	ss.SideInputs = a.list("side")
+	ss.SideWindows = p.sideWindows(ss.SideInputs)
 	ss.Splittable, ss.ProbeBundles, ss.Keyed = a.flag("splittable"), a.flag("probe"), a.flag("keyed")
 	ss.TimedCheckpoints = ss.Splittable && !a.flag("untimed")
 	ss.TimeSorted = a.flag("time-sorted")
@@ -290,4 +293,21 @@ func (p *scriptPipeline) mainInput(stage string) (*pcollDecl, error) {
 		return nil, fmt.Errorf("stage %q has no main input", stage)
 	}
 	return p.byID[ss.Inputs[0]], nil
+}
+
+// sideWindows lays out side inputs' windows as their declarations say;
+// the engine does not know sessions.
+func (p *scriptPipeline) sideWindows(sides []string) map[string]SideWindowFn {
+	out := map[string]SideWindowFn{}
+	for _, pc := range sides {
+		if d := p.byID[pc]; d != nil {
+			switch d.win.kind {
+			case "global":
+				out[pc] = SideWindowFn{Kind: SideWindowsGlobal}
+			case "fixed":
+				out[pc] = SideWindowFn{Kind: SideWindowsFixed, Size: d.win.size, Lateness: d.lateness}
+			}
+		}
+	}
+	return out
 }

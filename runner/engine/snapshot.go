@@ -141,8 +141,10 @@ func (st *stage) snapshot(w *wire.Writer, pend *pendingSpill, back []agg.Uncombi
 	w.Int(st.inWM)
 	w.Bool(st.emitted)
 	w.Num(len(st.spec.Events) - len(st.events))
-	w.Len(len(st.pending))
-	for _, c := range st.pending {
+	// Waiting input is pending input to a restored engine, which sorts
+	// it by its side inputs again when it cuts a bundle.
+	w.Len(len(st.pending) + len(st.waiting))
+	for _, c := range slices.Concat(st.pending, st.waiting) {
 		data := c.data
 		if c.spillKey != nil {
 			// A snapshot holds its input itself: the spill is scratch.

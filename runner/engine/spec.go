@@ -16,8 +16,14 @@ type StageSpec struct {
 	// CopyInputs are a flatten's inputs whose data the engine forwards to
 	// the flatten's output (the others are written there by SDK stages).
 	CopyInputs []string
-	// SideInputs must be complete before a bundle of this stage runs.
+	// SideInputs are read by the stage's bundles. In batch, and for a
+	// stateful stage, each must be complete before a bundle runs; in
+	// streaming, a bundle of a stateless stage takes an element once the
+	// side input windows its windows map to are complete (sidegate.go).
 	SideInputs []string
+	// SideWindows lays out each side input's windows, by PCollection; a
+	// side input missing here must be complete first.
+	SideWindows map[string]SideWindowFn
 	// Outputs are the PCollections whose watermark this stage sets.
 	Outputs []string
 	// Agg configures a GBK stage.
@@ -65,6 +71,28 @@ type StageSpec struct {
 	// bundles would only contend for its interpreter lock.
 	MaxBundles int
 }
+
+// SideWindowFn is a side input's windowing, as far as the engine needs
+// it: when the window a main input window maps to expires, its end plus
+// the allowed lateness. Size, Period, Offset and Lateness are
+// milliseconds.
+type SideWindowFn struct {
+	Kind                           SideWindowKind
+	Size, Period, Offset, Lateness int64
+}
+
+// SideWindowKind is the kind of a side input's WindowFn.
+type SideWindowKind int
+
+// Side input WindowFn kinds. With SideWindowsOther (the zero value) the
+// engine cannot tell where a mapped window ends, so the side input must
+// be complete; so must one in the global window.
+const (
+	SideWindowsOther SideWindowKind = iota
+	SideWindowsGlobal
+	SideWindowsFixed
+	SideWindowsSliding
+)
 
 // EventKind is the kind of a TestStream event.
 type EventKind int

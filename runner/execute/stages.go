@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/beam-runner/beam-runner/runner/bundleio"
 	"github.com/beam-runner/beam-runner/runner/spec"
+	"maps"
 
 	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
@@ -19,8 +20,11 @@ type sdkStage struct {
 	desc    string
 	io      plan.StageIO
 	sinks   []string
-	side    *bundleio.Sides // built on the first bundle: sides are complete then
-	// sideTokens let the SDK cache the side inputs across bundles.
+	// side serves the side inputs as the engine had them when it was
+	// built, sideChunks chunks of each; sideTokens let the SDK cache them
+	// across bundles until more arrive.
+	side       *bundleio.Sides
+	sideChunks map[string]int
 	sideTokens []*fnpb.ProcessBundleRequest_CacheToken
 	input      bundleio.Codec
 	// bounded: every output is a bounded PCollection, so a splittable
@@ -103,16 +107,29 @@ func (r *run) buildSDKStage(s *plan.Stage) (*sdkStage, error) {
 }
 
 // ensureSideHandler builds a stage's side-input handler on its first
-// bundle, when the engine guarantees its side inputs are complete.
+// bundle, and again, with new cache tokens, once more side input data
+// arrived: a streaming stage runs once the side input windows its
+// elements read are complete, while later windows still fill. A bundle
+// keeps the handler it started with.
 func (r *run) ensureSideHandler(ss *sdkStage, eng *engine.Engine) error {
-	if ss.side != nil || len(ss.stage.SideInputs) == 0 {
+	if len(ss.stage.SideInputs) == 0 {
 		return nil
 	}
-	side, tokens, err := bundleio.NewSides(r.plan, ss.stage.SideInputs, eng.SideData)
+	data, chunks := map[string]*engine.Data{}, map[string]int{}
+	for _, si := range ss.stage.SideInputs {
+		if data[si.PColl] == nil {
+			data[si.PColl] = eng.SideData(si.PColl)
+			chunks[si.PColl] = len(data[si.PColl].Chunks)
+		}
+	}
+	if ss.side != nil && maps.Equal(chunks, ss.sideChunks) {
+		return nil
+	}
+	side, tokens, err := bundleio.NewSides(r.plan, ss.stage.SideInputs, func(pc string) *engine.Data { return data[pc] })
 	if err != nil {
 		return err
 	}
-	ss.side, ss.sideTokens = side, tokens
+	ss.side, ss.sideChunks, ss.sideTokens = side, chunks, tokens
 	return nil
 }
 

@@ -237,10 +237,16 @@ func isSDFPart(urn string) bool {
 }
 
 // canFuse reports whether transform id may join stage s: same environment,
-// no forced break, and no side input produced by s or downstream of it
-// (which would make the stage depend on itself).
+// no forced break, no side input produced by s or downstream of it
+// (which would make the stage depend on itself), and, for a transform
+// with side inputs, no WindowInto in s: the engine takes a streaming
+// stage's elements as the side input windows of their windows complete,
+// which must be the windows its side inputs' reader sees.
 func (f *fuser) canFuse(id string, t *pipepb.PTransform, s *Stage, sides []SideInput) bool {
 	if s.Kind != stagekind.SDK || s.Env != t.GetEnvironmentId() || f.g.breakBefore[id] {
+		return false
+	}
+	if len(sides) > 0 && f.assignsWindows(s) {
 		return false
 	}
 	for _, si := range sides {
@@ -250,6 +256,13 @@ func (f *fuser) canFuse(id string, t *pipepb.PTransform, s *Stage, sides []SideI
 		}
 	}
 	return true
+}
+
+// assignsWindows reports whether a transform of s assigns windows.
+func (f *fuser) assignsWindows(s *Stage) bool {
+	return slices.ContainsFunc(s.Transforms, func(id string) bool {
+		return f.transform(id).GetSpec().GetUrn() == URNWindowInto
+	})
 }
 
 // dependsOn reports whether a transitively depends on b.

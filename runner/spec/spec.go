@@ -146,6 +146,11 @@ func (b builder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 	switch s.Kind {
 	case stagekind.SDK:
 		ss.SideInputs = uniqueSides(s)
+		sw, err := b.sideWindows(ss.SideInputs)
+		if err != nil {
+			return ss, err
+		}
+		ss.SideWindows = sw
 		ss.Keyed, ss.TimeSorted = s.Stateful, s.TimeSorted
 		if s.Stateful {
 			ss.AllowedLateness = s.Windowing.GetAllowedLateness()
