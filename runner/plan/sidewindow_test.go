@@ -6,7 +6,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
-	"github.com/beam-runner/beam-runner/internal/gopipe"
+	"github.com/beam-runner/beam-runner/testsupport/gopipe"
 )
 
 // A transform with side inputs after a WindowInto starts its own stage:
