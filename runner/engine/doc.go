@@ -35,4 +35,9 @@
 //   - Watermark, SideData, Dropped: reads, for live statistics, side
 //     inputs and the elements GroupByKeys dropped as late.
 //   - SnapshotRequeuingFlight: a checkpoint's snapshot, at any point.
+//   - CheckpointFlight: before a checkpoint, asks long-running bundles of
+//     splittable stages to checkpoint themselves (split requests in the
+//     next Ready), so the snapshot holds their progress.
+//   - Finished: the stages done for good, which a resumed job reports and
+//     does not run again.
 package engine
