@@ -62,8 +62,8 @@ func (f *flow) applyWindowMerges(st *stage, p *pcoll, c []byte) {
 	f.requestWindowMerges(st)
 }
 
-// parseWindowMergeResult reads one answer of merge_windows. The unmerged windows
-// need nothing: they stay as they are.
+// parseWindowMergeResult reads one answer of merge_windows. The unmerged
+// windows need nothing: they stay as they are.
 func parseWindowMergeResult(b []byte, win, merge *coders.Codec) (agg.WindowMergeResult, error) {
 	key, n, err := coders.LengthPrefixed(b)
 	if err != nil {
@@ -95,8 +95,8 @@ func parseWindowMergeResult(b []byte, win, merge *coders.Codec) (agg.WindowMerge
 	return r, nil
 }
 
-// windowMergeCodecs finds the window coder and the KV<window, iterable<window>>
-// coder in a merge answer's coder.
+// windowMergeCodecs finds the window coder and the KV<window,
+// iterable<window>> coder in a merge answer's coder.
 func windowMergeCodecs(elem *coders.Codec) (win, merge *coders.Codec, err error) {
 	merge = elem.Component(1).Component(1).Component(0)
 	win = merge.Component(0)
