@@ -14,6 +14,8 @@
 //   - keyed (keyed.go, sorted.go, expiry.go): a stateful stage's input by
 //     key, its timers and its state windows.
 //   - agg: a GroupByKey's windows, triggers, panes, combiner tree and spill.
+//   - invariants.go: checks of the bookkeeping above after each driver
+//     call, on only under the invariants build tag (make race runs them).
 //
 // # The driver's calls
 //
