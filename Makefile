@@ -28,8 +28,11 @@ test:
 	@scripts/timed xlang $(MAKE) --no-print-directory xlang
 	$(MAKE) --no-print-directory validates
 
+# The second line runs the engine's tests with its bookkeeping checks on
+# (runner/engine/invariants.go).
 race:
 	$(GO) test -race $(RACE_PKGS)
+	$(GO) test -race -tags invariants ./runner/engine/...
 
 # Kills SDK workers during a Python job; needs the Python SDK (setup).
 faults:

@@ -91,7 +91,7 @@ func executorOptions(wopts workers.Options, spill *store.Store, limit int64) exe
 	return execute.Options{MaxBundleAttempts: fl.MaxBundleAttempts,
 		Memory:             spec.Memory{Store: spill, Limit: limit, BoundPending: fl.MemoryLimit != "" && fl.MemoryLimit != "none"},
 		CheckpointInterval: fl.CheckpointInterval,
-		CombineMergeBytes:  fl.CombineMergeBytes,
+		CombineTreeBytes:   fl.CombineTreeBytes,
 		Workers:            wopts}
 }
 
@@ -250,6 +250,9 @@ func webAllowedHosts() []string {
 func warnIgnoredFlags(logger *slog.Logger) {
 	if fl.JMOverride != "" {
 		logger.Warn("--jm_override ignored: beam-runner always serves its own job service")
+	}
+	for _, d := range fl.Deprecated {
+		logger.Warn(d)
 	}
 }
 

@@ -14,6 +14,8 @@
 //   - keyed (keyed.go, sorted.go, expiry.go): a stateful stage's input by
 //     key, its timers and its state windows.
 //   - agg: a GroupByKey's windows, triggers, panes, combiner tree and spill.
+//   - invariants.go: checks of the bookkeeping above after each driver
+//     call, on only under the invariants build tag (make race runs them).
 //
 // # The driver's calls
 //
@@ -35,4 +37,9 @@
 //   - Watermark, SideData, Dropped: reads, for live statistics, side
 //     inputs and the elements GroupByKeys dropped as late.
 //   - SnapshotRequeuingFlight: a checkpoint's snapshot, at any point.
+//   - CheckpointFlight: before a checkpoint, asks long-running bundles of
+//     splittable stages to checkpoint themselves (split requests in the
+//     next Ready), so the snapshot holds their progress.
+//   - Finished: the stages done for good, which a resumed job reports and
+//     does not run again.
 package engine

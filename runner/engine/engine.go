@@ -38,6 +38,9 @@ type Engine struct {
 	// Advance acknowledges them.
 	splits []SplitRequest
 	out    []*bundle
+	// inv is the invariant checks' memory (invariants.go), unused
+	// without the invariants build tag.
+	inv invariantState
 }
 
 // Bundle is work for an SDK harness, handed to the driver as a value:
@@ -136,6 +139,7 @@ func New(spec Spec) (*Engine, error) {
 		return nil, err
 	}
 	e.flow.recompute()
+	e.checkInvariants("New")
 	return e, e.flow.err
 }
 
@@ -273,6 +277,7 @@ type Residual struct {
 
 // Commit records a bundle's result and releases its input and keys.
 func (e *Engine) Commit(id int, res Result) error {
+	defer e.checkInvariants("Commit")
 	outputs, timers := res.Data, res.Timers
 	b := e.flight[id]
 	if b == nil {
@@ -314,11 +319,16 @@ func (e *Engine) Fail(id int) {
 		delete(e.flight, id)
 		delete(e.flow.stage(b.Stage).flight, id)
 		e.flow.pend.release(b)
+		e.inv.failed = true
 	}
+	e.checkInvariants("Fail")
 }
 
 // AdvanceProcessingTime moves processing time forward to now.
-func (e *Engine) AdvanceProcessingTime(now int64) { e.flow.advanceTime(now) }
+func (e *Engine) AdvanceProcessingTime(now int64) {
+	e.flow.advanceTime(now)
+	e.checkInvariants("AdvanceProcessingTime")
+}
 
 // advanceTime moves processing time forward to now: probes measure by it,
 // processing-time triggers fire, and watermarks follow.

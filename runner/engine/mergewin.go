@@ -19,7 +19,7 @@ import (
 // streaming job as soon as they arrive, in a batch job once the GBK's input
 // is complete, so a batch merges in one bundle.
 func (f *flow) requestWindowMerges(st *stage) {
-	if st.spec.WindowMergeStage == "" || !st.gbk.MergeRequests() {
+	if st.spec.WindowMergeStage == "" || !st.gbk.WindowMergesWaiting() {
 		return
 	}
 	if !f.spec.Streaming && st.inWM < coders.MaxTimestamp {
@@ -28,7 +28,7 @@ func (f *flow) requestWindowMerges(st *stage) {
 	ms := f.stage(st.spec.WindowMergeStage)
 	in := f.pcolls[ms.spec.Inputs[0]]
 	var c []byte
-	for _, r := range st.gbk.TakeMergeRequests() {
+	for _, r := range st.gbk.TakeWindowMergeRequests() {
 		elem := coders.AppendLengthPrefixed(nil, r.Key)
 		elem = coders.AppendIterableHeader(elem, int32(len(r.Windows)))
 		for _, w := range r.Windows {
@@ -42,17 +42,17 @@ func (f *flow) requestWindowMerges(st *stage) {
 // applyWindowMerges hands a merge stage's answers to its GBK and emits what the
 // merged windows fire.
 func (f *flow) applyWindowMerges(st *stage, p *pcoll, c []byte) {
-	var results []agg.MergeResult
-	win, merge, err := mergeCodecs(p.spec.Codec.Elem)
+	var results []agg.WindowMergeResult
+	win, merge, err := windowMergeCodecs(p.spec.Codec.Elem)
 	if err == nil {
 		err = coders.Each([][]byte{c}, p.spec.Codec, func(v *coders.WindowedValue) error {
-			r, err := parseMergeResult(v.Elem, win, merge)
+			r, err := parseWindowMergeResult(v.Elem, win, merge)
 			results = append(results, r)
 			return err
 		})
 	}
 	if err == nil {
-		err = st.gbk.ApplyMerges(results)
+		err = st.gbk.ApplyWindowMerges(results)
 	}
 	if err != nil {
 		f.fail(fmt.Errorf("stage %s: merging windows: %w", st.spec.ID, err))
@@ -62,14 +62,14 @@ func (f *flow) applyWindowMerges(st *stage, p *pcoll, c []byte) {
 	f.requestWindowMerges(st)
 }
 
-// parseMergeResult reads one answer of merge_windows. The unmerged windows
-// need nothing: they stay as they are.
-func parseMergeResult(b []byte, win, merge *coders.Codec) (agg.MergeResult, error) {
+// parseWindowMergeResult reads one answer of merge_windows. The unmerged
+// windows need nothing: they stay as they are.
+func parseWindowMergeResult(b []byte, win, merge *coders.Codec) (agg.WindowMergeResult, error) {
 	key, n, err := coders.LengthPrefixed(b)
 	if err != nil {
-		return agg.MergeResult{}, fmt.Errorf("merge result nonce: %w", err)
+		return agg.WindowMergeResult{}, fmt.Errorf("merge result nonce: %w", err)
 	}
-	r := agg.MergeResult{Key: key}
+	r := agg.WindowMergeResult{Key: key}
 	b = b[n:]
 	skip, err := coders.EachInIterable(b, win, func([]byte) error { return nil })
 	if err != nil {
@@ -95,9 +95,9 @@ func parseMergeResult(b []byte, win, merge *coders.Codec) (agg.MergeResult, erro
 	return r, nil
 }
 
-// mergeCodecs finds the window coder and the KV<window, iterable<window>>
-// coder in a merge answer's coder.
-func mergeCodecs(elem *coders.Codec) (win, merge *coders.Codec, err error) {
+// windowMergeCodecs finds the window coder and the KV<window,
+// iterable<window>> coder in a merge answer's coder.
+func windowMergeCodecs(elem *coders.Codec) (win, merge *coders.Codec, err error) {
 	merge = elem.Component(1).Component(1).Component(0)
 	win = merge.Component(0)
 	if win == nil || merge.Component(1) == nil {
@@ -114,7 +114,7 @@ func (f *flow) linkWindowMergeStages() error {
 			continue
 		}
 		ms := f.stage(st.spec.WindowMergeStage)
-		if st.gbk == nil || ms == nil || ms.gbk != nil || len(ms.spec.Inputs) != 1 || len(ms.spec.Outputs) != 1 || !st.spec.Agg.SDKMerge {
+		if st.gbk == nil || ms == nil || ms.gbk != nil || len(ms.spec.Inputs) != 1 || len(ms.spec.Outputs) != 1 || !st.spec.Agg.SDKWindowMerge {
 			return fmt.Errorf("stage %s: merge stage %q must be an SDK stage with one input and one output, for a GroupByKey whose windows the SDK merges", st.spec.ID, st.spec.WindowMergeStage)
 		}
 		out := f.pcolls[ms.spec.Outputs[0]]

@@ -64,7 +64,7 @@ func mergeSpec(t *testing.T, streaming bool) Spec {
 			{ID: "impulse", Kind: stagekind.Impulse, Outputs: []string{"imp"}},
 			{ID: "src", Kind: stagekind.SDK, Inputs: []string{"imp"}, Outputs: []string{"in"}},
 			{ID: "gbk", Kind: stagekind.GBK, Inputs: []string{"in"}, Outputs: []string{"grouped"}, WindowMergeStage: "mw",
-				Agg: agg.Config{Window: coders.IntervalWindows, Merging: true, SDKMerge: true}},
+				Agg: agg.Config{Window: coders.IntervalWindows, Merging: true, SDKWindowMerge: true}},
 			{ID: "sink", Kind: stagekind.SDK, Inputs: []string{"grouped"}},
 			{ID: "mw", Kind: stagekind.SDK, Inputs: []string{"mw-in"}, Outputs: []string{"mw-out"}},
 		},

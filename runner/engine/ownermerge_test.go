@@ -192,7 +192,7 @@ func ownerSpec(t *testing.T, streaming bool, events []Event, maxBundles int) Spe
 			{ID: "ts", Kind: stagekind.TestStream, Outputs: []string{"inA", "inB"}, Events: events},
 			{ID: "flat", Kind: stagekind.Flatten, Inputs: []string{"inA", "inB"}, CopyInputs: []string{"inA", "inB"}, Outputs: []string{"in"}},
 			{ID: "gbk", Kind: stagekind.GBK, Inputs: []string{"in"}, Outputs: []string{"grouped"}, WindowMergeStage: "mw",
-				Agg: agg.Config{Window: coders.CustomWindows, Merging: true, SDKMerge: true}},
+				Agg: agg.Config{Window: coders.CustomWindows, Merging: true, SDKWindowMerge: true}},
 			{ID: "sink", Kind: stagekind.SDK, Inputs: []string{"grouped"}},
 			{ID: "mw", Kind: stagekind.SDK, Inputs: []string{"mw-in"}, Outputs: []string{"mw-out"}},
 		},

@@ -71,6 +71,7 @@ func (e *Engine) Advance(rd Ready) {
 	if e.flow.err == nil {
 		e.out = append(e.out, e.readyNow()...)
 	}
+	e.checkInvariants("Advance")
 }
 
 // acknowledge forgets the decisions rd handed out: the first of each list,

@@ -16,6 +16,7 @@ import "slices"
 // split did not say which input it gave up cannot be run again exactly,
 // so it is not retried.
 func (e *Engine) Retry(id int, f Failure) (bool, string) {
+	defer e.checkInvariants("Retry")
 	b := e.flight[id]
 	if b == nil {
 		return false, "not retried: the bundle is not running"

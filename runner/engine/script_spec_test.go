@@ -216,14 +216,14 @@ func (p *scriptPipeline) gbkConfig(a *lineArgs, ss StageSpec) agg.Config {
 
 // combineTree reads a GroupByKey's combiner tree options: combine=BYTES
 // (agg.CombineTree.PassBytes), combine-bundle-bytes=N and
-// combine-max-bundles=N. Its tree stage is ID/merge (after the combine's
+// combine-max-bundles=N. Its tree stage is ID/combine-tree (after the combine's
 // Merge transform, which it runs).
 func (p *scriptPipeline) combineTree(a *lineArgs, ss *StageSpec) {
 	if !a.has("combine") {
 		return
 	}
 	ss.Agg.Combine = &agg.CombineTree{PassBytes: int(a.int("combine", 0)), BundleBytes: int(a.int("combine-bundle-bytes", 0))}
-	ss.TreeStage = ss.ID + "/merge"
+	ss.TreeStage = ss.ID + "/combine-tree"
 	ss.TreeMaxBundles = int(a.int("combine-max-bundles", 0))
 	p.trees[ss.TreeStage] = StageSpec{ID: ss.TreeStage, Kind: stagekind.SDK, Inputs: ss.Outputs, Outputs: ss.Inputs}
 }

@@ -231,6 +231,7 @@ func Restore(spec Spec, snap []byte) (*Engine, error) {
 		return nil, err
 	}
 	e.settle()
+	e.checkInvariants("Restore")
 	return e, e.flow.err
 }
 

@@ -29,7 +29,7 @@ import (
 // buffer's minTS and seq are rebuilt as its elements are added back in
 // arrival order.
 var snapshotFields = map[reflect.Type]string{
-	reflect.TypeOf(Engine{}):      "flow nextID draining flight retries splits out",
+	reflect.TypeOf(Engine{}):      "flow nextID draining flight retries splits out inv", // inv: the invariant checks' memory, not state
 	reflect.TypeOf(flow{}):        "spec stages pcolls now err expired pend",
 	reflect.TypeOf(stage{}):       "spec probe outWM inWM pending flight gbk events emitted keyed delayed combines waiting sideWMs",
 	reflect.TypeOf(pcoll{}):       "id spec wm consumers sides data windowMergeFor fromGBK", // windowMergeFor, fromGBK: from the spec

@@ -29,7 +29,7 @@ type StageSpec struct {
 	// Agg configures a GBK stage.
 	Agg agg.Config
 	// WindowMergeStage is the SDK stage that merges a GBK's windows when its
-	// WindowFn is a custom merging one (Agg.SDKMerge; mergewin.go).
+	// WindowFn is a custom merging one (Agg.SDKWindowMerge; mergewin.go).
 	WindowMergeStage string
 	// TreeStage is, for the GroupByKey of a lifted combine with a
 	// combiner tree (Agg.Combine), the stage id its combine bundles carry:

@@ -55,6 +55,7 @@ func newSplitBook() splitBook { return splitBook{owned: -1, primaryAt: -1} }
 // commits. A split that gives up input an earlier split already
 // gave up is refused: running it twice would duplicate data.
 func (e *Engine) ApplySplit(id int, s SplitResult) (int, error) {
+	defer e.checkInvariants("ApplySplit")
 	b := e.flight[id]
 	if b == nil {
 		return 0, fmt.Errorf("split of unknown bundle %d", id)

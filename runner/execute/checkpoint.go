@@ -159,8 +159,8 @@ func (r *run) newEngine(now time.Time) (*engine.Engine, checkpointPolicy, error)
 		Parallelism: r.opts.Parallelism, MaxAttempts: r.opts.MaxBundleAttempts, StartTime: now.UnixMilli(),
 		Options: r.job.Options, Space: r.spill.Spaces(),
 		MemoryLimit: r.opts.Memory.Limit, BoundPending: r.opts.Memory.BoundPending, EnvBundles: r.pool.EnvBundles(),
-		EnvWorkers:        r.pool.EnvWorkers(),
-		CombineMergeBytes: r.opts.CombineMergeBytes,
+		EnvWorkers:       r.pool.EnvWorkers(),
+		CombineTreeBytes: r.opts.CombineTreeBytes,
 	})
 	if err != nil {
 		return nil, pol, err

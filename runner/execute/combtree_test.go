@@ -41,8 +41,8 @@ func lineWords(line string, emit func(string)) {
 }
 
 // TestCombineTreeCountsExactly is metamorphic: a lifted combine over
-// several bundles gives the same counts with a combiner tree that merges
-// at every chunk (its GroupByKey then runs merge bundles) as without one.
+// several bundles gives the same counts with a combiner tree that combines
+// at every chunk (its GroupByKey then runs combine bundles) as without one.
 func TestCombineTreeCountsExactly(t *testing.T) {
 	want := map[string]int{}
 	for i := 0; i < treeLines*treeWords; i++ {
@@ -60,29 +60,29 @@ func TestCombineTreeCountsExactly(t *testing.T) {
 		return p
 	}
 	for _, c := range []struct {
-		name       string
-		mergeBytes int
-		merges     bool
+		name      string
+		treeBytes int
+		combines  bool
 	}{
 		{"without a tree", -1, false},
-		{"merging every chunk", 1, true},
+		{"combining every chunk", 1, true},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		j := &jobs.Job{ID: "test", Name: t.Name()}
-		err := runOn(ctx, New(Options{CombineMergeBytes: c.mergeBytes}), build(), j, map[string]any{})
+		err := runOn(ctx, New(Options{CombineTreeBytes: c.treeBytes}), build(), j, map[string]any{})
 		cancel()
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		merges := int64(0)
+		combines := int64(0)
 		for _, st := range j.Stats().Snapshot().Stages {
 			if st.Kind == stagekind.GBK.String() {
-				merges += st.BundlesDone
+				combines += st.BundlesDone
 			}
 		}
-		t.Logf("%s: %d merge bundles", c.name, merges)
-		if (merges > 0) != c.merges {
-			t.Errorf("%s: the GroupByKeys ran %d merge bundles", c.name, merges)
+		t.Logf("%s: %d combine bundles", c.name, combines)
+		if (combines > 0) != c.combines {
+			t.Errorf("%s: the GroupByKeys ran %d combine bundles", c.name, combines)
 		}
 	}
 }

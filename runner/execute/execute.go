@@ -36,11 +36,11 @@ type Options struct {
 	// Memory bounds what a job holds in memory and says where the rest
 	// spills.
 	Memory spec.Memory
-	// CombineMergeBytes is how many bytes of fresh accumulators a lifted
-	// combine's GroupByKey takes in before it has the SDK merge them (a
+	// CombineTreeBytes is how many bytes of fresh accumulators a lifted
+	// combine's GroupByKey takes in before it has the SDK combine them (a
 	// combiner tree, runner/engine/agg/tree.go); 0 means the engine's
 	// default, negative no tree.
-	CombineMergeBytes int
+	CombineTreeBytes int
 	// CheckpointInterval is the least time between two checkpoints of a
 	// streaming job with a durable record; 0 takes none.
 	CheckpointInterval time.Duration

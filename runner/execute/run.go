@@ -78,7 +78,7 @@ func (r *run) stageName(s *plan.Stage) string { return spec.StageName(r.plan, s)
 // concurrency counts running bundles per stage, the most seen at once and
 // how many ran, which the job reports when it ends (it shows whether
 // splitting and parallel bundles kept the cores busy, and what combiner
-// trees merged).
+// trees combined).
 type concurrency struct{ now, peak, total map[string]int }
 
 func (c *concurrency) start(stage string) {
@@ -97,9 +97,9 @@ func (r *run) reportConcurrency() {
 		if n := r.concurrency.peak[s.ID]; n > 0 {
 			r.log.Info("stage parallelism", "stage", s.ID, "name", r.stageName(s), "max_concurrent_bundles", n)
 		}
-		if ms, err := r.plan.TreeStage(s); err == nil && r.concurrency.total[ms.ID] > 0 {
+		if ts, err := r.plan.TreeStage(s); err == nil && r.concurrency.total[ts.ID] > 0 {
 			r.log.Info("combiner tree", "stage", s.ID, "name", r.stageName(s),
-				"merge_bundles", r.concurrency.total[ms.ID], "max_concurrent_bundles", r.concurrency.peak[ms.ID])
+				"combine_bundles", r.concurrency.total[ts.ID], "max_concurrent_bundles", r.concurrency.peak[ts.ID])
 		}
 	}
 }

@@ -56,7 +56,7 @@ func (r *run) prepareSDKStages(ctx context.Context) (map[string]*sdkStage, error
 // buildSDKStages builds the descriptors of prepareSDKStages and adds each
 // to its environment's harnesses, unregistered.
 func (r *run) buildSDKStages() (map[string]*sdkStage, error) {
-	stages, err := spec.SDKStages(r.plan, r.opts.CombineMergeBytes)
+	stages, err := spec.SDKStages(r.plan, r.opts.CombineTreeBytes)
 	if err != nil {
 		return nil, err
 	}

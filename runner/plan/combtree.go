@@ -46,7 +46,8 @@ func (p *Plan) treeHome(merge string) *Stage {
 // partial groups of its GroupByKey gbk: it reads what the GroupByKey
 // emits, as the stage holding the Merge does (with that stage's coders
 // for SDKs that do not know the GroupByKey's), and writes what the
-// GroupByKey reads. Its id is the GroupByKey's with "/merge".
+// GroupByKey reads. Its id is the GroupByKey's with "/combine-tree"
+// (never persisted: a snapshot names only the plan's own stages).
 func (p *Plan) TreeStage(gbk *Stage) (*Stage, error) {
 	home := p.treeHome(gbk.TreeTransform)
 	if gbk.Kind != stagekind.GBK || gbk.TreeTransform == "" || home == nil {
@@ -55,7 +56,7 @@ func (p *Plan) TreeStage(gbk *Stage) (*Stage, error) {
 	out, _ := onlyValue(p.Components.GetTransforms()[gbk.TreeTransform].GetOutputs())
 	grouped := gbk.Outputs[0]
 	s := &Stage{
-		ID: gbk.ID + "/merge", Kind: stagekind.SDK, Env: home.Env,
+		ID: gbk.ID + "/combine-tree", Kind: stagekind.SDK, Env: home.Env,
 		Transforms: []string{gbk.TreeTransform}, Inputs: []string{grouped}, Outputs: []string{out},
 		Windowing: home.Windowing,
 	}

@@ -13,11 +13,11 @@ import (
 	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
-// TestLiftedCombineMergeStage: the GroupByKey of a lifted combine names
+// TestLiftedCombineTreeStage: the GroupByKey of a lifted combine names
 // its Merge, and the merge stage built for it runs that Merge alone,
 // reading the GroupByKey's output coding and writing its input's, so
 // what it writes goes back into the GroupByKey as it came.
-func TestLiftedCombineMergeStage(t *testing.T) {
+func TestLiftedCombineTreeStage(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	words := beam.ParDo(s, splitWords, beam.Create(s, "a b a"))
 	stats.Count(s, words)
@@ -38,7 +38,7 @@ func TestLiftedCombineMergeStage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ms.ID != gbk.ID+"/merge" || len(ms.Transforms) != 1 || pl.Components.GetTransforms()[ms.Transforms[0]].GetSpec().GetUrn() != URNMergeAccum {
+	if ms.ID != gbk.ID+"/combine-tree" || len(ms.Transforms) != 1 || pl.Components.GetTransforms()[ms.Transforms[0]].GetSpec().GetUrn() != URNMergeAccum {
 		t.Fatalf("merge stage %+v does not run the Merge alone", ms)
 	}
 	d, io, err := pl.Descriptor(ms, "localhost:2")

@@ -9,9 +9,9 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// SDKMerges reports whether windows of ws merge by the SDK's rules: a
+// SDKMergesWindows reports whether windows of ws merge by the SDK's rules: a
 // merging WindowFn other than sessions, which the runner merges itself.
-func SDKMerges(ws *pipepb.WindowingStrategy) bool {
+func SDKMergesWindows(ws *pipepb.WindowingStrategy) bool {
 	return ws.GetMergeStatus() == pipepb.MergeStatus_NEEDS_MERGE && ws.GetWindowFn().GetUrn() != URNSessions
 }
 
@@ -29,10 +29,10 @@ const (
 func (p *Plan) addWindowMergeStages() error {
 	n := len(p.Stages)
 	for _, s := range p.Stages[:n] {
-		if s.Kind != stagekind.GBK || !SDKMerges(s.Windowing) {
+		if s.Kind != stagekind.GBK || !SDKMergesWindows(s.Windowing) {
 			continue
 		}
-		ms, err := p.mergeStage(s, fmt.Sprintf("s%d", len(p.Stages)))
+		ms, err := p.windowMergeStage(s, fmt.Sprintf("s%d", len(p.Stages)))
 		if err != nil {
 			return fmt.Errorf("GroupByKey stage %s: %v", s.ID, err)
 		}
@@ -43,7 +43,7 @@ func (p *Plan) addWindowMergeStages() error {
 	return nil
 }
 
-func (p *Plan) mergeStage(gbk *Stage, id string) (*Stage, error) {
+func (p *Plan) windowMergeStage(gbk *Stage, id string) (*Stage, error) {
 	comps := p.Components
 	ws := gbk.Windowing
 	if comps.GetEnvironments()[ws.GetEnvironmentId()] == nil {

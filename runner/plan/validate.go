@@ -51,7 +51,7 @@ func checkGBKWindowing(g *graph, id string, t *pipepb.PTransform, opts Options) 
 	// runner reads only window ends (custom windows get a coder that
 	// carries theirs, see wireWindowCoders). Merging ones other than
 	// sessions are merged by the SDK that defined them.
-	if SDKMerges(ws) {
+	if SDKMergesWindows(ws) {
 		env := g.comps.GetEnvironments()[ws.GetEnvironmentId()]
 		if env == nil {
 			return fmt.Errorf("GroupByKey %q (%s): window fn %q merges windows, which only the SDK that defined it can do, but its windowing strategy %q names no environment of the pipeline (%q)", t.GetUniqueName(), id, ws.GetWindowFn().GetUrn(), pc.GetWindowingStrategyId(), ws.GetEnvironmentId())

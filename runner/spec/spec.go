@@ -42,10 +42,10 @@ type Config struct {
 	// EnvWorkers is, per environment, how many workers run its bundles:
 	// a stateful stage's keys keep to one of them each (StageSpec.Lanes).
 	EnvWorkers map[string]int
-	// CombineMergeBytes is how many bytes of fresh accumulators a lifted
-	// combine's GroupByKey takes in before the SDK merges them; 0 means
-	// the engine's default, negative no combiner tree.
-	CombineMergeBytes int
+	// CombineTreeBytes is how many bytes of fresh accumulators a lifted
+	// combine's GroupByKey takes in before its combiner tree has the SDK
+	// combine them; 0 means the engine's default, negative no tree.
+	CombineTreeBytes int
 }
 
 // Build translates a plan into the engine's terms. It reads only its
@@ -203,20 +203,20 @@ func (b builder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 }
 
 // combineTree gives the GroupByKey of a lifted combine its combiner tree
-// and merge stage, unless the options turned trees off.
+// and tree stage, unless the options turned trees off.
 func (b builder) combineTree(s *plan.Stage, ss *engine.StageSpec) error {
-	if s.TreeTransform == "" || b.cfg.CombineMergeBytes < 0 {
+	if s.TreeTransform == "" || b.cfg.CombineTreeBytes < 0 {
 		return nil
 	}
-	ms, err := b.pl.TreeStage(s)
+	ts, err := b.pl.TreeStage(s)
 	if err != nil {
 		return err
 	}
-	ss.Agg.Combine = &agg.CombineTree{PassBytes: b.cfg.CombineMergeBytes}
-	ss.TreeStage = ms.ID
-	// As the SDK stage it stands for: merges would only contend for one
+	ss.Agg.Combine = &agg.CombineTree{PassBytes: b.cfg.CombineTreeBytes}
+	ss.TreeStage = ts.ID
+	// As the SDK stage it stands for: combines would only contend for one
 	// interpreter, or for more than its Python processes.
-	env := b.pl.Components.GetEnvironments()[ms.Env]
+	env := b.pl.Components.GetEnvironments()[ts.Env]
 	ss.TreeMaxBundles = pythonProcesses(env, b.cfg.Options)
 	if jobs.SharedInterpreter(env, b.cfg.Options) {
 		ss.TreeMaxBundles = 1
@@ -299,16 +299,16 @@ type SDKStage struct {
 
 // SDKStages lists the stages SDKs run: the plan's SDK stages, and the
 // tree stages of lifted combines' combiner trees unless
-// combineMergeBytes turns trees off (see Config.CombineMergeBytes).
-func SDKStages(pl *plan.Plan, combineMergeBytes int) ([]SDKStage, error) {
+// combineTreeBytes turns trees off (see Config.CombineTreeBytes).
+func SDKStages(pl *plan.Plan, combineTreeBytes int) ([]SDKStage, error) {
 	var out []SDKStage
 	for _, s := range pl.Stages {
-		if s.Kind == stagekind.GBK && s.TreeTransform != "" && combineMergeBytes >= 0 {
-			ms, err := pl.TreeStage(s)
+		if s.Kind == stagekind.GBK && s.TreeTransform != "" && combineTreeBytes >= 0 {
+			ts, err := pl.TreeStage(s)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, SDKStage{Stage: ms, TreeOf: s.ID})
+			out = append(out, SDKStage{Stage: ts, TreeOf: s.ID})
 		}
 		if s.Kind == stagekind.SDK {
 			out = append(out, SDKStage{Stage: s})

@@ -143,18 +143,18 @@ func TestBuildSpecCombineTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := Build(pl, Config{Parallelism: 2, CombineMergeBytes: 1000})
+	spec, err := Build(pl, Config{Parallelism: 2, CombineTreeBytes: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	gbk := onlyStage(t, spec, stagekind.GBK)
-	if c := gbk.Agg.Combine; c == nil || c.PassBytes != 1000 || gbk.TreeStage != gbk.ID+"/merge" {
+	if c := gbk.Agg.Combine; c == nil || c.PassBytes != 1000 || gbk.TreeStage != gbk.ID+"/combine-tree" {
 		t.Errorf("lifted combine's GroupByKey: tree %+v, merge stage %q", c, gbk.TreeStage)
 	}
 	if _, err := engine.New(spec); err != nil {
 		t.Errorf("the engine refuses the spec: %v", err)
 	}
-	spec, err = Build(pl, Config{Parallelism: 2, CombineMergeBytes: -1})
+	spec, err = Build(pl, Config{Parallelism: 2, CombineTreeBytes: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

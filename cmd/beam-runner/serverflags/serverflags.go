@@ -38,7 +38,7 @@ type Flags struct {
 	MaxBundleAttempts  int
 	MemoryLimit        string
 	CheckpointInterval time.Duration
-	CombineMergeBytes  int
+	CombineTreeBytes   int
 	SDKContainers      string
 	SDKPython          string
 	SDKJava            string
@@ -48,6 +48,9 @@ type Flags struct {
 	// WorkerPools are the --worker_pools specs, in order (the flag may be
 	// given more than once); placement.ParsePools reads them.
 	WorkerPools Strings
+	// Deprecated lists the deprecated flags given, each with what to use
+	// instead, for the server to warn about once its logger is up.
+	Deprecated []string
 }
 
 // Strings is a flag that may be given more than once.
@@ -85,7 +88,11 @@ func Register(fs *flag.FlagSet) *Flags {
 	fs.DurationVar(&f.WorkerStartTimeout, "worker_start_timeout", 2*time.Minute, "how long an environment's SDK harness may take to connect before its job fails")
 	fs.IntVar(&f.MaxBundleAttempts, "max_bundle_attempts", 4, "how many times a bundle whose worker died may run before its job fails; one whose user code failed runs again only on another worker, and not after failing the same way twice (docs/durability.md)")
 	fs.StringVar(&f.MemoryLimit, "memory_limit", "", "bytes a job's GroupByKeys and pending bundle input may buffer before spilling to the store, e.g. 512MiB; default a quarter of the machine's memory; \"none\": no limit")
-	fs.IntVar(&f.CombineMergeBytes, "combine_merge_bytes", 0, "bytes of accumulators a lifted combine's GroupByKey takes in before the SDK merges them, and merges the merged ones again (a combiner tree), so it holds about one per key and window; 0: the default (8 MiB); negative: never, every accumulator waits for its window to close")
+	fs.IntVar(&f.CombineTreeBytes, "combine_tree_bytes", 0, "bytes of accumulators a lifted combine's GroupByKey takes in before the SDK combines them, and again as combined ones come back (a combiner tree), so it holds about one per key and window; 0: the default (8 MiB); negative: never, every accumulator waits for its window to close")
+	fs.Func("combine_merge_bytes", "deprecated: use --combine_tree_bytes", func(v string) error {
+		f.Deprecated = append(f.Deprecated, "--combine_merge_bytes is deprecated: use --combine_tree_bytes")
+		return fs.Lookup("combine_tree_bytes").Value.Set(v)
+	})
 	fs.DurationVar(&f.CheckpointInterval, "checkpoint_interval", 10*time.Second, "least time between two checkpoints of a streaming job in the --state_dir store, from which it resumes after a crash (a batch job runs again from the beginning); 0 takes none")
 	fs.StringVar(&f.SDKContainers, "sdk_containers", "auto", "how environments of Beam's own SDK images (apache/beam_python3.X_sdk, apache/beam_go_sdk, apache/beam_javaNN_sdk) run: auto (in Docker when a Docker daemon answers, else as local SDK worker processes), local (always local processes) or docker")
 	fs.StringVar(&f.SDKPython, "sdk_python", "", "Python interpreter of local Python SDK workers (default: python3.X of the image, then python3, on PATH; it must have the image's apache-beam version)")

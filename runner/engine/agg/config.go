@@ -21,10 +21,10 @@ type Config struct {
 	// Window is how to read window bytes: global, interval or custom.
 	Window coders.WindowKind
 	// Merging is set for merging window fns: for session windows the GBK
-	// merges overlapping interval windows of a key itself; with SDKMerge the
-	// SDK's merge_windows decides (sdkmerge.go).
-	Merging  bool
-	SDKMerge bool
+	// merges overlapping interval windows of a key itself; with
+	// SDKWindowMerge the SDK's merge_windows decides (sdkmerge.go).
+	Merging        bool
+	SDKWindowMerge bool
 	// Closing and OnTime decide whether empty final and on-time panes are
 	// emitted. UNSPECIFIED means Java's defaults: EMIT_IF_NONEMPTY and
 	// FIRE_ALWAYS.
@@ -63,7 +63,7 @@ func ConfigFromStrategy(ws *pipepb.WindowingStrategy, kind coders.WindowKind) Co
 		OutputTime:      ws.GetOutputTime(),
 		Window:          kind,
 		Merging:         ws.GetMergeStatus() == pipepb.MergeStatus_NEEDS_MERGE,
-		SDKMerge:        ws.GetWindowFn().GetUrn() != urnSessions,
+		SDKWindowMerge:  ws.GetWindowFn().GetUrn() != urnSessions,
 		Closing:         ws.GetClosingBehavior(),
 		OnTime:          ws.GetOnTimeBehavior(),
 	}
@@ -114,7 +114,7 @@ func (c Config) validate() (settings, error) {
 	if c.Window == coders.OtherWindow {
 		return s, fmt.Errorf("agg: windows of an opaque coder cannot be grouped: the runner cannot read their end")
 	}
-	if c.Merging && !c.SDKMerge && c.Window != coders.IntervalWindows {
+	if c.Merging && !c.SDKWindowMerge && c.Window != coders.IntervalWindows {
 		return s, fmt.Errorf("agg: session windows must be interval windows")
 	}
 	t, err := compileTrigger(c.Trigger)

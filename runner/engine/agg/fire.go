@@ -146,8 +146,8 @@ func (g *GBK) computeHold() int64 {
 		return g.fast.hold()
 	}
 	h := coders.MaxTimestamp
-	if g.merges != nil && len(g.merges.waiting) > 0 {
-		h = g.merges.minTS
+	if g.winMerges != nil && len(g.winMerges.waiting) > 0 {
+		h = g.winMerges.minTS
 	}
 	for _, w := range g.wins {
 		if t, ok := g.holdOf(w); ok {

@@ -51,7 +51,7 @@ type GBK struct {
 
 	fast *batch // the default-trigger fast path, when the config allows it
 
-	merges *sdkMerges // windows the SDK merges (sdkmerge.go); nil otherwise
+	winMerges *sdkWindowMerges // windows the SDK merges (sdkmerge.go), or nil
 
 	// deferring is set between BeginInput and EndInput; dirty are the
 	// windows elements reached meanwhile, in first-touched order.
@@ -72,8 +72,8 @@ func New(cfg Config) (*GBK, error) {
 		wins:     map[string]*winState{},
 		sessions: map[string][]*winState{},
 	}
-	if cfg.Merging && cfg.SDKMerge {
-		g.merges = &sdkMerges{dirty: map[string]bool{}, wantWM: coders.MinTimestamp, askedWM: coders.MinTimestamp}
+	if cfg.Merging && cfg.SDKWindowMerge {
+		g.winMerges = &sdkWindowMerges{dirty: map[string]bool{}, wantWM: coders.MinTimestamp, askedWM: coders.MinTimestamp}
 	}
 	if batchEligible(&g.s, cfg) && !cfg.noFastPath {
 		g.fast = newBatch(&g.s)
@@ -117,7 +117,7 @@ func (g *GBK) AddShared(key, window, value []byte, ts, processingTime int64) err
 		g.fast.add(key, window, value, ts, g.wm, maxTS)
 		return g.Err()
 	}
-	if g.merges != nil {
+	if g.winMerges != nil {
 		g.addWaiting(key, window, value, ts, processingTime)
 		return nil
 	}
@@ -184,11 +184,11 @@ func (g *GBK) EndInput() {
 // ignored) and runs the end-of-window and garbage-collection work it makes
 // due. Advancing to coders.MaxTimestamp flushes and collects every window.
 // While windows wait for the SDK to merge them, the GBK keeps its watermark
-// and moves it in ApplyMerges.
+// and moves it in ApplyWindowMerges.
 func (g *GBK) AdvanceWatermark(wm int64) {
-	if g.merges != nil {
-		g.merges.wantWM = max(g.merges.wantWM, wm)
-		if g.merges.busy() {
+	if g.winMerges != nil {
+		g.winMerges.wantWM = max(g.winMerges.wantWM, wm)
+		if g.winMerges.busy() {
 			return
 		}
 	}
@@ -324,7 +324,7 @@ func (g *GBK) Done() bool {
 	if g.fast != nil {
 		return g.fast.done()
 	}
-	return g.open == 0 && len(g.out) == 0 && (g.merges == nil || !g.merges.busy())
+	return g.open == 0 && len(g.out) == 0 && (g.winMerges == nil || !g.winMerges.busy())
 }
 
 // Watermark is the current input watermark.

@@ -14,27 +14,28 @@ import (
 // new windows wait in the GBK unassigned, and its watermark waits with
 // them, because Java's ReduceFnRunner merges a key's windows before it
 // processes the elements that reached them. The driver takes the pending
-// work with TakeMergeRequests, runs it through the SDK, and hands the answer
-// to ApplyMerges; only one request is out at a time, so an answer always
-// describes the windows the GBK still holds.
+// work with TakeWindowMergeRequests, runs it through the SDK, and hands
+// the answer to ApplyWindowMerges; only one request is out at a time, so
+// an answer always describes the windows the GBK still holds.
 //
 // A request's answer may come back in parts: one key's answer is one
-// element of the merge stage's output, and the runner may split the merge
-// bundle (its residual, the keys after the split, runs as a bundle of its
-// own) and cuts a large output into chunks. Each key is answered exactly
-// once; a key's elements join their windows when its answer comes, and the
-// request ends, letting the watermark move, once every key is answered.
+// element of the window-merge stage's output, and the runner may split
+// the merge bundle (its residual, the keys after the split, runs as a
+// bundle of its own) and cuts a large output into chunks. Each key is
+// answered exactly once; a key's elements join their windows when its
+// answer comes, and the request ends, letting the watermark move, once
+// every key is answered.
 
-// MergeRequest asks which of one key's windows merge: its open windows and
-// the windows its waiting elements were assigned.
-type MergeRequest struct {
+// WindowMergeRequest asks which of one key's windows merge: its open
+// windows and the windows its waiting elements were assigned.
+type WindowMergeRequest struct {
 	Key     []byte
 	Windows [][]byte // encoded, distinct, in a deterministic order
 }
 
-// MergeResult is the SDK's answer for one key: each merge turns Originals
+// WindowMergeResult is the SDK's answer for one key: each merge turns Originals
 // into Result. Windows it does not name stay as they are.
-type MergeResult struct {
+type WindowMergeResult struct {
 	Key    []byte
 	Merges []WindowMerge
 }
@@ -51,8 +52,8 @@ type waiting struct {
 	ts, arrival     int64
 }
 
-// sdkMerges is the GBK's merge bookkeeping for SDKMerge.
-type sdkMerges struct {
+// sdkWindowMerges is the GBK's merge bookkeeping for SDKWindowMerge.
+type sdkWindowMerges struct {
 	waiting []waiting
 	dirty   map[string]bool // keys with waiting elements not yet requested
 	asked   map[string]bool // keys of the request out, true until answered (nil: none out)
@@ -63,11 +64,11 @@ type sdkMerges struct {
 	minTS   int64           // earliest waiting element, for the hold
 }
 
-func (m *sdkMerges) busy() bool { return len(m.waiting) > 0 || m.asked != nil }
+func (m *sdkWindowMerges) busy() bool { return len(m.waiting) > 0 || m.asked != nil }
 
 // addWaiting queues an element of a window not yet merged.
 func (g *GBK) addWaiting(key, window, value []byte, ts, processingTime int64) {
-	m := g.merges
+	m := g.winMerges
 	if len(m.waiting) == 0 {
 		m.minTS = ts
 	}
@@ -77,19 +78,19 @@ func (g *GBK) addWaiting(key, window, value []byte, ts, processingTime int64) {
 	g.holdValid = false
 }
 
-// MergeRequests reports whether windows wait for the SDK and no request is
-// out, i.e. whether TakeMergeRequests would return work.
-func (g *GBK) MergeRequests() bool {
-	return g.merges != nil && g.merges.asked == nil && len(g.merges.dirty) > 0
+// WindowMergesWaiting reports whether windows wait for the SDK and no request is
+// out, i.e. whether TakeWindowMergeRequests would return work.
+func (g *GBK) WindowMergesWaiting() bool {
+	return g.winMerges != nil && g.winMerges.asked == nil && len(g.winMerges.dirty) > 0
 }
 
-// TakeMergeRequests hands out the keys whose windows wait for the SDK, in
+// TakeWindowMergeRequests hands out the keys whose windows wait for the SDK, in
 // key order; nil while a request is out or nothing waits.
-func (g *GBK) TakeMergeRequests() []MergeRequest {
-	if !g.MergeRequests() {
+func (g *GBK) TakeWindowMergeRequests() []WindowMergeRequest {
+	if !g.WindowMergesWaiting() {
 		return nil
 	}
-	m := g.merges
+	m := g.winMerges
 	keys := slices.Sorted(maps.Keys(m.dirty))
 	newWins := map[string]map[string]bool{}
 	for _, w := range m.waiting {
@@ -100,13 +101,13 @@ func (g *GBK) TakeMergeRequests() []MergeRequest {
 			newWins[string(w.key)][string(w.win)] = true
 		}
 	}
-	reqs := make([]MergeRequest, 0, len(keys))
+	reqs := make([]WindowMergeRequest, 0, len(keys))
 	for _, k := range keys {
 		set := newWins[k]
 		for _, w := range g.sessions[k] {
 			set[string(w.win)] = true
 		}
-		req := MergeRequest{Key: []byte(k)}
+		req := WindowMergeRequest{Key: []byte(k)}
 		for _, w := range slices.Sorted(maps.Keys(set)) {
 			req.Windows = append(req.Windows, []byte(w))
 		}
@@ -117,12 +118,12 @@ func (g *GBK) TakeMergeRequests() []MergeRequest {
 	return reqs
 }
 
-// ApplyMerges applies answers to the request out, for some or all of its
+// ApplyWindowMerges applies answers to the request out, for some or all of its
 // keys, and adds the elements of those keys that were waiting when the
 // request went out to their windows, as one batch of input. Once every
 // key is answered it moves the watermark as far as the answers allow.
-func (g *GBK) ApplyMerges(results []MergeResult) error {
-	m := g.merges
+func (g *GBK) ApplyWindowMerges(results []WindowMergeResult) error {
+	m := g.winMerges
 	if m == nil || m.asked == nil {
 		return fmt.Errorf("agg: merge results arrived with no merge request out")
 	}
@@ -174,7 +175,7 @@ func (g *GBK) heldWindows(keys map[string]bool) map[string][][]byte {
 	if g.s.window != coders.CustomWindows {
 		return nil
 	}
-	m := g.merges
+	m := g.winMerges
 	held := map[string][][]byte{}
 	note := func(key, win []byte) {
 		id := string(appendID(nil, sdkName(win), key))
@@ -255,7 +256,7 @@ func (g *GBK) mergeInto(key []byte, mg WindowMerge, into map[string][]byte) erro
 // when the request went out to their merged (or own) windows, in arrival
 // order, as one batch of input. Later ones wait for the next request.
 func (g *GBK) addAnswered(keys map[string]bool, into map[string][]byte) {
-	m := g.merges
+	m := g.winMerges
 	deferring := g.deferring
 	g.deferring = true
 	rest := m.waiting[:0]
@@ -272,7 +273,7 @@ func (g *GBK) addAnswered(keys map[string]bool, into map[string][]byte) {
 		if r, ok := into[string(appendID(nil, e.win, e.key))]; ok {
 			win = r
 		}
-		g.addCombined(e, win)
+		g.addWindowMerged(e, win)
 	}
 	clear(m.waiting[len(rest):])
 	m.waiting, m.askedN = rest, askedN
@@ -281,9 +282,9 @@ func (g *GBK) addAnswered(keys map[string]bool, into map[string][]byte) {
 	}
 }
 
-// addCombined adds one element to its window after merging: it is dropped as
+// addWindowMerged adds one element to its window after merging: it is dropped as
 // late if that window expired meanwhile.
-func (g *GBK) addCombined(e waiting, win []byte) {
+func (g *GBK) addWindowMerged(e waiting, win []byte) {
 	start, maxTS, err := g.s.windowBounds(win)
 	if err != nil || g.s.gcTime(maxTS) < g.wm {
 		g.droppedLate++

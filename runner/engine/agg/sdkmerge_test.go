@@ -86,13 +86,13 @@ func evenMerger(t *testing.T, windows [][]byte) []WindowMerge {
 // answer runs the merges a GBK asks for through mg.
 func answer(t *testing.T, g *GBK, mg merger) {
 	t.Helper()
-	for g.MergeRequests() {
-		var res []MergeResult
-		for _, r := range g.TakeMergeRequests() {
-			res = append(res, MergeResult{Key: r.Key, Merges: mg(t, r.Windows)})
+	for g.WindowMergesWaiting() {
+		var res []WindowMergeResult
+		for _, r := range g.TakeWindowMergeRequests() {
+			res = append(res, WindowMergeResult{Key: r.Key, Merges: mg(t, r.Windows)})
 		}
-		if err := g.ApplyMerges(res); err != nil {
-			t.Fatalf("ApplyMerges: %v", err)
+		if err := g.ApplyWindowMerges(res); err != nil {
+			t.Fatalf("ApplyWindowMerges: %v", err)
 		}
 	}
 }
@@ -123,7 +123,7 @@ func runMerging(t *testing.T, cfg Config, lines []string, mg merger, auto bool) 
 	return out
 }
 
-func sdkMerging(c Config) Config { c.Merging, c.SDKMerge = true, true; return c }
+func sdkMerging(c Config) Config { c.Merging, c.SDKWindowMerge = true, true; return c }
 
 // TestSDKMergeIsSessions model-checks the SDK path against the GBK's own
 // sessions: with the SDK answering as Sessions does, random inputs,
@@ -213,12 +213,12 @@ func TestSDKMergeWaits(t *testing.T) {
 	if g.Watermark() != coders.MinTimestamp || g.Hold() != 5 {
 		t.Fatalf("waiting: watermark %d hold %d, want the minimum and 5", g.Watermark(), g.Hold())
 	}
-	reqs := g.TakeMergeRequests()
+	reqs := g.TakeWindowMergeRequests()
 	add(5, 15, 7)
-	if g.MergeRequests() || g.TakeMergeRequests() != nil {
+	if g.WindowMergesWaiting() || g.TakeWindowMergeRequests() != nil {
 		t.Fatal("a second request went out before the first was answered")
 	}
-	if err := g.ApplyMerges([]MergeResult{{Key: reqs[0].Key}}); err != nil {
+	if err := g.ApplyWindowMerges([]WindowMergeResult{{Key: reqs[0].Key}}); err != nil {
 		t.Fatal(err)
 	}
 	if g.Watermark() != 100 {
@@ -227,7 +227,7 @@ func TestSDKMergeWaits(t *testing.T) {
 	if n := len(g.Fire()); n != 1 {
 		t.Fatalf("%d panes after the first answer, want the window [0,10)", n)
 	}
-	reqs = g.TakeMergeRequests()
+	reqs = g.TakeWindowMergeRequests()
 	if len(reqs) != 1 || len(reqs[0].Windows) != 1 {
 		t.Fatalf("second request %v: want one key with one window (the first one's is closed)", reqs)
 	}
@@ -239,18 +239,18 @@ func TestSDKMergeBadAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := g.ApplyMerges(nil); err == nil {
+	if err := g.ApplyWindowMerges(nil); err == nil {
 		t.Error("an answer with no request out was accepted")
 	}
 	if err := g.Add([]byte("k"), iw(0, 10), []byte("v"), 5, 0); err != nil {
 		t.Fatal(err)
 	}
-	g.TakeMergeRequests()
-	if err := g.ApplyMerges([]MergeResult{{Key: []byte("other")}}); err == nil {
+	g.TakeWindowMergeRequests()
+	if err := g.ApplyWindowMerges([]WindowMergeResult{{Key: []byte("other")}}); err == nil {
 		t.Error("an answer for a key not asked was accepted")
 	}
-	bad := []MergeResult{{Key: []byte("k"), Merges: []WindowMerge{{Result: []byte{1}, Originals: [][]byte{iw(0, 10)}}}}}
-	if err := g.ApplyMerges(bad); err == nil {
+	bad := []WindowMergeResult{{Key: []byte("k"), Merges: []WindowMerge{{Result: []byte{1}, Originals: [][]byte{iw(0, 10)}}}}}
+	if err := g.ApplyWindowMerges(bad); err == nil {
 		t.Error("a malformed merged window was accepted")
 	}
 }
@@ -279,7 +279,7 @@ func customPanes(t *testing.T, g *GBK) []string {
 // timestamp prefix than the elements carried. The elements still go to the
 // merged window, both of those whose prefixes differ from the SDK's.
 func TestSDKMergeNamesWindowsByTheirSDKBytes(t *testing.T) {
-	g, err := New(Config{Window: coders.CustomWindows, Merging: true, SDKMerge: true})
+	g, err := New(Config{Window: coders.CustomWindows, Merging: true, SDKWindowMerge: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,12 +293,12 @@ func TestSDKMergeNamesWindowsByTheirSDKBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	reqs := g.TakeMergeRequests()
+	reqs := g.TakeWindowMergeRequests()
 	if len(reqs) != 1 || len(reqs[0].Windows) != 4 {
 		t.Fatalf("requests %v, want one for k with 4 windows", reqs)
 	}
 	merge := WindowMerge{Result: customWin(1999, "m"), Originals: [][]byte{customWin(998, "a"), customWin(1999, "b")}}
-	if err := g.ApplyMerges([]MergeResult{{Key: []byte("k"), Merges: []WindowMerge{merge}}}); err != nil {
+	if err := g.ApplyWindowMerges([]WindowMergeResult{{Key: []byte("k"), Merges: []WindowMerge{merge}}}); err != nil {
 		t.Fatal(err)
 	}
 	g.AdvanceWatermark(coders.MaxTimestamp)
@@ -326,23 +326,23 @@ func TestSDKMergePartialAnswers(t *testing.T) {
 		}
 	}
 	g.AdvanceWatermark(coders.MaxTimestamp)
-	reqs := g.TakeMergeRequests()
+	reqs := g.TakeWindowMergeRequests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want one per key", len(reqs))
 	}
-	answer := func(r MergeRequest) MergeResult {
-		return MergeResult{Key: r.Key, Merges: sessionMerger(t, r.Windows)}
+	answer := func(r WindowMergeRequest) WindowMergeResult {
+		return WindowMergeResult{Key: r.Key, Merges: sessionMerger(t, r.Windows)}
 	}
-	if err := g.ApplyMerges([]MergeResult{answer(reqs[1])}); err != nil {
+	if err := g.ApplyWindowMerges([]WindowMergeResult{answer(reqs[1])}); err != nil {
 		t.Fatal(err)
 	}
 	if g.Watermark() != coders.MinTimestamp || len(g.Fire()) != 0 {
 		t.Fatalf("watermark %d and panes after half the answer, want neither", g.Watermark())
 	}
-	if err := g.ApplyMerges([]MergeResult{answer(reqs[1])}); err == nil || !strings.Contains(err.Error(), "twice") {
+	if err := g.ApplyWindowMerges([]WindowMergeResult{answer(reqs[1])}); err == nil || !strings.Contains(err.Error(), "twice") {
 		t.Fatalf("a key answered twice: %v", err)
 	}
-	if err := g.ApplyMerges([]MergeResult{answer(reqs[0])}); err != nil {
+	if err := g.ApplyWindowMerges([]WindowMergeResult{answer(reqs[0])}); err != nil {
 		t.Fatal(err)
 	}
 	if g.Watermark() != coders.MaxTimestamp {

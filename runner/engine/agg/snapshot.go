@@ -70,7 +70,7 @@ func (g *GBK) snapshotable(back []Uncombined) error {
 		// checkpoint must reference them there, which is not built yet.
 		return fmt.Errorf("agg: snapshot of a GroupByKey with values spilled to the store is not supported")
 	}
-	if g.merges != nil && g.merges.busy() {
+	if g.winMerges != nil && g.winMerges.busy() {
 		// The request out is not part of the state: taken only between merges.
 		return fmt.Errorf("agg: snapshot while windows wait for the SDK to merge them")
 	}

@@ -13,7 +13,7 @@ import (
 // test until snapshot.go handles it (bumping snapshotVersion if the format
 // changes), so new GBK state is never silently left out of checkpoints.
 var snapshotFields = map[reflect.Type]string{
-	reflect.TypeOf(GBK{}):      "s wm now wins sessions open eventTimers procTimers out droppedLate droppedClose scratch holdCache holdValid fast deferring dirty merges", // merges: refused while busy, rebuilt by New otherwise
+	reflect.TypeOf(GBK{}):      "s wm now wins sessions open eventTimers procTimers out droppedLate droppedClose scratch holdCache holdValid fast deferring dirty winMerges", // winMerges: refused while busy, rebuilt by New otherwise
 	reflect.TypeOf(winState{}): "key win id start maxTS gen data ends newCount hold hasHold index nonEarly lateBirth eowDone ptAt ptSet ptGen closed dead trig dirty",
 	reflect.TypeOf(nstate{}):   "count at armed finished late",
 	reflect.TypeOf(timer{}):    "at w gen",

@@ -135,7 +135,7 @@ func eachGroup(t *testing.T, wv *coders.WindowedValueCodec, m Combine, f func(ke
 
 // treeStats counts what the scenarios exercised, so the test cannot pass
 // by merging nothing.
-type treeStats struct{ merges, deep, late, restarts, spilled int }
+type treeStats struct{ combines, deep, late, restarts, spilled int }
 
 // treeRun drives a GBK with a combiner tree and one without through the
 // same input, playing the SDK's merges in an order chosen by r.
@@ -174,7 +174,7 @@ func (x *treeRun) finish() {
 	m := x.flight[i]
 	x.flight = append(x.flight[:i], x.flight[i+1:]...)
 	out := fakeMerge(x.t, x.wv, m)
-	x.stats.merges++
+	x.stats.combines++
 	for _, a := range out {
 		if len(accumIDs(x.t, a.value)) > 2 {
 			x.stats.deep++ // more than a pair: merged results merged again, or wide groups
@@ -363,7 +363,7 @@ func TestCombineTreeMergeOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%+v", stats)
-	if stats.merges < 1000 || stats.deep < 1000 || stats.late < 100 || stats.restarts < 100 || stats.spilled < 100 {
+	if stats.combines < 1000 || stats.deep < 1000 || stats.late < 100 || stats.restarts < 100 || stats.spilled < 100 {
 		t.Fatalf("the scenarios exercised too little: %+v", stats)
 	}
 }
