@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/beam-runner/beam-runner/internal/serverflags"
+	"github.com/beam-runner/beam-runner/cmd/beam-runner/serverflags"
 	"github.com/beam-runner/beam-runner/runner/workers"
 )
 
