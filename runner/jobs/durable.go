@@ -30,7 +30,10 @@ import (
 //	kp       resume from (checkpoint.go), deleted with the terminal state
 //
 // State changes are synced to disk; messages are only handed to the OS,
-// which is enough to survive the server being killed.
+// which is enough to survive the server being killed. After begin, every
+// write runs on the journal's writer (jwriter.go), in log order, with no
+// lock held: a state change's caller waits for its sync, a message's does
+// not.
 const jobsPrefix = "jobs/"
 
 func jobKey(id, part string) []byte { return []byte(jobsPrefix + id + "/" + part) }
