@@ -26,7 +26,16 @@ func ckptKey(id string, n uint64) []byte {
 	return binary.BigEndian.AppendUint64(jobKey(id, ckptPart), n)
 }
 
-// checkpoint saves data as the job's checkpoint to resume from.
+// queueCheckpoint queues data's write as the job's checkpoint to resume
+// from; the returned channel yields the write's outcome.
+func (jl *journal) queueCheckpoint(data []byte) <-chan error {
+	res := make(chan error, 1)
+	jl.w.enqueue(func() { res <- jl.checkpoint(data) })
+	return res
+}
+
+// checkpoint saves data as the job's checkpoint to resume from, on the
+// writer (or alone, in tests).
 func (jl *journal) checkpoint(data []byte) error {
 	n := jl.ckpt + 1
 	b := jl.st.NewBatch()

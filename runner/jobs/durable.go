@@ -30,7 +30,10 @@ import (
 //	kp       resume from (checkpoint.go), deleted with the terminal state
 //
 // State changes are synced to disk; messages are only handed to the OS,
-// which is enough to survive the server being killed.
+// which is enough to survive the server being killed. After begin, every
+// write runs on the journal's writer (jwriter.go), in log order, with no
+// lock held: a state change's caller waits for its sync, a message's does
+// not.
 const jobsPrefix = "jobs/"
 
 func jobKey(id, part string) []byte { return []byte(jobsPrefix + id + "/" + part) }
@@ -39,12 +42,14 @@ func eventKey(id string, seq int) []byte {
 	return binary.BigEndian.AppendUint64(jobKey(id, "l/"), uint64(seq))
 }
 
-// journal writes one job's record to the store as it changes.
+// journal writes one job's record to the store as it changes. Its
+// writes after begin run on its writer, in order; ckpt is the writer's.
 type journal struct {
 	st   *store.Store
 	id   string
 	log  *slog.Logger
 	ckpt uint64 // number of the checkpoint to resume from; 0: none
+	w    writer
 }
 
 // begin writes the job's header, pipeline and events so far, atomically.
@@ -59,9 +64,25 @@ func (jl *journal) begin(j *Job, events []*jobpb.JobMessagesResponse) {
 	jl.commit(b, true)
 }
 
-// event records the log entry at seq; a terminal state goes with the
-// job's final metrics.
-func (jl *journal) event(seq int, ev *jobpb.JobMessagesResponse, metrics []*pipepb.MonitoringInfo) {
+// event queues the log entry at seq for writing; a terminal state goes
+// with the job's final metrics. The returned channel is closed once a
+// state is synced (nil for a message: it is only handed to the OS, and
+// nobody waits for it).
+func (jl *journal) event(seq int, ev *jobpb.JobMessagesResponse, metrics []*pipepb.MonitoringInfo) <-chan struct{} {
+	if ev.GetStateResponse() == nil {
+		jl.w.enqueue(func() { jl.writeEvent(seq, ev, metrics) })
+		return nil
+	}
+	saved := make(chan struct{})
+	jl.w.enqueue(func() {
+		jl.writeEvent(seq, ev, metrics)
+		close(saved)
+	})
+	return saved
+}
+
+// writeEvent writes the log entry at seq, on the writer.
+func (jl *journal) writeEvent(seq int, ev *jobpb.JobMessagesResponse, metrics []*pipepb.MonitoringInfo) {
 	b := jl.st.NewBatch()
 	jl.putEvent(b, seq, ev)
 	st := ev.GetStateResponse()

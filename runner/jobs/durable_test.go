@@ -158,7 +158,6 @@ func TestLiveJobResumes(t *testing.T) {
 	dir, root := t.TempDir(), t.TempDir()
 	st := openStore(t, dir)
 	e1, stop1 := serveDurable(t, &resumer{fakeExec{execute: func(ctx context.Context, j *Job) error {
-		j.Running()
 		if j.Name == "ckpt" {
 			for _, c := range []string{"first", "second"} {
 				if err := j.Checkpoint([]byte(c)); err != nil {
@@ -166,6 +165,10 @@ func TestLiveJobResumes(t *testing.T) {
 				}
 			}
 		}
+		// RUNNING, which the test waits for, comes after the checkpoints:
+		// a checkpoint no longer holds the record's lock, so GetState does
+		// not wait for one.
+		j.Running()
 		<-ctx.Done()
 		return ctx.Err()
 	}}}, st, root)

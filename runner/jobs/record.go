@@ -41,7 +41,7 @@ func newRecord(j *Job, cancel context.CancelFunc) *record {
 	r := &record{job: j, cancel: cancel, done: make(chan struct{})}
 	r.mu.changed = make(chan struct{})
 	r.mu.state = jobpb.JobState_STOPPED
-	r.appendLocked(stateEvent(jobpb.JobState_STOPPED))
+	r.appendLocked(stateEvent(jobpb.JobState_STOPPED)) // no journal yet: nothing to wait for
 	j.sink = r
 	j.Stats() // created now, before Execute can race to create it
 	return r
@@ -53,46 +53,56 @@ func stateEvent(s state) *jobpb.JobMessagesResponse {
 	}}
 }
 
-// appendLocked logs an event and wakes every subscriber.
-func (r *record) appendLocked(ev *jobpb.JobMessagesResponse) {
+// appendLocked logs an event, queues its write if the record is durable,
+// and wakes every subscriber. The returned channel is closed once the
+// event is saved, if it is a state (nil: nothing to wait for); wait for it
+// only after releasing r.mu.
+func (r *record) appendLocked(ev *jobpb.JobMessagesResponse) (saved <-chan struct{}) {
 	r.mu.log = append(r.mu.log, ev)
 	if r.journal != nil {
-		r.journal.event(len(r.mu.log)-1, ev, r.mu.metrics)
+		saved = r.journal.event(len(r.mu.log)-1, ev, r.mu.metrics)
 	}
 	close(r.mu.changed)
 	r.mu.changed = make(chan struct{})
+	return saved
 }
 
-// setState moves the job to s if policy allows it, and reports whether it did.
+// setState moves the job to s if policy allows it, and reports whether it
+// did. It returns once the change is synced to disk, if it is saved.
 func (r *record) setState(s state) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.setStateLocked(s)
+	ok, saved := r.setStateLocked(s)
+	r.mu.Unlock()
+	wait(saved)
+	return ok
 }
 
-func (r *record) setStateLocked(s state) bool {
+func (r *record) setStateLocked(s state) (bool, <-chan struct{}) {
 	if !canTransition(r.mu.state, s) {
-		return false
+		return false, nil
 	}
 	r.mu.state = s
-	r.appendLocked(stateEvent(s))
+	saved := r.appendLocked(stateEvent(s))
 	if isTerminal(s) {
 		close(r.done)
 	}
-	return true
+	return true, saved
 }
 
 // finish logs the job's end. On failure the error message is logged before
 // the FAILED state: Beam's Go client (runnerlib.WaitForCompletion) reports
 // the most recent error it saw when FAILED arrives.
+// It returns once the end is synced to disk, if it is saved, and with it
+// every event before.
 func (r *record) finish(execErr error, ctxCancelled bool) state {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	final := finalState(r.mu.state, execErr, ctxCancelled)
 	if final == jobpb.JobState_FAILED {
 		r.messageLocked(jobpb.JobMessage_JOB_MESSAGE_ERROR, execErr.Error())
 	}
-	r.setStateLocked(final)
+	_, saved := r.setStateLocked(final)
+	r.mu.Unlock()
+	wait(saved)
 	return final
 }
 
@@ -195,15 +205,20 @@ func (r *record) follow(ctx context.Context, send func(*jobpb.JobMessagesRespons
 
 // checkpoint implements eventSink: it saves data if the record is
 // durable and the job has not ended (a finished job's checkpoint is gone
-// for good), and reports whether it did.
+// for good), and reports whether it did. The write is queued under r.mu,
+// so it comes before the terminal state's (which deletes it) or not at
+// all, and waited for after: job messages and metrics do not wait behind
+// a checkpoint's fsyncs.
 func (r *record) checkpoint(data []byte) (bool, error) {
 	if r.journal == nil {
 		return false, nil
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if isTerminal(r.mu.state) {
+		r.mu.Unlock()
 		return false, nil
 	}
-	return true, r.journal.checkpoint(data)
+	res := r.journal.queueCheckpoint(data)
+	r.mu.Unlock()
+	return true, <-res
 }
