@@ -55,8 +55,13 @@ func TestBatchResumesAfterKills(t *testing.T) {
 	submit := []string{"--runner=PortableRunner", "--job_endpoint=" + endpoint}
 
 	cli := jobClient(t, endpoint)
-	requireCounts(t, "clean run", want, wordcountOn(t, input, filepath.Join(tmp, "clean"), submit...))
-	cleanID := otherJob(cli)
+	cleanOut := filepath.Join(tmp, "clean")
+	cleanClient := startWordcount(t, input, cleanOut, submit...)
+	var cleanID string
+	testwait.Until(t, time.Minute, "the clean run's job", func() bool { cleanID = otherJob(cli); return cleanID != "" })
+	waitDone(t, cli, cleanID, server, 10*time.Minute)
+	endClient(t, cleanClient, time.Minute, "the clean run's client", cleanOut+".client.log")
+	requireCounts(t, "clean run", want, readWordcount(t, cleanOut))
 
 	out := filepath.Join(tmp, "killed")
 	client := startWordcount(t, input, out, submit...)
@@ -70,7 +75,7 @@ func TestBatchResumesAfterKills(t *testing.T) {
 		cli = jobClient(t, endpoint)
 	}
 	waitDone(t, cli, id, server, 5*time.Minute)
-	waitProcess(t, client, time.Minute, "the killed run's client", out+".client.log") // it lost the server at the first kill
+	endClient(t, client, time.Minute, "the killed run's client", out+".client.log") // it lost the server at the first kill
 	t.Logf("killed twice and resumed: %v", time.Since(start).Round(time.Millisecond))
 	requireCounts(t, "killed and resumed run", want, readWordcount(t, out))
 	msgs := messages(t, cli, id)
@@ -161,6 +166,23 @@ func waitProcess(t *testing.T, cmd *exec.Cmd, limit time.Duration, what, logPath
 		t.Fatalf("%s (pid %d) still runs after %v; %s ends:\n%s\n%v", what, cmd.Process.Pid, limit, logPath, testkit.TailFile(logPath, 40), werr)
 	}
 	return err
+}
+
+// endClient lets a portable client whose job has ended DONE exit, for at
+// most limit; past it, it kills the client and says so, without failing:
+// the job's result is the server's, and Python's grpcio can deadlock in a
+// channel's __del__ at exit (grpc/grpc#36927: the client's main thread
+// waits for a lock in _channel.py's cancel, seen in this test as a stall
+// after "Job state changed to DONE").
+func endClient(t *testing.T, cmd *exec.Cmd, limit time.Duration, what, logPath string) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	if _, werr := testwait.RecvErr(context.Background(), testwait.Limit(t, limit), done); werr != nil {
+		cmd.Process.Kill()
+		<-done
+		t.Logf("%s (pid %d) still ran %v after its job ended DONE: killed; %s ends:\n%s", what, cmd.Process.Pid, limit, logPath, testkit.TailFile(logPath, 10))
+	}
 }
 
 // startWordcount starts Beam's Python wordcount example on input, writing
