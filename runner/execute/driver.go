@@ -44,7 +44,8 @@ type driver struct {
 	dropLogs map[string]dropLog        // and last logged
 	// last is the engine's Ready the driver read last, acknowledged by
 	// the next advance.
-	last engine.Ready
+	last  engine.Ready
+	rates *stageRates // per-stage rate windows (rates.go)
 }
 
 func (r *run) newDriver(eng *engine.Engine, ckpt checkpointPolicy, stages map[string]*sdkStage) *driver {
@@ -54,7 +55,7 @@ func (r *run) newDriver(eng *engine.Engine, ckpt checkpointPolicy, stages map[st
 		inflight: map[int]*inflight{}, done: make(chan bundleDone), splits: make(chan splitDone),
 		results: make(chan func() error), gates: map[string]chan struct{}{},
 		progress: make(chan progressDone), drainCh: r.drain.ch,
-		dropped: dropped, dropLogs: restoredDropLogs(dropped),
+		dropped: dropped, dropLogs: restoredDropLogs(dropped), rates: newStageRates(r.opts.RateWindow),
 	}
 }
 
@@ -141,6 +142,7 @@ func (d *driver) onDone(ctx context.Context, bd bundleDone) error {
 	delete(d.inflight, bd.b.ID)
 	if bd.err == nil {
 		d.noteWork(rec, bd.res.Monitoring)
+		d.noteRates(rec, bd.res.Monitoring, true)
 	}
 	d.r.concurrency.end(bd.b.Stage)
 	d.r.liveFinished(rec, bd)
@@ -180,6 +182,7 @@ func (d *driver) onProgress(p progressDone) {
 		return
 	}
 	d.noteWork(p.rec, p.infos)
+	d.noteRates(p.rec, p.infos, false)
 	p.rec.metrics = p.infos
 	d.publishMetrics()
 }
@@ -195,6 +198,7 @@ func (d *driver) onTick(ctx context.Context) {
 	}
 	if d.ticks++; d.ticks%progressEvery == 0 {
 		d.requestProgress(ctx)
+		d.publishRates()
 	}
 	d.prepareCheckpoint(time.Now())
 	d.eng.Tick()
@@ -281,6 +285,7 @@ func (r *run) runStages(ctx context.Context) error {
 func (d *driver) run(ctx context.Context) error {
 	d.jobCtx = ctx
 	defer d.logUnloggedDrops()
+	defer d.publishRates() // a finished job shows its last window's rates
 	ctx, cancel := context.WithCancel(ctx)
 	defer d.abandon(cancel)
 	tick := time.NewTicker(200 * time.Millisecond)

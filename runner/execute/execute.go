@@ -46,6 +46,9 @@ type Options struct {
 	CheckpointInterval time.Duration
 	// Workers is how SDK workers start and connect.
 	Workers workers.Options
+	// RateWindow is the sliding window of each stage's measured rates
+	// (rates.go); 0 means autoscale.DefaultWindowMs.
+	RateWindow time.Duration
 }
 
 // Executor implements jobs.Executor and jobs.Drainer.

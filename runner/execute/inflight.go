@@ -21,6 +21,7 @@ type inflight struct {
 	outBytes atomic.Int64 // output received so far, counted by the data plane
 	workSeen int64        // its element count reported so far (noteWork)
 	metrics  []*pipepb.MonitoringInfo
+	rate     rateMark // reported to its stage's rate window so far (rates.go)
 
 	mu   sync.Mutex
 	inst string // harness instruction running it; "" until started and once finished
@@ -35,7 +36,8 @@ type inflight struct {
 }
 
 func newInflight(b engine.Bundle, ss *sdkStage) *inflight {
-	return &inflight{b: b, ss: ss, since: time.Now(), turn: make(chan struct{}, 1)}
+	now := time.Now()
+	return &inflight{b: b, ss: ss, since: now, rate: rateMark{atMs: now.UnixMilli()}, turn: make(chan struct{}, 1)}
 }
 
 // started records the harness instruction the bundle runs as.

@@ -70,13 +70,7 @@ func (r *run) liveFinished(rec *inflight, d bundleDone) {
 		// A combine's partial groups are no PCollection's elements.
 		res.PCollections = nil
 	}
-	res.ElementsIn = res.PCollections[ss.stage.Inputs[0]]
-	for _, pc := range ss.stage.Outputs {
-		res.ElementsOut += res.PCollections[pc]
-	}
-	for _, fs := range ss.stage.FlattenSinks {
-		res.ElementsOut += res.PCollections[fs.From]
-	}
+	res.ElementsIn, res.ElementsOut = stageElements(ss, res.PCollections)
 	r.job.Stats().BundleFinished(statsStage(rec), res)
 }
 

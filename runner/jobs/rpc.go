@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
@@ -237,13 +238,14 @@ func (s *Service) GetMessageStream(req *jobpb.JobMessagesRequest, stream jobpb.J
 }
 
 // GetJobMetrics returns the metrics the executor last set. They are final
-// bundle values, so they serve as both attempted and committed.
+// bundle values, so they serve as both attempted and committed; the
+// runner's stage rates (rates.go) follow them.
 func (s *Service) GetJobMetrics(ctx context.Context, req *jobpb.GetJobMetricsRequest) (*jobpb.GetJobMetricsResponse, error) {
 	r, err := s.lookup(req.GetJobId())
 	if err != nil {
 		return nil, err
 	}
-	m := r.currentMetrics()
+	m := append(slices.Clone(r.currentMetrics()), rateInfos(r.job.Stats().Snapshot())...)
 	return &jobpb.GetJobMetricsResponse{Metrics: &jobpb.MetricResults{Attempted: m, Committed: m}}, nil
 }
 

@@ -21,6 +21,7 @@ type Stats struct {
 		reports map[string]map[string]int64 // stage -> PCollection -> elements
 		workers int
 		sampled time.Time // last Sample
+		ratesAt int64     // last SetRates, Unix ms
 	}
 }
 
@@ -57,6 +58,8 @@ type StageStats struct {
 	// Rate holds the last RateSamples elements-per-second samples, oldest
 	// first, taken every Sample call.
 	Rate []float64 `json:"rate"`
+	// Rates are the stage's measured rates (rates.go); nil if none yet.
+	Rates *StageRates `json:"rates,omitempty"`
 
 	lastCount int64 // elements counted at the previous Sample
 }
@@ -224,6 +227,8 @@ type StatsSnapshot struct {
 	Stages       []StageStats     `json:"stages"`
 	PCollections map[string]int64 `json:"pcollections"`
 	Workers      int              `json:"workers"`
+	// RatesAt is when the stages' Rates were measured, Unix ms (0: never).
+	RatesAt int64 `json:"rates_at,omitempty"`
 }
 
 // Snapshot copies the statistics. A PCollection's count is the largest any
@@ -235,7 +240,8 @@ type StatsSnapshot struct {
 func (s *Stats) Snapshot() StatsSnapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := StatsSnapshot{Stages: make([]StageStats, len(s.mu.stages)), PCollections: s.pcollCountsLocked(), Workers: s.mu.workers}
+	out := StatsSnapshot{Stages: make([]StageStats, len(s.mu.stages)), PCollections: s.pcollCountsLocked(), Workers: s.mu.workers,
+		RatesAt: s.mu.ratesAt}
 	for i, st := range s.mu.stages {
 		c := *st
 		c.Rate = slices.Clone(st.Rate)

@@ -1,0 +1,160 @@
+package execute
+
+import (
+	"time"
+
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/autoscale"
+	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/beam-runner/beam-runner/runner/metrics"
+)
+
+// Stage rates (issue 36): each finished bundle and progress report adds
+// one sample to its stage's autoscale.Window; once a second the driver
+// publishes every window's rates to the job's statistics, which the web
+// UI, /metrics and the Job API's metrics read. Only the driver goroutine
+// uses these. Adding is O(samples in the window), reading the rates once
+// a second O(stages × samples).
+
+// stageRates holds one window per stage (by its statistics id).
+type stageRates struct {
+	lengthMs int64
+	windows  map[string]*autoscale.Window
+	backlog  map[string]float64 // latest remaining work reported, by stage
+	// backPressureMeasured is the seam for flow control: set it once the
+	// samples' BackPressuredMs (rateMark.heldMs) are measured, and the
+	// figure is published; until then it is left out, never shown as 0.
+	backPressureMeasured bool
+	warned               bool // a rejected sample was logged
+}
+
+func newStageRates(window time.Duration) *stageRates {
+	return &stageRates{lengthMs: window.Milliseconds(), windows: map[string]*autoscale.Window{},
+		backlog: map[string]float64{}}
+}
+
+// rateMark is what a running bundle has reported to its stage's window so
+// far (the SDK's figures are cumulative per bundle; samples are deltas).
+type rateMark struct {
+	atMs, in, out, busyMs, bytesOut int64
+	// heldMs is time flow control held the bundle (filled by flow
+	// control; 0 until it exists).
+	heldMs       int64
+	remaining    float64 // latest ptransform_progress remaining
+	hasRemaining bool
+}
+
+// bundleReport is one report of a bundle: its cumulative monitoring infos
+// and bytes at nowMs; bytesIn is counted once, by the final report.
+type bundleReport struct {
+	infos             []*pipepb.MonitoringInfo
+	nowMs             int64
+	bytesIn, bytesOut int64
+}
+
+// bundleSample turns a report into the sample of what the bundle did
+// since mark, and the new mark. Busy time is the SDK's execution time
+// when it reported a positive figure (BusyFromSDK); otherwise the
+// bundle's wall time, which is also RunnerBusyMs: the runner does not
+// measure time a bundle waits on it (state, side inputs, data), so wall
+// time is its estimate.
+func bundleSample(ss *sdkStage, rep bundleReport, mark rateMark) (autoscale.Sample, rateMark) {
+	in, out := stageElements(ss, elementCounts(rep.infos))
+	next := mark
+	next.atMs = max(rep.nowMs, mark.atMs)
+	next.in, next.out, next.bytesOut = max(in, mark.in), max(out, mark.out), max(rep.bytesOut, mark.bytesOut)
+	s := autoscale.Sample{StartMs: mark.atMs, EndMs: next.atMs,
+		ElementsIn: next.in - mark.in, ElementsOut: next.out - mark.out,
+		BytesIn: max(rep.bytesIn, 0), BytesOut: next.bytesOut - mark.bytesOut,
+		RunnerBusyMs: next.atMs - mark.atMs}
+	s.BusyMs = s.RunnerBusyMs
+	if sdk, ok := metrics.BusyMs(rep.infos); ok && sdk > 0 {
+		next.busyMs = max(sdk, mark.busyMs)
+		s.BusyMs, s.BusyFromSDK = next.busyMs-mark.busyMs, true
+	}
+	s.BackPressuredMs, next.heldMs = max(mark.heldMs, 0), 0
+	if rem, ok := metrics.WorkRemaining(rep.infos); ok {
+		next.remaining, next.hasRemaining = rem, true
+	}
+	return s, next
+}
+
+// stageElements is a stage's input and output elements in a bundle's
+// element counts: its main input, and its outputs and flatten sinks.
+func stageElements(ss *sdkStage, counts map[string]int64) (in, out int64) {
+	if ss.treeOf != "" || len(ss.stage.Inputs) == 0 {
+		return 0, 0 // a combine's partial groups are no PCollection's elements
+	}
+	in = counts[ss.stage.Inputs[0]]
+	for _, pc := range ss.stage.Outputs {
+		out += counts[pc]
+	}
+	for _, fs := range ss.stage.FlattenSinks {
+		out += counts[fs.From]
+	}
+	return in, out
+}
+
+// noteRates adds a bundle's report to its stage's window. final is the
+// bundle's last report, which counts its input bytes.
+func (d *driver) noteRates(rec *inflight, infos []*pipepb.MonitoringInfo, final bool) {
+	rep := bundleReport{infos: infos, nowMs: time.Now().UnixMilli(), bytesOut: rec.outBytes.Load()}
+	if final {
+		for _, c := range rec.b.Input {
+			rep.bytesIn += int64(len(c))
+		}
+	}
+	s, next := bundleSample(rec.ss, rep, rec.rate)
+	rec.rate = next
+	stage := statsStage(rec)
+	w := d.rates.windows[stage]
+	if w == nil {
+		w = autoscale.NewWindow(d.rates.lengthMs)
+		d.rates.windows[stage] = w
+	}
+	if err := w.Add(s); err != nil && !d.rates.warned {
+		d.rates.warned = true
+		d.r.log.Warn("stage rates: sample rejected", "stage", stage, "err", err)
+	}
+	if next.hasRemaining {
+		d.noteBacklog(stage)
+	}
+}
+
+// noteBacklog sets a stage's backlog to the latest remaining work of its
+// running bundles that reported one.
+func (d *driver) noteBacklog(stage string) {
+	sum := 0.0
+	for _, rec := range d.inflight {
+		if rec.rate.hasRemaining && statsStage(rec) == stage {
+			sum += rec.rate.remaining
+		}
+	}
+	d.rates.backlog[stage] = sum
+}
+
+// publishRates hands every stage's rates, as of now, to the job's
+// statistics.
+func (d *driver) publishRates() {
+	now := time.Now().UnixMilli()
+	out := make(map[string]jobs.StageRates, len(d.rates.windows))
+	for stage, w := range d.rates.windows {
+		slots := max(d.r.concurrency.peak[stage], 1)
+		out[stage] = d.rates.toStats(stage, w.Rates(now, slots), slots)
+	}
+	d.r.job.Stats().SetRates(now, out)
+}
+
+func (sr *stageRates) toStats(stage string, r autoscale.Rates, slots int) jobs.StageRates {
+	js := jobs.StageRates{WindowMs: r.WallMs, Slots: slots, BusyMsPerSec: r.BusyMsPerSec,
+		IdleMsPerSec: r.IdleMsPerSec, BusySource: r.BusySource, ProcessingRate: r.ProcessingRate,
+		OutputRate: r.OutputRate, Selectivity: r.Selectivity, ObservedIn: r.ObservedIn, ObservedOut: r.ObservedOut}
+	if sr.backPressureMeasured {
+		bp := r.BackPressuredMsPerSec
+		js.BackPressuredMsPerSec = &bp
+	}
+	if b, ok := sr.backlog[stage]; ok {
+		js.Backlog = &b
+	}
+	return js
+}
