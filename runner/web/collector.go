@@ -31,6 +31,12 @@ var (
 	descBytes       = prometheus.NewDesc("beam_runner_bytes_total", "Encoded bytes a stage read (in) and wrote (out).", []string{"job", "stage", "direction"}, nil)
 	descPColl       = prometheus.NewDesc("beam_runner_pcollection_elements_total", "Elements in a PCollection.", []string{"job", "pcollection"}, nil)
 	descWatermarkLg = prometheus.NewDesc("beam_runner_watermark_lag_seconds", "How far a stage's output watermark is behind wall time (only while it has one and is not complete).", []string{"job", "stage"}, nil)
+	descBusy        = prometheus.NewDesc("beam_runner_stage_busy_ms_per_second", "Milliseconds per second a stage's bundle slot spends busy (SDK execution time, else bundle wall time), over the rate window.", []string{"job", "stage"}, nil)
+	descIdle        = prometheus.NewDesc("beam_runner_stage_idle_ms_per_second", "Milliseconds per second a stage's bundle slot is idle (1000 minus busy and back-pressured), over the rate window.", []string{"job", "stage"}, nil)
+	descBackPress   = prometheus.NewDesc("beam_runner_stage_backpressured_ms_per_second", "Milliseconds per second a stage's bundle slot is held by flow control; exported only once measured.", []string{"job", "stage"}, nil)
+	descProcRate    = prometheus.NewDesc("beam_runner_stage_processing_rate", "A stage's true processing rate (DS2): input elements per second of busy time.", []string{"job", "stage"}, nil)
+	descObserved    = prometheus.NewDesc("beam_runner_stage_observed_rate", "Elements per second of wall time a stage read (in) and wrote (out), over the rate window.", []string{"job", "stage", "direction"}, nil)
+	descBacklog     = prometheus.NewDesc("beam_runner_stage_backlog_elements", "A source stage's remaining work, as its splittable DoFns report it (their restrictions' units: offsets, records, or a fraction).", []string{"job", "stage"}, nil)
 	descStoreBytes  = prometheus.NewDesc("beam_runner_store_bytes", "Bytes on disk of the --state_dir store, by part: jobs (job records and checkpoints) and scratch (running jobs' spill).", []string{"part"}, nil)
 )
 
@@ -42,7 +48,8 @@ func newCollector(svc *jobs.Service) *collector { return &collector{svc: svc} }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descJobs, descWorkers, descStarted, descFailed, descRetried, descRunning,
-		descLatency, descSplits, descElements, descBytes, descPColl, descWatermarkLg, descStoreBytes} {
+		descLatency, descSplits, descElements, descBytes, descPColl, descWatermarkLg, descStoreBytes,
+		descBusy, descIdle, descBackPress, descProcRate, descObserved, descBacklog} {
 		ch <- d
 	}
 }
@@ -122,9 +129,29 @@ func collectJob(ch chan<- prometheus.Metric, d jobs.Detail, now time.Time) {
 		if lag, ok := watermarkLag(st.Watermark, now); ok {
 			gauge(descWatermarkLg, lag, job, st.ID)
 		}
+		if st.Rates != nil {
+			collectRates(gauge, *st.Rates, job, st.ID)
+		}
 	}
 	for _, pc := range slices.Sorted(maps.Keys(d.Stats.PCollections)) {
 		counter(descPColl, d.Stats.PCollections[pc], job, pc)
+	}
+}
+
+// collectRates exports a stage's measured rates; figures not measured
+// (back-pressure before flow control, backlog of a non-source) are left
+// out rather than exported as zero.
+func collectRates(gauge func(*prometheus.Desc, float64, ...string), r jobs.StageRates, job, stage string) {
+	gauge(descBusy, r.BusyMsPerSec, job, stage)
+	gauge(descIdle, r.IdleMsPerSec, job, stage)
+	if r.BackPressuredMsPerSec != nil {
+		gauge(descBackPress, *r.BackPressuredMsPerSec, job, stage)
+	}
+	gauge(descProcRate, r.ProcessingRate, job, stage)
+	gauge(descObserved, r.ObservedIn, job, stage, "in")
+	gauge(descObserved, r.ObservedOut, job, stage, "out")
+	if r.Backlog != nil {
+		gauge(descBacklog, *r.Backlog, job, stage)
 	}
 }
 
