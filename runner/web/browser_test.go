@@ -52,6 +52,7 @@ func TestBrowserDrainsStreamingJob(t *testing.T) {
 	bctx, stop := browser(ctx, t, chromium)
 	defer stop()
 	var look1, look2 []stageLook
+	var rates []rateLook
 	var listShot, jobShot, drainedShot []byte
 	steps := []struct {
 		name string
@@ -90,6 +91,10 @@ func TestBrowserDrainsStreamingJob(t *testing.T) {
 				return err
 			}
 			jobShot, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
+			return err
+		}},
+		{"stage table and graph show the running stages' rates", func(ctx context.Context) (err error) {
+			rates, err = waitRates(ctx)
 			return err
 		}},
 		{"Drain button drains the job", func(ctx context.Context) (err error) {
@@ -140,6 +145,7 @@ func TestBrowserDrainsStreamingJob(t *testing.T) {
 	writeShot(t, shots, "job.png", jobShot)
 	writeShot(t, shots, "job-drained.png", drainedShot)
 	checkGrowth(t, look1, look2)
+	checkRates(t, rates)
 
 	ev, err := env.Client.GetState(ctx, &jobpb.GetJobStateRequest{JobId: id})
 	if err != nil || ev.GetState() != jobpb.JobState_DRAINED {

@@ -220,7 +220,36 @@ function renderStages(d) {
     el("td", { class: "num" }, s.bundles_done),
     el("td", { class: "num" }, s.splits),
     el("td", { class: "num" }, s.bundles_retried),
-    el("td", { class: "num" }, s.bundles_failed))));
+    el("td", { class: "num" }, s.bundles_failed),
+    ...rateCells(s.rates))));
+}
+
+// rateCells are a stage's measured rates (over the server's rate window):
+// "—" where nothing is measured (a runner stage, back-pressure before flow
+// control, a stage that reports no backlog), never a made-up 0.
+function rateCells(r) {
+  const cell = (col, v, title) => el("td", { class: "num", "data-col": col, title: title || "" }, v);
+  const none = "—";
+  if (!r) return ["busy", "idle", "backpressured", "processing-rate", "observed-in", "observed-out", "selectivity", "backlog"].map((c) => cell(c, none));
+  const src = `busy time from ${r.busy_source || "nothing yet"}; ${r.slots} bundle slot(s); over ${(r.window_ms / 1000).toFixed(1)} s`;
+  return [
+    cell("busy", fmtRate(r.busy_ms_per_sec), src),
+    cell("idle", fmtRate(r.idle_ms_per_sec), src),
+    cell("backpressured", r.backpressured_ms_per_sec == null ? none : fmtRate(r.backpressured_ms_per_sec), r.backpressured_ms_per_sec == null ? "not measured: no flow control yet" : ""),
+    cell("processing-rate", fmtRate(r.processing_rate), `true output rate ${fmtRate(r.output_rate)}/s`),
+    cell("observed-in", fmtRate(r.observed_in)),
+    cell("observed-out", fmtRate(r.observed_out)),
+    cell("selectivity", r.observed_in > 0 ? r.selectivity.toFixed(2) : none),
+    cell("backlog", r.backlog == null ? none : fmtRate(r.backlog), "remaining work the splittable DoFns report, in their restrictions' units"),
+  ];
+}
+function fmtRate(v) { return v >= 100 ? fmtCount(Math.round(v)) : v.toFixed(v >= 10 ? 1 : 2); }
+
+// busyFill colours a stage as Flink's dashboard does: blue when idle, red
+// when busy all the time.
+function busyFill(r) {
+  const busy = Math.min(Math.max(r.busy_ms_per_sec / 1000, 0), 1);
+  return `hsl(${Math.round(210 * (1 - busy))}, 75%, ${Math.round(90 - 12 * busy)}%)`;
 }
 function last(xs) { return xs && xs.length ? xs[xs.length - 1] : 0; }
 
@@ -316,7 +345,7 @@ function drawGraph(d) {
     let y = 10;
     for (const s of col) {
       const nt = Math.min(s.transforms.length, MAX_T) + (s.transforms.length > MAX_T ? 1 : 0);
-      const h = 26 + nt * LINE + (s.kind === "sdk" ? 5 * LINE + 26 : 2 * LINE + 6);
+      const h = 26 + nt * LINE + (s.kind === "sdk" ? 6 * LINE + 26 : 2 * LINE + 6);
       pos[s.id] = { x: 10 + ci * (BOX_W + COL_GAP), y, h };
       y += h + ROW_GAP;
     }
@@ -327,6 +356,10 @@ function drawGraph(d) {
   g.setAttribute("height", height);
   g.setAttribute("viewBox", `0 0 ${width} ${height}`);
   const defs = svg("defs");
+  // Back-pressured stages are hatched over their busy colour.
+  const hatch = svg("pattern", { id: "hatch", width: 6, height: 6, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" });
+  hatch.append(svg("rect", { width: 2, height: 6, fill: "#111" }));
+  defs.append(hatch);
   const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto" });
   marker.append(svg("path", { d: "M0,0 L10,5 L0,10 z", fill: "#8a94a6" }));
   defs.append(marker);
@@ -355,7 +388,16 @@ function stageBox(s, p, now) {
     class: "stage", transform: `translate(${p.x},${p.y})`, "data-stage": s.id, "data-kind": s.kind,
     "data-watermark": s.watermark, "data-elements-in": s.elements_in, "data-elements-out": s.elements_out,
   });
-  grp.append(svg("rect", { class: "box" + (s.kind !== "sdk" ? " runner" : "") + (s.bundles_running ? " busy" : ""), width: BOX_W, height: p.h, rx: 6 }));
+  const r = s.rates;
+  const box = svg("rect", { class: "box" + (s.kind !== "sdk" ? " runner" : "") + (s.bundles_running ? " busy" : ""), width: BOX_W, height: p.h, rx: 6 });
+  if (r) {
+    box.setAttribute("style", `fill: ${busyFill(r)}`);
+    box.setAttribute("data-busy", r.busy_ms_per_sec.toFixed(1));
+  }
+  grp.append(box);
+  if (r && r.backpressured_ms_per_sec > 0) {
+    grp.append(svg("rect", { class: "backpressured", width: BOX_W, height: p.h, rx: 6, "fill-opacity": Math.min(r.backpressured_ms_per_sec / 1000, 1) }));
+  }
   const title = svg("text", { class: "title", x: 10, y: 18 }, `${s.id} · ${s.kind}`);
   title.append(svg("title", {}, s.name));
   grp.append(title);
@@ -371,6 +413,8 @@ function stageBox(s, p, now) {
     line(`bytes ${fmtBytes(s.bytes_in)} → ${fmtBytes(s.bytes_out)}`);
     line(`bundles ${s.bundles_running} running, ${s.bundles_done} done`);
     line(`splits ${s.splits} · retries ${s.bundles_retried} · failed ${s.bundles_failed}`);
+    line(r ? `busy ${fmtRate(r.busy_ms_per_sec)} ms/s · λp ${fmtRate(r.processing_rate)}/s` +
+      (r.backpressured_ms_per_sec > 0 ? ` · bp ${fmtRate(r.backpressured_ms_per_sec)}` : "") : "busy —");
     grp.append(sparkPath(s.rate, 10, y - 8, BOX_W - 90, 18));
     grp.append(svg("text", { x: BOX_W - 72, y: y + 6, class: "small" }, `${fmtCount(last(s.rate))}/s`));
   }
