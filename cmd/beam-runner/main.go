@@ -92,6 +92,7 @@ func executorOptions(wopts workers.Options, spill *store.Store, limit int64) exe
 		Memory:             spec.Memory{Store: spill, Limit: limit, BoundPending: fl.MemoryLimit != "" && fl.MemoryLimit != "none"},
 		CheckpointInterval: fl.CheckpointInterval,
 		CombineTreeBytes:   fl.CombineTreeBytes,
+		RateWindow:         fl.RateWindow,
 		Workers:            wopts}
 }
 

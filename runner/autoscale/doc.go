@@ -22,6 +22,6 @@
 //   - Decision (decision.go): the outcome, with its reasons and the rates
 //     it used, as a job message.
 //
-// The driver is not wired to it yet: docs/scaling.md, "Autoscaling policy
-// (DS2)".
+// The driver feeds the windows (runner/execute/rates.go) but does not
+// run the policy yet: docs/scaling.md, "Autoscaling policy (DS2)".
 package autoscale

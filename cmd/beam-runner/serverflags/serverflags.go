@@ -39,6 +39,7 @@ type Flags struct {
 	MemoryLimit        string
 	CheckpointInterval time.Duration
 	CombineTreeBytes   int
+	RateWindow         time.Duration
 	SDKContainers      string
 	SDKPython          string
 	SDKJava            string
@@ -94,6 +95,7 @@ func Register(fs *flag.FlagSet) *Flags {
 		return fs.Lookup("combine_tree_bytes").Value.Set(v)
 	})
 	fs.DurationVar(&f.CheckpointInterval, "checkpoint_interval", 10*time.Second, "least time between two checkpoints of a streaming job in the --state_dir store, from which it resumes after a crash (a batch job runs again from the beginning); 0 takes none")
+	fs.DurationVar(&f.RateWindow, "rate_window", 10*time.Second, "sliding window over which each stage's busy/idle ms per second, processing rate and observed rates are measured (web UI, /metrics, Job API metrics)")
 	fs.StringVar(&f.SDKContainers, "sdk_containers", "auto", "how environments of Beam's own SDK images (apache/beam_python3.X_sdk, apache/beam_go_sdk, apache/beam_javaNN_sdk) run: auto (in Docker when a Docker daemon answers, else as local SDK worker processes), local (always local processes) or docker")
 	fs.StringVar(&f.SDKPython, "sdk_python", "", "Python interpreter of local Python SDK workers (default: python3.X of the image, then python3, on PATH; it must have the image's apache-beam version)")
 	fs.StringVar(&f.SDKJava, "sdk_java", "", "java of local Java SDK workers, a java binary or a Java home (default: the image's Java from JAVA_HOME, PATH or /usr/lib/jvm, else the oldest newer one there)")
