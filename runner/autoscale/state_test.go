@@ -46,3 +46,21 @@ func TestStateSnapshot(t *testing.T) {
 		t.Fatalf("restored policy decides differently:\n%v (%v)\n%v (%v)", a, errA, b, errB)
 	}
 }
+
+// A window fed far more often than it is read holds about one window of
+// samples, and the rates it derives are those of the samples inside it.
+func TestWindowBoundedWithoutReads(t *testing.T) {
+	w := NewWindow(1000)
+	for i := int64(0); i < 20_000; i++ {
+		if err := w.Add(Sample{StartMs: i, EndMs: i + 1, ElementsIn: 1, BusyMs: 1, BusyFromSDK: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(w.samples); n > 1000+1000/evictEvery+1 {
+		t.Errorf("window holds %d samples of 1 ms; want at most about 1000", n)
+	}
+	r := w.Rates(20_000, 1)
+	if r.In < 999 || r.In > 1001 || r.BusyMsPerSec < 999 {
+		t.Errorf("rates over the last second: in %v, busy %v ms/s; want 1000 and 1000", r.In, r.BusyMsPerSec)
+	}
+}

@@ -47,6 +47,8 @@ type Window struct {
 	samples  []Sample
 	sinceMs  int64
 	seen     bool
+	// evictedMs is the end of the sample whose Add last evicted.
+	evictedMs int64
 }
 
 // NewWindow returns an empty window of lengthMs (DefaultWindowMs if <= 0).
@@ -78,10 +80,18 @@ func (w *Window) Add(s Sample) error {
 		w.sinceMs, w.seen = s.StartMs, true
 	}
 	w.samples = append(w.samples, s)
-	// Keep memory bounded when the caller adds more often than it reads.
-	w.evict(s.EndMs - w.LengthMs)
+	// Keep memory bounded when the caller adds more often than it reads,
+	// scanning at most once per evictEvery of the window: a busy stage
+	// adds a sample per bundle, which must not cost a scan of the window
+	// each (amortized O(1); at most 1/evictEvery more samples held).
+	if s.EndMs-w.evictedMs >= w.LengthMs/evictEvery {
+		w.evict(s.EndMs - w.LengthMs)
+	}
 	return nil
 }
+
+// evictEvery is how many eviction scans Add makes per window length.
+const evictEvery = 8
 
 // Observe marks the stage as observed from sinceMs even before its first
 // sample, so that a stage that receives nothing shows an observed rate of
@@ -94,6 +104,7 @@ func (w *Window) Observe(sinceMs int64) {
 
 // evict drops samples that ended before the window's start.
 func (w *Window) evict(startMs int64) {
+	w.evictedMs = startMs + w.LengthMs
 	keep := w.samples[:0]
 	for _, s := range w.samples {
 		if s.EndMs >= startMs {
