@@ -13,8 +13,8 @@ import (
 // one sample to its stage's autoscale.Window; once a second the driver
 // publishes every window's rates to the job's statistics, which the web
 // UI, /metrics and the Job API's metrics read. Only the driver goroutine
-// uses these. Adding is amortized O(1) (autoscale.Window), reading the rates once
-// a second O(stages × samples).
+// uses these. Adding a sample is amortized O(1) (autoscale.Window);
+// reading the rates, once a second, O(stages × samples in a window).
 
 // stageRates holds one window per stage (by its statistics id).
 type stageRates struct {

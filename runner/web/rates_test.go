@@ -3,15 +3,68 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/coder"
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
 	dto "github.com/prometheus/client_model/go"
 )
+
+func init() { register.Function1x1(slowSquare) }
+
+// slowSquare takes 5 ms an element, so that its bundles run longer than
+// Go's harness samples execution time (every 200 ms).
+func slowSquare(n int) int {
+	time.Sleep(5 * time.Millisecond)
+	return n * n
+}
+
+// TestStageRatesFromSDKExecutionTime runs a Go pipeline whose second
+// stage spends 5 ms on each of its 400 elements and requires its busy
+// time to come from the SDK's execution-time metrics, with a true
+// processing rate that counts that time: under 1000 elements per busy
+// second, as no element takes under 1 ms of busy time.
+func TestStageRatesFromSDKExecutionTime(t *testing.T) {
+	env := jobtest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	nums := make([]int, 400)
+	for i := range nums {
+		nums[i] = i
+	}
+	id, _, err := env.Submit(ctx, "sdk-busy", func(s beam.Scope) {
+		beam.ParDo(s.Scope("slow"), slowSquare, beam.Reshuffle(s, beam.CreateList(s, nums)))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.AwaitState(ctx, id, jobpb.JobState_DONE, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var detail jobs.Detail
+	getJSON(t, env.WebURL+"/api/jobs/"+id, &detail)
+	for _, st := range detail.Stats.Stages {
+		if st.Kind != "sdk" || !strings.Contains(strings.Join(st.Transforms, " "), "slowSquare") {
+			continue
+		}
+		r := st.Rates
+		if r == nil {
+			t.Fatalf("stage %s (%s) has no rates", st.ID, st.Name)
+		}
+		t.Logf("stage %s (%s): busy %.1f ms/s from %s over %d slots, λp %.1f/s", st.ID, st.Name, r.BusyMsPerSec, r.BusySource, r.Slots, r.ProcessingRate)
+		if r.BusySource != "sdk" || r.ProcessingRate <= 0 || r.ProcessingRate >= 1000 {
+			t.Errorf("stage %s: busy time from %q, λp %v/s; want the SDK's, and λp in (0, 1000)", st.ID, r.BusySource, r.ProcessingRate)
+		}
+		return
+	}
+	t.Fatalf("no SDK stage runs slowSquare: %+v", detail.Stats.Stages)
+}
 
 // TestStageRatesExported runs a real Go pipeline (LOOPBACK) to DONE and
 // requires every SDK stage that read elements to have measured rates, a
