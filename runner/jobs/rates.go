@@ -30,7 +30,7 @@ type StageRates struct {
 	ObservedIn  float64 `json:"observed_in"`
 	ObservedOut float64 `json:"observed_out"`
 	// Backlog is the stage's splittable DoFns' latest remaining work (in
-	// their restrictions' units); nil if none reported any.
+	// the SDK's work units); nil if none reported any.
 	Backlog *float64 `json:"backlog,omitempty"`
 }
 

@@ -57,8 +57,8 @@ func BusyMs(infos []*pipepb.MonitoringInfo) (ms int64, ok bool) {
 }
 
 // WorkRemaining sums a bundle's splittable DoFns' remaining work
-// (ptransform_progress:remaining, in their restrictions' units, or a
-// fraction when the restriction has no size); ok is false if none reported.
+// (ptransform_progress:remaining, in work units the SDK chooses); ok is
+// false if none reported.
 func WorkRemaining(infos []*pipepb.MonitoringInfo) (remaining float64, ok bool) {
 	for _, mi := range infos {
 		if mi.GetUrn() != UrnWorkRemaining {

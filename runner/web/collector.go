@@ -36,7 +36,7 @@ var (
 	descBackPress   = prometheus.NewDesc("beam_runner_stage_backpressured_ms_per_second", "Milliseconds per second a stage's bundle slot is held by flow control; exported only once measured.", []string{"job", "stage"}, nil)
 	descProcRate    = prometheus.NewDesc("beam_runner_stage_processing_rate", "A stage's true processing rate (DS2): input elements per second of busy time.", []string{"job", "stage"}, nil)
 	descObserved    = prometheus.NewDesc("beam_runner_stage_observed_rate", "Elements per second of wall time a stage read (in) and wrote (out), over the rate window.", []string{"job", "stage", "direction"}, nil)
-	descBacklog     = prometheus.NewDesc("beam_runner_stage_backlog_elements", "A source stage's remaining work, as its splittable DoFns report it (their restrictions' units: offsets, records, or a fraction).", []string{"job", "stage"}, nil)
+	descBacklog     = prometheus.NewDesc("beam_runner_stage_backlog_elements", "A source stage's remaining work, as its splittable DoFns report it (in the SDK's work units).", []string{"job", "stage"}, nil)
 	descStoreBytes  = prometheus.NewDesc("beam_runner_store_bytes", "Bytes on disk of the --state_dir store, by part: jobs (job records and checkpoints) and scratch (running jobs' spill).", []string{"part"}, nil)
 )
 
