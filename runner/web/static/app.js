@@ -240,7 +240,7 @@ function rateCells(r) {
     cell("observed-in", fmtRate(r.observed_in)),
     cell("observed-out", fmtRate(r.observed_out)),
     cell("selectivity", r.observed_in > 0 ? r.selectivity.toFixed(2) : none),
-    cell("backlog", r.backlog == null ? none : fmtRate(r.backlog), "remaining work the splittable DoFns report, in their restrictions' units"),
+    cell("backlog", r.backlog == null ? none : fmtRate(r.backlog), "remaining work the splittable DoFns report, in the SDK's work units"),
   ];
 }
 function fmtRate(v) { return v >= 100 ? fmtCount(Math.round(v)) : v.toFixed(v >= 10 ? 1 : 2); }
