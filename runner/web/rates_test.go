@@ -3,6 +3,8 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -171,4 +174,65 @@ func checkRateInfos(ctx context.Context, t *testing.T, env *jobtest.Env, id stri
 			}
 		}
 	}
+}
+
+// TestStageBacklogFromPythonSDF runs testdata/sdf_backlog.py, a Python
+// splittable DoFn reading 1,500 offsets at 5 ms each, on LOOPBACK
+// workers, and requires the job detail the UI reads to show its stage's
+// backlog (the remaining work its progress reports) above zero while it
+// runs, and the job to end DONE.
+func TestStageBacklogFromPythonSDF(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Python SDK workers")
+	}
+	env := jobtest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	type result struct {
+		out []byte
+		err error
+	}
+	done := make(chan result, 1)
+	cmd := exec.CommandContext(ctx, "python3", "testdata/sdf_backlog.py", "--job_endpoint="+env.Endpoint)
+	go func() {
+		out, err := cmd.CombinedOutput()
+		done <- result{out, err}
+	}()
+	var seen string
+	err := testwait.For(ctx, 2*time.Minute, func() (bool, error) {
+		select {
+		case r := <-done:
+			done <- r
+			return false, fmt.Errorf("the pipeline ended (%v) before a backlog showed:\n%s", r.err, r.out)
+		default:
+		}
+		seen = backlogShown(ctx, t, env)
+		return seen != "", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(seen)
+	if r := <-done; r.err != nil {
+		t.Fatalf("sdf_backlog.py: %v\n%s", r.err, r.out)
+	}
+}
+
+// backlogShown describes the first stage of a running job whose backlog
+// is above zero, "" if none.
+func backlogShown(ctx context.Context, t *testing.T, env *jobtest.Env) string {
+	resp, err := env.Client.GetJobs(ctx, &jobpb.GetJobsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range resp.GetJobInfo() {
+		var d jobs.Detail
+		getJSON(t, env.WebURL+"/api/jobs/"+j.GetJobId(), &d)
+		for _, st := range d.Stats.Stages {
+			if r := st.Rates; r != nil && r.Backlog != nil && *r.Backlog > 0 && d.State == "RUNNING" {
+				return fmt.Sprintf("stage %s (%s): backlog %v, busy %.0f ms/s from %s", st.ID, st.Name, *r.Backlog, r.BusyMsPerSec, r.BusySource)
+			}
+		}
+	}
+	return ""
 }
