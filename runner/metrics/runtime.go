@@ -92,8 +92,10 @@ func progressValues(p []byte) ([]float64, error) {
 }
 
 // Gauge is a runner-side gauge as a MonitoringInfo of Beam's latest_double
-// type, for the Job API's metrics: SDKs' clients skip URNs they do not
-// know, so a runner URN never reads as a user metric.
+// type, for the Job API's metrics. Beam's clients leave it out of a
+// pipeline result's metrics (Python and Java read only latest_int64
+// gauges; Go needs a PTRANSFORM label, which labels must not have), so it
+// never reads as a user metric.
 func Gauge(urn string, labels map[string]string, atMs int64, v float64) *pipepb.MonitoringInfo {
 	return &pipepb.MonitoringInfo{Urn: urn, Type: typeLatestDouble, Labels: labels,
 		Payload: encode(value{kind: kindLatestDouble, ts: atMs, fSum: v})}
