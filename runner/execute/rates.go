@@ -37,8 +37,9 @@ func newStageRates(window time.Duration) *stageRates {
 // far (the SDK's figures are cumulative per bundle; samples are deltas).
 type rateMark struct {
 	atMs, in, out, busyMs, bytesOut int64
-	// heldMs is time flow control held the bundle (filled by flow
-	// control; 0 until it exists).
+	// heldMs is time flow control held the bundle since its last sample:
+	// the seam for flow control, which adds to it; the next sample takes
+	// it as BackPressuredMs and clears it. Nothing fills it yet.
 	heldMs       int64
 	remaining    float64 // latest ptransform_progress remaining
 	hasRemaining bool
