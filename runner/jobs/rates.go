@@ -22,7 +22,9 @@ type StageRates struct {
 	// metrics), "runner" (bundle wall time) or a fallback (autoscale).
 	BusySource string `json:"busy_source,omitempty"`
 	// ProcessingRate (λp) and OutputRate (λo) are elements in and out per
-	// second of busy time; Selectivity is out/in.
+	// second of busy time, undefined (0, and not exported) when no busy
+	// time was measured: bundles shorter than the clock's millisecond.
+	// Selectivity is out/in.
 	ProcessingRate float64 `json:"processing_rate"`
 	OutputRate     float64 `json:"output_rate"`
 	Selectivity    float64 `json:"selectivity"`
@@ -77,8 +79,10 @@ func rateInfos(snap StatsSnapshot) []*pipepb.MonitoringInfo {
 		if r.BackPressuredMsPerSec != nil {
 			add(UrnStageBackPressured, *r.BackPressuredMsPerSec)
 		}
-		add(UrnStageProcRate, r.ProcessingRate)
-		add(UrnStageOutputRate, r.OutputRate)
+		if r.BusyMsPerSec > 0 {
+			add(UrnStageProcRate, r.ProcessingRate)
+			add(UrnStageOutputRate, r.OutputRate)
+		}
 		add(UrnStageObservedIn, r.ObservedIn)
 		if r.Backlog != nil {
 			add(UrnStageBacklog, *r.Backlog)

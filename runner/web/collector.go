@@ -139,15 +139,17 @@ func collectJob(ch chan<- prometheus.Metric, d jobs.Detail, now time.Time) {
 }
 
 // collectRates exports a stage's measured rates; figures not measured
-// (back-pressure before flow control, backlog of a non-source) are left
-// out rather than exported as zero.
+// (back-pressure before flow control, backlog of a non-source, λp without
+// busy time) are left out rather than exported as zero.
 func collectRates(gauge func(*prometheus.Desc, float64, ...string), r jobs.StageRates, job, stage string) {
 	gauge(descBusy, r.BusyMsPerSec, job, stage)
 	gauge(descIdle, r.IdleMsPerSec, job, stage)
 	if r.BackPressuredMsPerSec != nil {
 		gauge(descBackPress, *r.BackPressuredMsPerSec, job, stage)
 	}
-	gauge(descProcRate, r.ProcessingRate, job, stage)
+	if r.BusyMsPerSec > 0 { // else λp is undefined, not 0
+		gauge(descProcRate, r.ProcessingRate, job, stage)
+	}
 	gauge(descObserved, r.ObservedIn, job, stage, "in")
 	gauge(descObserved, r.ObservedOut, job, stage, "out")
 	if r.Backlog != nil {

@@ -236,7 +236,9 @@ function rateCells(r) {
     cell("busy", fmtRate(r.busy_ms_per_sec), src),
     cell("idle", fmtRate(r.idle_ms_per_sec), src),
     cell("backpressured", r.backpressured_ms_per_sec == null ? none : fmtRate(r.backpressured_ms_per_sec), r.backpressured_ms_per_sec == null ? "not measured: no flow control yet" : ""),
-    cell("processing-rate", fmtRate(r.processing_rate), `true output rate ${fmtRate(r.output_rate)}/s`),
+    r.busy_ms_per_sec > 0
+      ? cell("processing-rate", fmtRate(r.processing_rate), `true output rate ${fmtRate(r.output_rate)}/s`)
+      : cell("processing-rate", none, "no busy time measured in the window (bundles shorter than a millisecond)"),
     cell("observed-in", fmtRate(r.observed_in)),
     cell("observed-out", fmtRate(r.observed_out)),
     cell("selectivity", r.observed_in > 0 ? r.selectivity.toFixed(2) : none),
@@ -413,7 +415,7 @@ function stageBox(s, p, now) {
     line(`bytes ${fmtBytes(s.bytes_in)} → ${fmtBytes(s.bytes_out)}`);
     line(`bundles ${s.bundles_running} running, ${s.bundles_done} done`);
     line(`splits ${s.splits} · retries ${s.bundles_retried} · failed ${s.bundles_failed}`);
-    line(r ? `busy ${fmtRate(r.busy_ms_per_sec)} ms/s · λp ${fmtRate(r.processing_rate)}/s` +
+    line(r ? `busy ${fmtRate(r.busy_ms_per_sec)} ms/s · λp ${r.busy_ms_per_sec > 0 ? fmtRate(r.processing_rate) + "/s" : "—"}` +
       (r.backpressured_ms_per_sec > 0 ? ` · bp ${fmtRate(r.backpressured_ms_per_sec)}` : "") : "busy —");
     grp.append(sparkPath(s.rate, 10, y - 8, BOX_W - 90, 18));
     grp.append(svg("text", { x: BOX_W - 72, y: y + 6, class: "small" }, `${fmtCount(last(s.rate))}/s`));
