@@ -85,6 +85,8 @@ type bundle struct {
 	// of it by time (streamCheckpoints), or when it started.
 	held   []Residual
 	ckptAt int64
+	// flowAsked: flow control asked it to checkpoint (flowctl.go).
+	flowAsked bool
 }
 
 type pcoll struct {
@@ -116,6 +118,7 @@ type stage struct {
 	// (sidegate.go).
 	waiting []chunk
 	sideWMs []int64
+	fc      flowState // flow control (flowctl.go)
 }
 
 type chunk struct {
@@ -160,7 +163,8 @@ func build(spec Spec) (*Engine, error) {
 }
 
 func (f *flow) newStage(ss StageSpec) (*stage, error) {
-	st := &stage{spec: ss, outWM: coders.MinTimestamp, inWM: coders.MinTimestamp, flight: map[int]*bundle{}, events: ss.Events}
+	st := &stage{spec: ss, outWM: coders.MinTimestamp, inWM: coders.MinTimestamp, flight: map[int]*bundle{}, events: ss.Events,
+		fc: flowState{windowAt: f.now}}
 	if ss.ProbeBundles {
 		st.probe = newProbe(f.maxBundles(st))
 	}
@@ -289,6 +293,7 @@ func (e *Engine) Commit(id int, res Result) error {
 		e.flow.recompute()
 		return e.flow.err
 	}
+	e.flow.noteConsumed(st, b)
 	if st.keyed != nil {
 		st.keyed.release(b.Keys)
 		if err := st.keyed.setTimers(timers); err != nil {
@@ -326,6 +331,7 @@ func (f *flow) advanceTime(now int64) {
 	if now <= f.now {
 		return
 	}
+	f.flowTime(now)
 	f.now = now
 	f.tickProbes()
 	for _, st := range f.stages {

@@ -97,14 +97,25 @@ func (e *Engine) readyNow() []*bundle {
 	}
 }
 
+// readyBundles cuts what may start now; a second pass runs the stages
+// whose hold the first pass's cuts lifted (flowctl.go).
 func (e *Engine) readyBundles() []*bundle {
 	e.flow.topUpPanes()
+	e.flow.updateHolds()
+	out := e.readyPass()
+	if e.flow.err == nil && e.flow.updateHolds() {
+		out = append(out, e.readyPass()...)
+	}
+	return out
+}
+
+func (e *Engine) readyPass() []*bundle {
 	var out []*bundle
 	for _, st := range e.flow.stages {
 		if len(st.combines) > 0 {
 			out = append(out, e.readyCombines(st)...)
 		}
-		if st.spec.Kind != stagekind.SDK {
+		if st.spec.Kind != stagekind.SDK || st.held() {
 			continue
 		}
 		gate := !e.flow.sidesReady(st)

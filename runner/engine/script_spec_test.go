@@ -37,6 +37,9 @@ func parsePipeline(td *datadriven.TestData) (*scriptPipeline, error) {
 		MinBundleBytes: int(a.int("min-bundle-bytes", 0)), MaxAttempts: int(a.int("max-attempts", 0)),
 		StartTime: a.ts("start", 0), PColls: map[string]PCollSpec{},
 	}
+	if a.flag("flow-control") {
+		p.spec.Flow = &FlowControl{MinBytes: a.int("flow-min", 0), MaxBytes: a.int("flow-max", 0)}
+	}
 	if err := a.finish(); err != nil {
 		return nil, err
 	}

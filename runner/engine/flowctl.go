@@ -1,0 +1,242 @@
+package engine
+
+import "github.com/beam-runner/beam-runner/runner/stagekind"
+
+// Flow control keeps a streaming job's backlog in its sources. Each SDK
+// stage's queued input (pending, filed by key) has a bound in bytes: about
+// one second of what the stage consumed over the last measured second
+// (Flink's buffer debloating targets 1 s), within a floor and a cap. While
+// a stage is over its bound it holds its producers: the nearest SDK stages
+// upstream of its main input, through GroupByKeys and Flattens. A held
+// stage starts no bundles and resumes no residuals, and its running
+// splittable bundles are asked to checkpoint, so an unbounded source stops
+// reading until the stage drains. A held intermediate stage's own input
+// then grows past its bound and holds its producers in turn.
+//
+// Why it cannot deadlock: a stage is never held by its own input, and
+// only input it can run without its producers counts. So the most
+// downstream stage over its bound is itself held by nobody and drains;
+// running bundles always finish. What a stage cannot run until upstream
+// progresses does not count: input waiting for its side input windows
+// (sidegate.go), a stage waiting for complete side inputs, and a
+// time-sorted stage's input waiting for the watermark. Batch jobs are not
+// flow-controlled: they must read everything anyway, and spill.
+
+// FlowControl configures flow control; a nil one in the Spec turns it off.
+type FlowControl struct {
+	// MinBytes and MaxBytes bound each stage's queued-input bound; zero
+	// takes DefaultFlowMinBytes and DefaultFlowMaxBytes.
+	MinBytes, MaxBytes int64
+}
+
+// Default flow control bounds: a stage's input bound never drops below a
+// megabyte (a few bundles' worth, so fast stages are never held by noise)
+// nor grows past 64 MiB, whatever its measured rate.
+const (
+	DefaultFlowMinBytes = 1 << 20
+	DefaultFlowMaxBytes = 64 << 20
+)
+
+// flowWindow is how long, in ms of processing time, a stage's consumed
+// bytes are summed before its rate is taken: the bound's one second.
+const flowWindow = 1000
+
+// flowState is a stage's flow control bookkeeping: soft state, measured
+// anew after a restore.
+type flowState struct {
+	consumed int64 // input bytes of bundles committed since windowAt
+	windowAt int64 // processing time the current window began
+	rate     int64 // bytes a second over the last full window
+	over     bool  // over its bound: holding its producers
+	heldBy   []string
+	// pressMs is how long, in ms of processing time, the stage has been
+	// over its bound since the job began (or was restored).
+	pressMs int64
+}
+
+// PressureStats is one stage's flow control state.
+type PressureStats struct {
+	// Holding: the stage is over its bound and holds its producers.
+	Holding bool
+	// HoldingMs is how long it has held them in all, in ms of processing
+	// time: the driver's back-pressured ms a second are its increase.
+	HoldingMs int64
+	// HeldBy are the stages whose bounds hold this one now.
+	HeldBy []string
+	// QueuedBytes is its input counted against BoundBytes.
+	QueuedBytes, BoundBytes int64
+	// RateBytes is what it consumed a second, over the last second measured.
+	RateBytes int64
+}
+
+// Pressure reports flow control per SDK stage, by stage ID; empty when
+// flow control is off or the job is batch.
+func (e *Engine) Pressure() map[string]PressureStats {
+	f := e.flow
+	out := map[string]PressureStats{}
+	if !f.flowOn() {
+		return out
+	}
+	for _, st := range f.stages {
+		if st.spec.Kind != stagekind.SDK {
+			continue
+		}
+		out[st.spec.ID] = PressureStats{Holding: st.fc.over, HoldingMs: st.fc.pressMs,
+			HeldBy: append([]string(nil), st.fc.heldBy...), QueuedBytes: queuedBytes(st),
+			BoundBytes: f.flowBound(st), RateBytes: st.fc.rate}
+	}
+	return out
+}
+
+func (f *flow) flowOn() bool { return f.spec.Streaming && f.spec.Flow != nil }
+
+// flowBound is st's bound: a second of its measured rate, clamped.
+func (f *flow) flowBound(st *stage) int64 {
+	lo, hi := f.spec.Flow.MinBytes, f.spec.Flow.MaxBytes
+	if lo <= 0 {
+		lo = DefaultFlowMinBytes
+	}
+	if hi <= 0 {
+		hi = DefaultFlowMaxBytes
+	}
+	return max(lo, min(st.fc.rate*flowWindow/1000, max(hi, lo)))
+}
+
+// queuedBytes is st's input it can run without its producers' progress:
+// pending chunks (spilled ones too) and input filed under its keys.
+func queuedBytes(st *stage) int64 {
+	n := int64(pendingBytes(st))
+	if st.keyed != nil {
+		for _, w := range st.keyed.pending {
+			n += int64(len(w.data))
+		}
+	}
+	return n
+}
+
+// overBound reports whether st's runnable queued input is past its bound.
+// A stage waiting for complete side inputs runs none of it, so it holds
+// nothing: its producers may be what completes them.
+func (f *flow) overBound(st *stage) bool {
+	if st.spec.Kind != stagekind.SDK || (!f.sidesReady(st) && !f.gatesByWindow(st)) {
+		return false
+	}
+	return queuedBytes(st) > f.flowBound(st)
+}
+
+// updateHolds decides which stages are over their bound and which stages
+// they hold; it reports whether a stage held before is held no more.
+func (f *flow) updateHolds() (lifted bool) {
+	if !f.flowOn() {
+		return false
+	}
+	was := map[*stage]bool{}
+	for _, st := range f.stages {
+		was[st] = st.held()
+		st.fc.heldBy = st.fc.heldBy[:0]
+	}
+	defer func() {
+		for _, st := range f.stages {
+			lifted = lifted || (was[st] && !st.held())
+		}
+	}()
+	for _, st := range f.stages {
+		st.fc.over = f.overBound(st)
+		if !st.fc.over {
+			continue
+		}
+		for _, p := range f.producers(st) {
+			p.fc.heldBy = append(p.fc.heldBy, st.spec.ID)
+		}
+	}
+	return false
+}
+
+// held reports whether a stage may start no bundles now.
+func (st *stage) held() bool { return len(st.fc.heldBy) > 0 }
+
+// producers are the SDK stages nearest upstream of st's main input,
+// looking through GroupByKeys and Flattens; never st itself.
+func (f *flow) producers(st *stage) []*stage {
+	var out []*stage
+	seen := map[*stage]bool{st: true}
+	var walk func(pc string)
+	walk = func(pc string) {
+		for _, p := range f.stages {
+			if seen[p] || !writes(p, pc) {
+				continue
+			}
+			seen[p] = true
+			switch p.spec.Kind {
+			case stagekind.SDK:
+				out = append(out, p)
+			case stagekind.GBK:
+				walk(p.spec.Inputs[0])
+			case stagekind.Flatten:
+				for _, in := range p.spec.Inputs {
+					walk(in)
+				}
+			}
+		}
+	}
+	walk(st.spec.Inputs[0])
+	return out
+}
+
+func writes(st *stage, pc string) bool {
+	for _, o := range st.spec.Outputs {
+		if o == pc {
+			return true
+		}
+	}
+	return false
+}
+
+// noteConsumed counts a committed bundle's input toward its stage's rate.
+func (f *flow) noteConsumed(st *stage, b *bundle) {
+	for _, c := range b.Input {
+		st.fc.consumed += int64(len(c))
+	}
+}
+
+// flowTime moves flow control's clock from f.now to now: stages over
+// their bound accrue pressure, and a rate window that ended is taken.
+func (f *flow) flowTime(now int64) {
+	if !f.flowOn() {
+		return
+	}
+	for _, st := range f.stages {
+		if st.fc.over {
+			st.fc.pressMs += now - f.now
+		}
+		if now-st.fc.windowAt >= flowWindow {
+			st.fc.rate = st.fc.consumed * 1000 / (now - st.fc.windowAt)
+			st.fc.consumed, st.fc.windowAt = 0, now
+		}
+	}
+}
+
+// flowCheckpoints are the checkpoints asked of held splittable stages'
+// running bundles, once each: a source reading on would only queue more
+// input for the stage that holds it.
+func (e *Engine) flowCheckpoints() []SplitRequest {
+	if !e.flow.flowOn() {
+		return nil
+	}
+	e.flow.updateHolds()
+	var out []SplitRequest
+	for _, st := range e.flow.stages {
+		if !st.spec.Splittable || !st.held() {
+			continue
+		}
+		for _, b := range oldestFirst(st.flight) {
+			if b.flowAsked {
+				continue
+			}
+			b.flowAsked = true
+			b.ckptAt, b.splitAt = e.flow.now, e.flow.now
+			out = append(out, SplitRequest{Bundle: b.ID})
+		}
+	}
+	return out
+}
