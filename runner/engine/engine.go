@@ -159,6 +159,7 @@ func build(spec Spec) (*Engine, error) {
 	if e.flow.spec.MaxBundles <= 0 {
 		e.flow.spec.MaxBundles = 1
 	}
+	e.flow.markSideFeeders()
 	return e, e.flow.linkWindowMergeStages()
 }
 

@@ -13,14 +13,16 @@ import "github.com/beam-runner/beam-runner/runner/stagekind"
 // reading until the stage drains. A held intermediate stage's own input
 // then grows past its bound and holds its producers in turn.
 //
-// Why it cannot deadlock: a stage is never held by its own input, and
-// only input it can run without its producers counts. So the most
-// downstream stage over its bound is itself held by nobody and drains;
-// running bundles always finish. What a stage cannot run until upstream
-// progresses does not count: input waiting for its side input windows
-// (sidegate.go), a stage waiting for complete side inputs, and a
-// time-sorted stage's input waiting for the watermark. Batch jobs are not
-// flow-controlled: they must read everything anyway, and spill.
+// Why it cannot deadlock: a stage is never held by its own input, and a
+// stage upstream of any side input is never held (feedsSide), so side
+// inputs always complete. What a stage counts is input it will run once
+// its side inputs are there, without more of its main input: pending,
+// filed by key, or waiting for its side input windows (sidegate.go); not a
+// time-sorted stage's input waiting for the main input's watermark, which
+// a held producer holds. So the most downstream stage over its bound is
+// held by nobody and drains: running bundles always finish, and what waits
+// for side inputs gets them. Batch jobs are not flow-controlled: they must
+// read everything anyway, and spill.
 
 // FlowControl configures flow control; a nil one in the Spec turns it off.
 type FlowControl struct {
@@ -48,6 +50,8 @@ type flowState struct {
 	windowAt int64 // processing time the current window began
 	rate     int64 // bytes a second over the last full window
 	over     bool  // over its bound: holding its producers
+	// feedsSide: the stage is upstream of a side input, so never held.
+	feedsSide bool
 	heldBy   []string
 	// pressMs is how long, in ms of processing time, the stage has been
 	// over its bound since the job began (or was restored).
@@ -102,10 +106,14 @@ func (f *flow) flowBound(st *stage) int64 {
 	return max(lo, min(st.fc.rate*flowWindow/1000, max(hi, lo)))
 }
 
-// queuedBytes is st's input it can run without its producers' progress:
-// pending chunks (spilled ones too) and input filed under its keys.
+// queuedBytes is st's input it can run without its main input's progress:
+// pending chunks (spilled ones too), chunks waiting for side input windows
+// and input filed under its keys.
 func queuedBytes(st *stage) int64 {
 	n := int64(pendingBytes(st))
+	for _, c := range st.waiting {
+		n += int64(len(c.data))
+	}
 	if st.keyed != nil {
 		for _, w := range st.keyed.pending {
 			n += int64(len(w.data))
@@ -114,14 +122,9 @@ func queuedBytes(st *stage) int64 {
 	return n
 }
 
-// overBound reports whether st's runnable queued input is past its bound.
-// A stage waiting for complete side inputs runs none of it, so it holds
-// nothing: its producers may be what completes them.
+// overBound reports whether st's queued input is past its bound.
 func (f *flow) overBound(st *stage) bool {
-	if st.spec.Kind != stagekind.SDK || (!f.sidesReady(st) && !f.gatesByWindow(st)) {
-		return false
-	}
-	return queuedBytes(st) > f.flowBound(st)
+	return st.spec.Kind == stagekind.SDK && queuedBytes(st) > f.flowBound(st)
 }
 
 // updateHolds decides which stages are over their bound and which stages
@@ -156,7 +159,8 @@ func (f *flow) updateHolds() (lifted bool) {
 func (st *stage) held() bool { return len(st.fc.heldBy) > 0 }
 
 // producers are the SDK stages nearest upstream of st's main input,
-// looking through GroupByKeys and Flattens; never st itself.
+// looking through GroupByKeys and Flattens; never st itself, nor a stage
+// feeding a side input.
 func (f *flow) producers(st *stage) []*stage {
 	var out []*stage
 	seen := map[*stage]bool{st: true}
@@ -169,7 +173,9 @@ func (f *flow) producers(st *stage) []*stage {
 			seen[p] = true
 			switch p.spec.Kind {
 			case stagekind.SDK:
-				out = append(out, p)
+				if !p.fc.feedsSide {
+					out = append(out, p)
+				}
 			case stagekind.GBK:
 				walk(p.spec.Inputs[0])
 			case stagekind.Flatten:
@@ -239,4 +245,26 @@ func (e *Engine) flowCheckpoints() []SplitRequest {
 		}
 	}
 	return out
+}
+
+// markSideFeeders marks every stage upstream of a side input: holding one
+// could keep a side input from completing while the stage over its bound
+// waits for it. Stages are in topological order, so one pass from the end
+// sees each stage's readers before it.
+func (f *flow) markSideFeeders() {
+	needed := map[string]bool{} // PCollections a side input depends on
+	for i := len(f.stages) - 1; i >= 0; i-- {
+		st := f.stages[i]
+		for _, pc := range st.spec.SideInputs {
+			needed[pc] = true
+		}
+		for _, o := range st.spec.Outputs {
+			st.fc.feedsSide = st.fc.feedsSide || needed[o]
+		}
+		if st.fc.feedsSide {
+			for _, pc := range append(append([]string{}, st.spec.Inputs...), st.spec.SideInputs...) {
+				needed[pc] = true
+			}
+		}
+	}
 }
