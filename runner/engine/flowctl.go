@@ -222,6 +222,15 @@ func (f *flow) flowTime(now int64) {
 	}
 }
 
+// restartFlow starts a restored engine's flow control afresh: its rates
+// measured from the restored processing time, its holds from its input.
+func (f *flow) restartFlow() {
+	for _, st := range f.stages {
+		st.fc.windowAt = f.now
+	}
+	f.updateHolds()
+}
+
 // flowCheckpoints are the checkpoints asked of held splittable stages'
 // running bundles, once each: a source reading on would only queue more
 // input for the stage that holds it.

@@ -263,6 +263,7 @@ func restoreUnsettled(spec Spec, snap []byte) (*Engine, error) {
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("restore: %w", err)
 	}
+	e.flow.restartFlow()
 	return e, nil
 }
 
