@@ -52,7 +52,7 @@ type flowState struct {
 	over     bool  // over its bound: holding its producers
 	// feedsSide: the stage is upstream of a side input, so never held.
 	feedsSide bool
-	heldBy   []string
+	heldBy    []string
 	// pressMs is how long, in ms of processing time, the stage has been
 	// over its bound since the job began (or was restored).
 	pressMs int64
