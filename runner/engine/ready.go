@@ -97,13 +97,17 @@ func (e *Engine) readyNow() []*bundle {
 	}
 }
 
-// readyBundles cuts what may start now; a second pass runs the stages
-// whose hold the first pass's cuts lifted (flowctl.go).
+// readyBundles cuts what may start now; another pass runs the stages
+// whose hold the last pass's cuts lifted (flowctl.go). Cuts only shrink
+// queues, so holds only lift, and a pass per stage is the most it takes.
 func (e *Engine) readyBundles() []*bundle {
 	e.flow.topUpPanes()
 	e.flow.updateHolds()
 	out := e.readyPass()
-	if e.flow.err == nil && e.flow.updateHolds() {
+	for range e.flow.stages {
+		if e.flow.err != nil || !e.flow.updateHolds() {
+			break
+		}
 		out = append(out, e.readyPass()...)
 	}
 	return out
