@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/beam-runner/beam-runner/fnapi"
+	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/placement"
 )
@@ -39,12 +40,16 @@ type Flags struct {
 	MemoryLimit        string
 	CheckpointInterval time.Duration
 	CombineMergeBytes  int
-	SDKContainers      string
-	SDKPython          string
-	SDKJava            string
-	SDKJavaClasspath   string
-	VenvDir            string
-	StateDir           string
+	// FlowControl and its bounds: see runner/engine/flowctl.go.
+	FlowControl         bool
+	FlowControlMinBytes int64
+	FlowControlMaxBytes int64
+	SDKContainers       string
+	SDKPython           string
+	SDKJava             string
+	SDKJavaClasspath    string
+	VenvDir             string
+	StateDir            string
 	// WorkerPools are the --worker_pools specs, in order (the flag may be
 	// given more than once); placement.ParsePools reads them.
 	WorkerPools Strings
@@ -86,6 +91,9 @@ func Register(fs *flag.FlagSet) *Flags {
 	fs.IntVar(&f.MaxBundleAttempts, "max_bundle_attempts", 4, "how many times a bundle whose worker died may run before its job fails; one whose user code failed runs again only on another worker, and not after failing the same way twice (docs/durability.md)")
 	fs.StringVar(&f.MemoryLimit, "memory_limit", "", "bytes a job's GroupByKeys and pending bundle input may buffer before spilling to the store, e.g. 512MiB; default a quarter of the machine's memory; \"none\": no limit")
 	fs.IntVar(&f.CombineMergeBytes, "combine_merge_bytes", 0, "bytes of accumulators a lifted combine's GroupByKey takes in before the SDK merges them, and merges the merged ones again (a combiner tree), so it holds about one per key and window; 0: the default (8 MiB); negative: never, every accumulator waits for its window to close")
+	fs.BoolVar(&f.FlowControl, "flow_control", true, "hold a streaming job's sources while a stage's queued input is over its bound (about a second of the stage's measured throughput), so a backlog stays in the source (Kafka lag) rather than in the runner's memory and store; batch jobs are never held")
+	fs.Int64Var(&f.FlowControlMinBytes, "flow_control_min_bytes", engine.DefaultFlowMinBytes, "least bound, in bytes, on a streaming stage's queued input (--flow_control)")
+	fs.Int64Var(&f.FlowControlMaxBytes, "flow_control_max_bytes", engine.DefaultFlowMaxBytes, "greatest bound, in bytes, on a streaming stage's queued input (--flow_control)")
 	fs.DurationVar(&f.CheckpointInterval, "checkpoint_interval", 10*time.Second, "least time between two checkpoints of a streaming job in the --state_dir store, from which it resumes after a crash (a batch job runs again from the beginning); 0 takes none")
 	fs.StringVar(&f.SDKContainers, "sdk_containers", "auto", "how environments of Beam's own SDK images (apache/beam_python3.X_sdk, apache/beam_go_sdk, apache/beam_javaNN_sdk) run: auto (in Docker when a Docker daemon answers, else as local SDK worker processes), local (always local processes) or docker")
 	fs.StringVar(&f.SDKPython, "sdk_python", "", "Python interpreter of local Python SDK workers (default: python3.X of the image, then python3, on PATH; it must have the image's apache-beam version)")
