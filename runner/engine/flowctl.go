@@ -122,9 +122,28 @@ func queuedBytes(st *stage) int64 {
 	return n
 }
 
-// overBound reports whether st's queued input is past its bound.
+// overBound reports whether st's queued input is past its bound, or its
+// input waits in a GroupByKey for it to take more (panesWaitFor).
 func (f *flow) overBound(st *stage) bool {
-	return st.spec.Kind == stagekind.SDK && queuedBytes(st) > f.flowBound(st)
+	return st.spec.Kind == stagekind.SDK && (queuedBytes(st) > f.flowBound(st) || f.panesWaitFor(st))
+}
+
+// panesWaitFor reports whether panes a GroupByKey fired wait for st: the
+// GroupByKey hands its readers only so much at a time (panes.go), and st
+// is the reader with the most queued and in flight, which keeps them
+// back. Its queue is then full however high its bound.
+func (f *flow) panesWaitFor(st *stage) bool {
+	g := f.pcolls[st.spec.Inputs[0]].fromGBK
+	if g == nil || !g.gbk.Due() || f.paneBudget(g) != 0 {
+		return false
+	}
+	mine := pendingBytes(st) + flightBytes(st)
+	for _, c := range f.pcolls[g.spec.Outputs[0]].consumers {
+		if pendingBytes(c)+flightBytes(c) > mine {
+			return false
+		}
+	}
+	return true
 }
 
 // updateHolds decides which stages are over their bound and which stages
