@@ -73,21 +73,25 @@ type PressureStats struct {
 	RateBytes int64
 }
 
-// Pressure reports flow control per SDK stage, by stage ID; empty when
-// flow control is off or the job is batch.
+// Pressure reports flow control per SDK stage of a streaming job, by
+// stage ID; empty for a batch job. With flow control off only QueuedBytes
+// is set.
 func (e *Engine) Pressure() map[string]PressureStats {
 	f := e.flow
 	out := map[string]PressureStats{}
-	if !f.flowOn() {
+	if !f.spec.Streaming {
 		return out
 	}
 	for _, st := range f.stages {
 		if st.spec.Kind != stagekind.SDK {
 			continue
 		}
-		out[st.spec.ID] = PressureStats{Holding: st.fc.over, HoldingMs: st.fc.pressMs,
-			HeldBy: append([]string(nil), st.fc.heldBy...), QueuedBytes: queuedBytes(st),
-			BoundBytes: f.flowBound(st), RateBytes: st.fc.rate}
+		ps := PressureStats{QueuedBytes: queuedBytes(st)}
+		if f.flowOn() {
+			ps.Holding, ps.HoldingMs, ps.RateBytes = st.fc.over, st.fc.pressMs, st.fc.rate
+			ps.HeldBy, ps.BoundBytes = append([]string(nil), st.fc.heldBy...), f.flowBound(st)
+		}
+		out[st.spec.ID] = ps
 	}
 	return out
 }
