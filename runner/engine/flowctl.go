@@ -119,9 +119,7 @@ func queuedBytes(st *stage) int64 {
 		n += int64(len(c.data))
 	}
 	if st.keyed != nil {
-		for _, w := range st.keyed.pending {
-			n += int64(len(w.data))
-		}
+		n += st.keyed.pendingBytes
 	}
 	return n
 }

@@ -382,6 +382,7 @@ func (st *stage) restoreKeyed(r *wire.Reader) error {
 	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
 		key := r.String()
 		k.pending[key] = &keyWork{data: r.Blob(), minTS: r.Int()}
+		k.pendingBytes += int64(len(k.pending[key].data))
 	}
 	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
 		t := &timer{stream: TimerStream{Transform: r.String(), Family: r.String()}, key: r.String(), id: r.String()}
