@@ -85,8 +85,11 @@ type bundle struct {
 	// of it by time (streamCheckpoints), or when it started.
 	held   []Residual
 	ckptAt int64
-	// flowAsked: flow control asked it to checkpoint (flowctl.go).
+	// flowAsked: flow control asked it to checkpoint while held;
+	// outAtFlow is what it had sent at flow control's last checkpoint
+	// (flowctl.go).
 	flowAsked bool
+	outAtFlow int64
 }
 
 type pcoll struct {

@@ -252,29 +252,55 @@ func (f *flow) restartFlow() {
 	f.updateHolds()
 }
 
-// flowCheckpoints are the checkpoints asked of held splittable stages'
-// running bundles, once each: a source reading on would only queue more
-// input for the stage that holds it.
+// flowCheckpoints are the checkpoints flow control asks of splittable
+// (source) bundles: of a held stage's running bundles, once each, as a
+// source reading on would only queue more input for the stage that holds
+// it; and of any running source bundle each time it sends a bound's worth
+// of output, the least bound of the stages it feeds, as a source catching
+// up (PeriodicImpulse emits every overdue element in one call) would
+// otherwise pour its whole backlog into the runner in one bundle.
 func (e *Engine) flowCheckpoints() []SplitRequest {
 	if !e.flow.flowOn() {
 		return nil
 	}
 	e.flow.updateHolds()
+	limits := e.flow.outputLimits()
 	var out []SplitRequest
 	for _, st := range e.flow.stages {
-		if !st.spec.Splittable || !st.held() {
+		limit, feeds := limits[st]
+		if !st.spec.Splittable || (!st.held() && !feeds) {
 			continue
 		}
 		for _, b := range oldestFirst(st.flight) {
-			if b.flowAsked {
+			held := st.held() && !b.flowAsked
+			if !held && (!feeds || b.out-b.outAtFlow < limit) {
 				continue
 			}
-			b.flowAsked = true
+			b.flowAsked = b.flowAsked || st.held()
+			b.outAtFlow = b.out
 			b.ckptAt, b.splitAt = e.flow.now, e.flow.now
 			out = append(out, SplitRequest{Bundle: b.ID})
 		}
 	}
 	return out
+}
+
+// outputLimits is, for each splittable stage, the least bound of the
+// stages it produces into.
+func (f *flow) outputLimits() map[*stage]int64 {
+	limits := map[*stage]int64{}
+	for _, c := range f.stages {
+		if c.spec.Kind != stagekind.SDK {
+			continue
+		}
+		bound := f.flowBound(c)
+		for _, p := range f.producers(c) {
+			if cur, ok := limits[p]; p.spec.Splittable && (!ok || bound < cur) {
+				limits[p] = bound
+			}
+		}
+	}
+	return limits
 }
 
 // markSideFeeders marks every stage upstream of a side input: holding one
