@@ -11,7 +11,10 @@ import "github.com/beam-runner/beam-runner/runner/stagekind"
 // stage starts no bundles and resumes no residuals, and its running
 // splittable bundles are asked to checkpoint, so an unbounded source stops
 // reading until the stage drains. A held intermediate stage's own input
-// then grows past its bound and holds its producers in turn.
+// then grows past its bound and holds its producers in turn. A running
+// source bundle is also checkpointed each time it sends the least bound of
+// the stages it feeds, so a source catching up in one call does not pour
+// its whole backlog in at once.
 //
 // Why it cannot deadlock: a stage is never held by its own input, and a
 // stage upstream of any side input is never held (feedsSide), so side
