@@ -261,7 +261,9 @@ func (f *flow) restartFlow() {
 // it; and of any running source bundle each time it sends a bound's worth
 // of output, the least bound of the stages it feeds, as a source catching
 // up (PeriodicImpulse emits every overdue element in one call) would
-// otherwise pour its whole backlog into the runner in one bundle.
+// otherwise pour its whole backlog into the runner in one bundle. Those
+// only of stages whose SDK checkpoints exactly (TimedCheckpoints), as
+// streamCheckpoints: others are checkpointed only when they must.
 func (e *Engine) flowCheckpoints() []SplitRequest {
 	if !e.flow.flowOn() {
 		return nil
@@ -288,8 +290,8 @@ func (e *Engine) flowCheckpoints() []SplitRequest {
 	return out
 }
 
-// outputLimits is, for each splittable stage, the least bound of the
-// stages it produces into.
+// outputLimits is, for each splittable stage with TimedCheckpoints, the
+// least bound of the stages it produces into.
 func (f *flow) outputLimits() map[*stage]int64 {
 	limits := map[*stage]int64{}
 	for _, c := range f.stages {
@@ -298,7 +300,7 @@ func (f *flow) outputLimits() map[*stage]int64 {
 		}
 		bound := f.flowBound(c)
 		for _, p := range f.producers(c) {
-			if cur, ok := limits[p]; p.spec.Splittable && (!ok || bound < cur) {
+			if cur, ok := limits[p]; p.spec.TimedCheckpoints && (!ok || bound < cur) {
 				limits[p] = bound
 			}
 		}
