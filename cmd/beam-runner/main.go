@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/beam-runner/beam-runner/cmd/beam-runner/serverflags"
+	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/server"
 	"github.com/beam-runner/beam-runner/runner/spec"
@@ -93,7 +94,16 @@ func executorOptions(wopts workers.Options, spill *store.Store, limit int64) exe
 		CheckpointInterval: fl.CheckpointInterval,
 		CombineTreeBytes:   fl.CombineTreeBytes,
 		RateWindow:         fl.RateWindow,
+		FlowControl:        flowControl(),
 		Workers:            wopts}
+}
+
+// flowControl reads the --flow_control flags; nil turns it off.
+func flowControl() *engine.FlowControl {
+	if !fl.FlowControl {
+		return nil
+	}
+	return &engine.FlowControl{MinBytes: fl.FlowControlMinBytes, MaxBytes: fl.FlowControlMaxBytes}
 }
 
 // run serves jobs until the server stops; wopts is how workers start,

@@ -88,6 +88,11 @@ type bundle struct {
 	// of it by time (streamCheckpoints), or when it started.
 	held   []Residual
 	ckptAt int64
+	// flowAsked: flow control asked it to checkpoint while held;
+	// outAtFlow is what it had sent at flow control's last checkpoint
+	// (flowctl.go).
+	flowAsked bool
+	outAtFlow int64
 }
 
 type pcoll struct {
@@ -119,6 +124,7 @@ type stage struct {
 	// (sidegate.go).
 	waiting []chunk
 	sideWMs []int64
+	fc      flowState // flow control (flowctl.go)
 }
 
 type chunk struct {
@@ -160,11 +166,13 @@ func build(spec Spec) (*Engine, error) {
 	if e.flow.spec.MaxBundles <= 0 {
 		e.flow.spec.MaxBundles = 1
 	}
+	e.flow.markSideFeeders()
 	return e, e.flow.linkWindowMergeStages()
 }
 
 func (f *flow) newStage(ss StageSpec) (*stage, error) {
-	st := &stage{spec: ss, outWM: coders.MinTimestamp, inWM: coders.MinTimestamp, flight: map[int]*bundle{}, events: ss.Events}
+	st := &stage{spec: ss, outWM: coders.MinTimestamp, inWM: coders.MinTimestamp, flight: map[int]*bundle{}, events: ss.Events,
+		fc: flowState{windowAt: f.now}}
 	if ss.ProbeBundles {
 		st.probe = newProbe(f.maxBundles(st))
 	}
@@ -294,6 +302,7 @@ func (e *Engine) Commit(id int, res Result) error {
 		e.flow.recompute()
 		return e.flow.err
 	}
+	e.flow.noteConsumed(st, b)
 	if st.keyed != nil {
 		st.keyed.release(b.Keys)
 		if err := st.keyed.setTimers(timers); err != nil {
@@ -336,6 +345,7 @@ func (f *flow) advanceTime(now int64) {
 	if now <= f.now {
 		return
 	}
+	f.flowTime(now)
 	f.now = now
 	f.tickProbes()
 	for _, st := range f.stages {

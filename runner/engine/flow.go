@@ -180,6 +180,7 @@ func (f *flow) recompute() {
 		}
 	}
 	f.releaseSides()
+	f.updateHolds()
 }
 
 func (f *flow) inputWatermark(st *stage) int64 {

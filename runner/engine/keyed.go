@@ -29,8 +29,10 @@ type TimerSpec struct {
 type keyed struct {
 	cfg     keyedConfig
 	pending map[string]*keyWork
-	busy    map[string]bool
-	timers  map[string]*timer // by identity: stream, key, windows, tag
+	// pendingBytes is the bytes of input in pending, for flow control.
+	pendingBytes int64
+	busy         map[string]bool
+	timers       map[string]*timer // by identity: stream, key, windows, tag
 	// sorted is a time-sorted stage's input not yet released, by key.
 	sorted map[string]*sortBuffer
 	// windows are the (key, window) pairs that may hold state, until the
@@ -120,6 +122,7 @@ func (k *keyed) file(c []byte) error {
 			k.pending[key] = w
 		}
 		w.data = append(w.data, raw...)
+		k.pendingBytes += int64(len(raw))
 		w.minTS = min(w.minTS, v.Timestamp)
 		return coders.EachWindow(in.Codec, v, func(win []byte) error {
 			sw, err := k.track(key, win, kind)
@@ -254,6 +257,7 @@ func (k *keyed) addKey(b *bundle, key string, withInput bool, timers []*timer, n
 	if w := k.pending[key]; w != nil && withInput {
 		b.Input = append(b.Input, w.data)
 		b.minTS = min(b.minTS, w.minTS)
+		k.pendingBytes -= int64(len(w.data))
 		delete(k.pending, key)
 	}
 	sort.Slice(timers, func(i, j int) bool { return timers[i].id < timers[j].id })

@@ -98,14 +98,29 @@ func (e *Engine) readyNow() []*bundle {
 	}
 }
 
+// readyBundles cuts what may start now; another pass runs the stages
+// whose hold the last pass's cuts lifted (flowctl.go). Cuts only shrink
+// queues, so holds only lift, and a pass per stage is the most it takes.
 func (e *Engine) readyBundles() []*bundle {
 	e.flow.topUpPanes()
+	e.flow.updateHolds()
+	out := e.readyPass()
+	for range e.flow.stages {
+		if e.flow.err != nil || !e.flow.updateHolds() {
+			break
+		}
+		out = append(out, e.readyPass()...)
+	}
+	return out
+}
+
+func (e *Engine) readyPass() []*bundle {
 	var out []*bundle
 	for _, st := range e.flow.stages {
 		if len(st.combines) > 0 {
 			out = append(out, e.readyCombines(st)...)
 		}
-		if st.spec.Kind != stagekind.SDK {
+		if st.spec.Kind != stagekind.SDK || st.held() {
 			continue
 		}
 		gate := !e.flow.sidesReady(st)

@@ -264,6 +264,7 @@ func restoreUnsettled(spec Spec, snap []byte) (*Engine, error) {
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("restore: %w", err)
 	}
+	e.flow.restartFlow()
 	return e, nil
 }
 
@@ -382,6 +383,7 @@ func (st *stage) restoreKeyed(r *wire.Reader) error {
 	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
 		key := r.String()
 		k.pending[key] = &keyWork{data: r.Blob(), minTS: r.Int()}
+		k.pendingBytes += int64(len(k.pending[key].data))
 	}
 	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
 		t := &timer{stream: TimerStream{Transform: r.String(), Family: r.String()}, key: r.String(), id: r.String()}

@@ -24,16 +24,19 @@ import (
 // stage.waiting, input waiting for its side input windows, is written
 // as pending input, which a restored engine sorts again (sidegate.go);
 // stage.sideWMs only saves sorting it again before a watermark moves.
-// keyed.cfg is made from the spec; keyed.laneTurn only spreads turns
+// stage.fc is flow control's soft state (flowctl.go): a restored stage
+// measures its rate afresh, its holds follow from its restored input, and
+// its pressure counts from the restore.
+// keyed.pendingBytes is summed again as pending is restored. keyed.cfg is made from the spec; keyed.laneTurn only spreads turns
 // fairly, and a restored stage may start at any lane. A timer's windows are parsed again from its encoding on restore. A sort
 // buffer's minTS and seq are rebuilt as its elements are added back in
 // arrival order.
 var snapshotFields = map[reflect.Type]string{
 	reflect.TypeOf(Engine{}):      "flow nextID draining flight retries splits out inv", // inv: the invariant checks' memory, not state
 	reflect.TypeOf(flow{}):        "spec stages pcolls now err expired pend",
-	reflect.TypeOf(stage{}):       "spec probe outWM inWM pending flight gbk events emitted keyed delayed combines waiting sideWMs",
+	reflect.TypeOf(stage{}):       "spec probe outWM inWM pending flight gbk events emitted keyed delayed combines waiting sideWMs fc",
 	reflect.TypeOf(pcoll{}):       "id spec wm consumers sides data windowMergeFor fromGBK", // windowMergeFor, fromGBK: from the spec
-	reflect.TypeOf(keyed{}):       "cfg pending busy timers windows scannedAt rescan ranEarly sorted laneTurn",
+	reflect.TypeOf(keyed{}):       "cfg pending pendingBytes busy timers windows scannedAt rescan ranEarly sorted laneTurn",
 	reflect.TypeOf(timer{}):       "id stream key windows fire hold processing enc",
 	reflect.TypeOf(keyWork{}):     "data minTS",
 	reflect.TypeOf(sortBuffer{}):  "elems minTS seq",

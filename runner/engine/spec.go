@@ -144,6 +144,8 @@ type Spec struct {
 	// before it holds back more of its panes (panes.go); 0 means 4 MiB per
 	// bundle slot.
 	PaneRoom int
+	// Flow turns on flow control for a streaming job (flowctl.go).
+	Flow *FlowControl
 	// StartTime is the initial processing time: the wall clock for real
 	// jobs, a fixed origin for TestStream's virtual time.
 	StartTime int64

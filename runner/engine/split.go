@@ -34,7 +34,7 @@ const splitFirstAge = 100 // milliseconds
 func (e *Engine) splitCandidates() []SplitRequest {
 	var out []SplitRequest
 	for _, st := range e.flow.stages {
-		if st.keyed != nil || st.gbk != nil || len(st.flight) == 0 || len(st.spec.Inputs) == 0 || len(st.pending) > 0 || st.hasReadyResiduals(e.flow.now) {
+		if st.keyed != nil || st.gbk != nil || st.held() || len(st.flight) == 0 || len(st.spec.Inputs) == 0 || len(st.pending) > 0 || st.hasReadyResiduals(e.flow.now) {
 			continue
 		}
 		idle := e.flow.maxBundles(st) - len(st.flight)

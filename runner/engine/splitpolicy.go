@@ -30,7 +30,8 @@ func (e *Engine) splitRequests() []SplitRequest {
 	if e.draining {
 		return nil
 	}
-	out := append(e.memoryCheckpoints(), e.excessCheckpoints()...)
+	out := append(e.flowCheckpoints(), e.memoryCheckpoints()...)
+	out = append(out, e.excessCheckpoints()...)
 	out = append(out, e.streamCheckpoints()...)
 	return append(out, e.splitCandidates()...)
 }

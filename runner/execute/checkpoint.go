@@ -161,6 +161,7 @@ func (r *run) newEngine(now time.Time) (*engine.Engine, checkpointPolicy, error)
 		MemoryLimit: r.opts.Memory.Limit, BoundPending: r.opts.Memory.BoundPending, EnvBundles: r.pool.EnvBundles(),
 		EnvWorkers:       r.pool.EnvWorkers(),
 		CombineTreeBytes: r.opts.CombineTreeBytes,
+		FlowControl:      r.opts.FlowControl,
 	})
 	if err != nil {
 		return nil, pol, err

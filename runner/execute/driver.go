@@ -75,7 +75,14 @@ func (d *driver) advance() {
 	d.eng.Advance(d.last)
 	d.last = engine.Ready{}
 	d.noteDropped()
+	if flowProbe != nil {
+		flowProbe(d.eng.Pressure())
+	}
 }
+
+// flowProbe, when a test sets it, sees the engine's flow control state
+// after each Advance, in the driver's goroutine.
+var flowProbe func(map[string]engine.PressureStats)
 
 // handle feeds the engine the wall clock, has it decide, and carries out
 // its decisions in the order engine.Ready documents, returning them for

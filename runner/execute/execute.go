@@ -17,6 +17,7 @@ import (
 	"time"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/workers"
 )
@@ -41,6 +42,9 @@ type Options struct {
 	// combiner tree, runner/engine/agg/tree.go); 0 means the engine's
 	// default, negative no tree.
 	CombineTreeBytes int
+	// FlowControl bounds streaming stages' queued input by holding their
+	// sources (runner/engine/flowctl.go); nil: off.
+	FlowControl *engine.FlowControl
 	// CheckpointInterval is the least time between two checkpoints of a
 	// streaming job with a durable record; 0 takes none.
 	CheckpointInterval time.Duration

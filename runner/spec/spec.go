@@ -46,6 +46,9 @@ type Config struct {
 	// combine's GroupByKey takes in before its combiner tree has the SDK
 	// combine them; 0 means the engine's default, negative no tree.
 	CombineTreeBytes int
+	// FlowControl is the engine's flow control for streaming jobs; nil:
+	// off.
+	FlowControl *engine.FlowControl
 }
 
 // Build translates a plan into the engine's terms. It reads only its
@@ -67,6 +70,7 @@ func (b builder) spec() (engine.Spec, error) {
 		MaxAttempts:    b.cfg.MaxAttempts,
 		MinBundleBytes: minBundleBytes,
 		StartTime:      b.cfg.StartTime,
+		Flow:           b.cfg.FlowControl,
 	}
 	for _, n := range b.cfg.EnvBundles {
 		spec.MaxBundles = max(spec.MaxBundles, n)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/beam-runner/beam-runner/fnapi"
+	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/placement"
 )
@@ -40,12 +41,16 @@ type Flags struct {
 	CheckpointInterval time.Duration
 	CombineTreeBytes   int
 	RateWindow         time.Duration
-	SDKContainers      string
-	SDKPython          string
-	SDKJava            string
-	SDKJavaClasspath   string
-	VenvDir            string
-	StateDir           string
+	// FlowControl and its bounds: see runner/engine/flowctl.go.
+	FlowControl         bool
+	FlowControlMinBytes int64
+	FlowControlMaxBytes int64
+	SDKContainers       string
+	SDKPython           string
+	SDKJava             string
+	SDKJavaClasspath    string
+	VenvDir             string
+	StateDir            string
 	// WorkerPools are the --worker_pools specs, in order (the flag may be
 	// given more than once); placement.ParsePools reads them.
 	WorkerPools Strings
@@ -94,6 +99,9 @@ func Register(fs *flag.FlagSet) *Flags {
 		f.Deprecated = append(f.Deprecated, "--combine_merge_bytes is deprecated: use --combine_tree_bytes")
 		return fs.Lookup("combine_tree_bytes").Value.Set(v)
 	})
+	fs.BoolVar(&f.FlowControl, "flow_control", true, "hold a streaming job's sources while a stage's queued input is over its bound (about a second of the stage's measured throughput), so a backlog stays in the source (Kafka lag) rather than in the runner's memory and store; batch jobs are never held")
+	fs.Int64Var(&f.FlowControlMinBytes, "flow_control_min_bytes", engine.DefaultFlowMinBytes, "least bound, in bytes, on a streaming stage's queued input (--flow_control)")
+	fs.Int64Var(&f.FlowControlMaxBytes, "flow_control_max_bytes", engine.DefaultFlowMaxBytes, "greatest bound, in bytes, on a streaming stage's queued input (--flow_control)")
 	fs.DurationVar(&f.CheckpointInterval, "checkpoint_interval", 10*time.Second, "least time between two checkpoints of a streaming job in the --state_dir store, from which it resumes after a crash (a batch job runs again from the beginning); 0 takes none")
 	fs.DurationVar(&f.RateWindow, "rate_window", 10*time.Second, "sliding window over which each stage's busy/idle ms per second, processing rate and observed rates are measured (web UI, /metrics, Job API metrics)")
 	fs.StringVar(&f.SDKContainers, "sdk_containers", "auto", "how environments of Beam's own SDK images (apache/beam_python3.X_sdk, apache/beam_go_sdk, apache/beam_javaNN_sdk) run: auto (in Docker when a Docker daemon answers, else as local SDK worker processes), local (always local processes) or docker")
