@@ -59,6 +59,8 @@ type flowState struct {
 	// pressMs is how long, in ms of processing time, the stage has been
 	// over its bound since the job began (or was restored).
 	pressMs int64
+	// heldMs is how long, likewise, another stage's bound has held it.
+	heldMs int64
 }
 
 // PressureStats is one stage's flow control state.
@@ -70,6 +72,9 @@ type PressureStats struct {
 	HoldingMs int64
 	// HeldBy are the stages whose bounds hold this one now.
 	HeldBy []string
+	// HeldMs is how long they have held it in all, in ms of processing
+	// time: the stage's back-pressured ms a second are its increase.
+	HeldMs int64
 	// QueuedBytes is its input counted against BoundBytes.
 	QueuedBytes, BoundBytes int64
 	// RateBytes is what it consumed a second, over the last second measured.
@@ -93,6 +98,7 @@ func (e *Engine) Pressure() map[string]PressureStats {
 		if f.flowOn() {
 			ps.Holding, ps.HoldingMs, ps.RateBytes = st.fc.over, st.fc.pressMs, st.fc.rate
 			ps.HeldBy, ps.BoundBytes = append([]string(nil), st.fc.heldBy...), f.flowBound(st)
+			ps.HeldMs = st.fc.heldMs
 		}
 		out[st.spec.ID] = ps
 	}
@@ -100,6 +106,10 @@ func (e *Engine) Pressure() map[string]PressureStats {
 }
 
 func (f *flow) flowOn() bool { return f.spec.Streaming && f.spec.Flow != nil }
+
+// FlowControlled reports whether flow control holds this job's stages: a
+// streaming job with it on.
+func (e *Engine) FlowControlled() bool { return e.flow.flowOn() }
 
 // flowBound is st's bound: a second of its measured rate, clamped.
 func (f *flow) flowBound(st *stage) int64 {
@@ -238,6 +248,9 @@ func (f *flow) flowTime(now int64) {
 	for _, st := range f.stages {
 		if st.fc.over {
 			st.fc.pressMs += now - f.now
+		}
+		if st.held() {
+			st.fc.heldMs += now - f.now
 		}
 		if now-st.fc.windowAt >= flowWindow {
 			st.fc.rate = st.fc.consumed * 1000 / (now - st.fc.windowAt)

@@ -16,7 +16,7 @@ func (s *script) pressure(*datadriven.TestData) (string, error) {
 	var out []string
 	for _, st := range s.p.spec.Stages {
 		p, ok := ps[st.ID]
-		if !ok || (p.QueuedBytes == 0 && !p.Holding && p.HoldingMs == 0 && len(p.HeldBy) == 0) {
+		if !ok || (p.QueuedBytes == 0 && !p.Holding && p.HoldingMs == 0 && len(p.HeldBy) == 0 && p.HeldMs == 0) {
 			continue
 		}
 		line := fmt.Sprintf("%s: queued=%d bound=%d rate=%d", st.ID, p.QueuedBytes, p.BoundBytes, p.RateBytes)
@@ -25,6 +25,9 @@ func (s *script) pressure(*datadriven.TestData) (string, error) {
 		}
 		if len(p.HeldBy) > 0 {
 			line += " held-by=(" + strings.Join(p.HeldBy, ",") + ")"
+		}
+		if p.HeldMs > 0 {
+			line += fmt.Sprintf(" held-ms=%d", p.HeldMs)
 		}
 		out = append(out, line)
 	}

@@ -55,7 +55,7 @@ func (r *run) newDriver(eng *engine.Engine, ckpt checkpointPolicy, stages map[st
 		inflight: map[int]*inflight{}, done: make(chan bundleDone), splits: make(chan splitDone),
 		results: make(chan func() error), gates: map[string]chan struct{}{},
 		progress: make(chan progressDone), drainCh: r.drain.ch,
-		dropped: dropped, dropLogs: restoredDropLogs(dropped), rates: newStageRates(r.opts.RateWindow),
+		dropped: dropped, dropLogs: restoredDropLogs(dropped), rates: newStageRates(r.opts.RateWindow, eng.FlowControlled()),
 	}
 }
 

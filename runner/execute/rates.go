@@ -21,28 +21,28 @@ type stageRates struct {
 	lengthMs int64
 	windows  map[string]*autoscale.Window
 	backlog  map[string]float64 // latest remaining work reported, by stage
-	// backPressureMeasured is the seam for flow control: set it once the
-	// samples' BackPressuredMs (rateMark.heldMs) are measured, and the
-	// figure is published; until then it is left out, never shown as 0.
+	// backPressureMeasured: flow control is on, so the windows' back-
+	// pressured time is measured (noteHeld) and published; without it the
+	// figure is left out, never shown as 0.
 	backPressureMeasured bool
 	warned               bool // a rejected sample was logged
+	// heldMs is each stage's engine.PressureStats.HeldMs at heldAtMs, the
+	// last noteHeld.
+	heldMs   map[string]int64
+	heldAtMs int64
 }
 
-func newStageRates(window time.Duration) *stageRates {
+func newStageRates(window time.Duration, flowControl bool) *stageRates {
 	return &stageRates{lengthMs: window.Milliseconds(), windows: map[string]*autoscale.Window{},
-		backlog: map[string]float64{}}
+		backlog: map[string]float64{}, backPressureMeasured: flowControl, heldMs: map[string]int64{}}
 }
 
 // rateMark is what a running bundle has reported to its stage's window so
 // far (the SDK's figures are cumulative per bundle; samples are deltas).
 type rateMark struct {
 	atMs, in, out, busyMs, bytesOut int64
-	// heldMs is time flow control held the bundle since its last sample:
-	// the seam for flow control, which adds to it; the next sample takes
-	// it as BackPressuredMs and clears it. Nothing fills it yet.
-	heldMs       int64
-	remaining    float64 // latest ptransform_progress remaining
-	hasRemaining bool
+	remaining                       float64 // latest ptransform_progress remaining
+	hasRemaining                    bool
 }
 
 // bundleReport is one report of a bundle: its cumulative monitoring infos
@@ -73,7 +73,6 @@ func bundleSample(ss *sdkStage, rep bundleReport, mark rateMark) (autoscale.Samp
 		next.busyMs = max(sdk, mark.busyMs)
 		s.BusyMs, s.BusyFromSDK = next.busyMs-mark.busyMs, true
 	}
-	s.BackPressuredMs, next.heldMs = max(mark.heldMs, 0), 0
 	if rem, ok := metrics.WorkRemaining(rep.infos); ok {
 		next.remaining, next.hasRemaining = rem, true
 	}
@@ -108,6 +107,14 @@ func (d *driver) noteRates(rec *inflight, infos []*pipepb.MonitoringInfo, final 
 	s, next := bundleSample(rec.ss, rep, rec.rate)
 	rec.rate = next
 	stage := statsStage(rec)
+	d.addSample(stage, s)
+	if next.hasRemaining {
+		d.noteBacklog(stage)
+	}
+}
+
+// addSample adds s to stage's window, made on its first sample.
+func (d *driver) addSample(stage string, s autoscale.Sample) {
 	w := d.rates.windows[stage]
 	if w == nil {
 		w = autoscale.NewWindow(d.rates.lengthMs)
@@ -117,8 +124,22 @@ func (d *driver) noteRates(rec *inflight, infos []*pipepb.MonitoringInfo, final 
 		d.rates.warned = true
 		d.r.log.Warn("stage rates: sample rejected", "stage", stage, "err", err)
 	}
-	if next.hasRemaining {
-		d.noteBacklog(stage)
+}
+
+// noteHeld adds to each stage's window, as a sample of no work, the time
+// flow control held it since the last call: its back-pressured time.
+func (d *driver) noteHeld(nowMs int64) {
+	if !d.rates.backPressureMeasured {
+		return
+	}
+	since := d.rates.heldAtMs
+	d.rates.heldAtMs = nowMs
+	for stage, ps := range d.eng.Pressure() {
+		last, seen := d.rates.heldMs[stage]
+		d.rates.heldMs[stage] = ps.HeldMs
+		if seen && since > 0 && ps.HeldMs > last && nowMs > since {
+			d.addSample(stage, autoscale.Sample{StartMs: since, EndMs: nowMs, BackPressuredMs: min(ps.HeldMs-last, nowMs-since)})
+		}
 	}
 }
 
@@ -138,6 +159,7 @@ func (d *driver) noteBacklog(stage string) {
 // statistics.
 func (d *driver) publishRates() {
 	now := time.Now().UnixMilli()
+	d.noteHeld(now)
 	out := make(map[string]jobs.StageRates, len(d.rates.windows))
 	for stage, w := range d.rates.windows {
 		slots := max(d.r.concurrency.peak[stage], 1)

@@ -225,7 +225,7 @@ function renderStages(d) {
 }
 
 // rateCells are a stage's measured rates (over the server's rate window):
-// "—" where nothing is measured (a runner stage, back-pressure before flow
+// "—" where nothing is measured (a runner stage, back-pressure without flow
 // control, a stage that reports no backlog), never a made-up 0.
 function rateCells(r) {
   const cell = (col, v, title) => el("td", { class: "num", "data-col": col, title: title || "" }, v);
@@ -235,7 +235,7 @@ function rateCells(r) {
   return [
     cell("busy", fmtRate(r.busy_ms_per_sec), src),
     cell("idle", fmtRate(r.idle_ms_per_sec), src),
-    cell("backpressured", r.backpressured_ms_per_sec == null ? none : fmtRate(r.backpressured_ms_per_sec), r.backpressured_ms_per_sec == null ? "not measured: no flow control yet" : ""),
+    cell("backpressured", r.backpressured_ms_per_sec == null ? none : fmtRate(r.backpressured_ms_per_sec), r.backpressured_ms_per_sec == null ? "not measured: flow control holds only streaming jobs (--flow_control)" : ""),
     r.busy_ms_per_sec > 0
       ? cell("processing-rate", fmtRate(r.processing_rate), `true output rate ${fmtRate(r.output_rate)}/s`)
       : cell("processing-rate", none, "no busy time measured in the window (bundles shorter than a millisecond)"),
