@@ -37,11 +37,14 @@ func TestPythonCustomKeyCoder(t *testing.T) {
 	t.Run("batch under splits matches DirectRunner", func(t *testing.T) {
 		want := customKeyBatch(t, filepath.Join(tmp, "direct"), "--runner=DirectRunner")
 		// The keying stage is split only when a slot is idle while its
-		// bundle runs; a run without any split did not test splits, so
-		// it is run again (each run's output is still compared).
+		// bundle runs: LOOPBACK harnesses in one interpreter get one slot
+		// (jobs.SharedInterpreter), so the workers are processes here. A
+		// run without any split did not test splits, so it is run again
+		// (each run's output is still compared).
+		processes := append([]string{"--experiments=use_loopback_process_worker"}, portable...)
 		for run := 1; ; run++ {
 			before := strings.Count(readFile(t, logPath), "split running bundle")
-			got := customKeyBatch(t, filepath.Join(tmp, "runner"+strconv.Itoa(run)), portable...)
+			got := customKeyBatch(t, filepath.Join(tmp, "runner"+strconv.Itoa(run)), processes...)
 			if d := differential.DiffLines(want, got, 10); len(d) > 0 {
 				t.Fatalf("run %d: output differs from DirectRunner's (- want, + got):\n%s", run, strings.Join(d, "\n"))
 			}
