@@ -142,43 +142,56 @@ func (e *Engine) readyPass() []*bundle {
 			out = append(out, bs...)
 			continue
 		}
-		if len(st.pending) == 0 || !e.flow.canRun(st) {
-			continue
-		}
-		taken, bytes, rest, err := e.flow.pend.take(st, st.pending)
-		if err != nil {
-			e.flow.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
+		bs, ok := e.readyPending(st, free, gate)
+		out = append(out, bs...)
+		if !ok {
 			return out
 		}
-		if gate {
-			if taken, bytes, err = e.flow.holdWaiting(st, taken, bytes); err != nil {
-				e.flow.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, st.spec.Inputs[0], err))
-				return out
-			}
-		}
-		if len(taken) == 0 {
-			// The budget is held by bundles in flight, or what was
-			// taken waits for its side inputs.
-			st.pending = rest
-			continue
-		}
-		st.pending = taken
-		sets := e.cut(st, free)
-		if len(sets) == 0 {
-			return out // cut failed the job
-		}
-		for i, in := range sets {
-			b := e.start(st, in)
-			// The bundles share the bytes they took from the budget.
-			b.mem = bytes / len(sets)
-			if i == 0 {
-				b.mem += bytes % len(sets)
-			}
-			out = append(out, b)
-		}
-		st.pending = rest
 	}
 	return out
+}
+
+// readyPending cuts bundles of up to free from an unkeyed stage's pending
+// input, what gate holds back for its side input windows left pending;
+// false if that failed the job.
+func (e *Engine) readyPending(st *stage, free int, gate bool) ([]*bundle, bool) {
+	if len(st.pending) == 0 || !e.flow.canRun(st) {
+		return nil, true
+	}
+	taken, bytes, rest, err := e.flow.pend.take(st, st.pending)
+	if err != nil {
+		e.flow.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
+		return nil, false
+	}
+	if gate {
+		if taken, bytes, err = e.flow.holdWaiting(st, taken, bytes); err != nil {
+			e.flow.fail(fmt.Errorf("stage %s: input %s: %w", st.spec.ID, st.spec.Inputs[0], err))
+			return nil, false
+		}
+	}
+	if len(taken) == 0 {
+		// The budget is held by bundles in flight, or what was
+		// taken waits for its side inputs.
+		st.pending = rest
+		return nil, true
+	}
+	st.pending = taken
+	sets := e.cut(st, free)
+	if len(sets) == 0 {
+		return nil, false // cut failed the job
+	}
+	out := make([]*bundle, 0, len(sets))
+	for i, in := range sets {
+		b := e.start(st, in)
+		// The bundles share the bytes they took from the budget.
+		b.mem = bytes / len(sets)
+		if i == 0 {
+			b.mem += bytes % len(sets)
+		}
+		out = append(out, b)
+	}
+	st.pending = rest
+	return out, true
 }
 
 // sidesReady reports whether st's side inputs are complete: a stage that
