@@ -23,24 +23,9 @@ func init() {
 // Batch positions of [0, N) a call, emits Size bytes for each, and asks to
 // be resumed at once.
 type floodSource struct {
-	N, Batch int64
-	Size     int
-}
-
-func (fn *floodSource) CreateInitialRestriction(_ []byte) offsetrange.Restriction {
-	return offsetrange.Restriction{Start: 0, End: fn.N}
-}
-
-func (fn *floodSource) SplitRestriction(_ []byte, r offsetrange.Restriction) []offsetrange.Restriction {
-	return []offsetrange.Restriction{r}
-}
-
-func (fn *floodSource) RestrictionSize(_ []byte, r offsetrange.Restriction) float64 {
-	return r.Size()
-}
-
-func (fn *floodSource) CreateTracker(r offsetrange.Restriction) *sdf.LockRTracker {
-	return sdf.NewLockRTracker(offsetrange.NewTracker(r))
+	WholeRange
+	Batch int64
+	Size  int
 }
 
 func (fn *floodSource) ProcessElement(rt *sdf.LockRTracker, _ []byte, emit func([]byte)) sdf.ProcessContinuation {
@@ -76,7 +61,7 @@ func peakQueued(t *testing.T, fc *engine.FlowControl) (int64, float64) {
 	}
 	defer func() { flowProbe = nil }()
 	p, s := beam.NewPipelineWithRoot()
-	flood := beam.ParDo(s, &floodSource{N: 3000, Batch: 100, Size: 4 << 10}, beam.Impulse(s))
+	flood := beam.ParDo(s, &floodSource{WholeRange: WholeRange{N: 3000}, Batch: 100, Size: 4 << 10}, beam.Impulse(s))
 	beam.ParDo0(s, slowSink, beam.Reshuffle(s, flood))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
