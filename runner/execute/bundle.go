@@ -3,10 +3,11 @@ package execute
 import (
 	"context"
 	"fmt"
-	"github.com/beam-runner/beam-runner/runner/bundleio"
+	"time"
 
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/harness"
+	"github.com/beam-runner/beam-runner/runner/bundleio"
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/userstate"
 	"github.com/beam-runner/beam-runner/runner/workers"
@@ -115,13 +116,24 @@ func withoutPCollectionMetrics(infos []*pipepb.MonitoringInfo) []*pipepb.Monitor
 	return out
 }
 
+// wallDelayMs is a residual's requested delay in the engine's whole
+// milliseconds: rounded up, and one more when there is any, since the
+// engine's clock is the wall clock truncated to the millisecond (up to one
+// behind it), so a resume at its now plus the delay could come early.
+func wallDelayMs(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return (d + time.Millisecond - 1).Milliseconds() + 1
+}
+
 // residuals converts the SDK's self-checkpoints into engine residuals,
 // holding the watermark at the SDK's output watermark estimate.
 func residuals(res harness.Result) []engine.Residual {
 	var out []engine.Residual
 	for _, r := range res.Residuals {
 		app := r.GetApplication()
-		er := engine.Residual{Element: app.GetElement(), Delay: r.GetRequestedTimeDelay().AsDuration().Milliseconds()}
+		er := engine.Residual{Element: app.GetElement(), Delay: wallDelayMs(r.GetRequestedTimeDelay().AsDuration())}
 		for _, ow := range app.GetOutputWatermarks() {
 			ms := ow.AsTime().UnixMilli()
 			if er.Hold == 0 || ms < er.Hold {

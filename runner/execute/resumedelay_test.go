@@ -50,25 +50,9 @@ func wallClockOf(run string) []time.Time {
 // delayedResumer claims one position of [0, N) per call and asks to be
 // resumed Delay later, noting when each call began and returned.
 type delayedResumer struct {
+	WholeRange
 	Run   string
-	N     int64
 	Delay time.Duration
-}
-
-func (fn *delayedResumer) CreateInitialRestriction(_ []byte) offsetrange.Restriction {
-	return offsetrange.Restriction{Start: 0, End: fn.N}
-}
-
-func (fn *delayedResumer) SplitRestriction(_ []byte, r offsetrange.Restriction) []offsetrange.Restriction {
-	return []offsetrange.Restriction{r}
-}
-
-func (fn *delayedResumer) RestrictionSize(_ []byte, r offsetrange.Restriction) float64 {
-	return r.Size()
-}
-
-func (fn *delayedResumer) CreateTracker(r offsetrange.Restriction) *sdf.LockRTracker {
-	return sdf.NewLockRTracker(offsetrange.NewTracker(r))
 }
 
 func (fn *delayedResumer) ProcessElement(rt *sdf.LockRTracker, _ []byte, emit func(int64)) sdf.ProcessContinuation {
@@ -90,7 +74,7 @@ func TestResumeDelayWaitsOnWallClock(t *testing.T) {
 	const run, n, delay = "resume-delay", 4, 400 * time.Millisecond
 	resetWallClock(run)
 	p, s := beam.NewPipelineWithRoot()
-	out := beam.ParDo(s, &delayedResumer{Run: run, N: n, Delay: delay}, beam.Impulse(s))
+	out := beam.ParDo(s, &delayedResumer{WholeRange: WholeRange{N: n}, Run: run, Delay: delay}, beam.Impulse(s))
 	passert.Equals(s, out, int64(0), int64(1), int64(2), int64(3))
 	if err := runPipeline(t, p); err != nil {
 		t.Fatal(err)
@@ -152,6 +136,20 @@ func TestPeriodicImpulseOutputsPacedOnWallClock(t *testing.T) {
 	for i := 1; i < len(paced); i++ {
 		if gap := paced[i].Sub(paced[i-1]); gap < interval/4 {
 			t.Errorf("paced tick %d seen %v after the one before, want about %v", i, gap, interval)
+		}
+	}
+}
+
+// The engine's clock is the wall clock truncated to whole milliseconds: a
+// requested delay is rounded up and given one more, so a resume at the
+// engine's now plus it never comes before the delay on the wall clock.
+func TestWallDelayNeverShort(t *testing.T) {
+	for d, want := range map[time.Duration]int64{
+		0: 0, -time.Second: 0, time.Nanosecond: 2,
+		400 * time.Millisecond: 401, 399*time.Millisecond + 900*time.Microsecond: 401,
+	} {
+		if got := wallDelayMs(d); got != want {
+			t.Errorf("wallDelayMs(%v) = %d, want %d", d, got, want)
 		}
 	}
 }
