@@ -12,10 +12,10 @@ import (
 // window maps to is complete: expired, the side input's watermark past
 // its end plus its allowed lateness, so no pane can still come to it (a
 // side input with a trigger that fires only as the window closes, as
-// Wait.on's signal view, has its data only then). Waiting for the whole side input instead
-// would hold a stream's elements until the side input ends (Java's
-// Wait.on, whose signal is a windowed side input, then released nothing
-// before its stream ended). Beam's SDKs map a main input window to the
+// Wait.on's signal view, has its data only then). Waiting for the whole
+// side input instead would hold a stream's elements until the side input
+// ends (Java's Wait.on, whose signal is a windowed side input, then
+// released nothing before its stream ended). Beam's SDKs map a main input window to the
 // side input window that holds its max timestamp (of sliding windows, the
 // last to start); the engine waits for the latest-ending side window that
 // holds it to expire, which is that window or ends later, so no element
