@@ -3,12 +3,12 @@ package autoscale
 import (
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/beam-runner/beam-runner/testsupport/scripttest"
 	"github.com/cockroachdb/datadriven"
 )
 
@@ -16,16 +16,7 @@ import (
 // the language testdata/README.md describes: rates in, decisions out. No
 // worker runs and no clock is read; the script's time moves only by run.
 func TestScripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scripts in testdata (%v)", err)
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
-			s := &sim{}
-			datadriven.RunTest(t, f, s.run)
-		})
-	}
+	scripttest.Run(t, func() func(*testing.T, *datadriven.TestData) string { return (&sim{}).run })
 }
 
 // sim is a job as the scripts describe it: environments, stages with the

@@ -3,12 +3,12 @@ package engine
 import (
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/beam-runner/beam-runner/testsupport/scripttest"
 	"github.com/cockroachdb/datadriven"
 )
 
@@ -17,16 +17,7 @@ import (
 // expected outputs were written with -rewrite and then checked by hand
 // against Beam's model: a changed output is a changed behaviour.
 func TestScripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scripts in testdata (%v)", err)
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
-			s := &script{}
-			datadriven.RunTest(t, f, s.run)
-		})
-	}
+	scripttest.Run(t, func() func(*testing.T, *datadriven.TestData) string { return (&script{}).run })
 }
 
 // engineAPI is the scripts' one door into the engine: every call they
