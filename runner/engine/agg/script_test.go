@@ -97,12 +97,15 @@ func parseNew(args []datadriven.CmdArg) (Config, merger, error) {
 	var c Config
 	var mg merger
 	for _, a := range args {
-		v, ok := "", len(a.Vals) == 1
-		if ok {
-			v = a.Vals[0]
+		want, v := 1, "" // values: accumulating is a flag, the rest take one
+		if a.Key == "accumulating" {
+			want = 0
 		}
-		if !ok && a.Key != "accumulating" {
-			return c, nil, fmt.Errorf("new: %s wants one value", a)
+		if len(a.Vals) != want {
+			return c, nil, fmt.Errorf("new: %s: want %d values", a, want)
+		}
+		if want == 1 {
+			v = a.Vals[0]
 		}
 		var err error
 		switch a.Key {
@@ -358,4 +361,29 @@ func formatPane(p Pane) (string, error) {
 	}
 	parts = append(parts, fmt.Sprintf("i=%d ot=%d ts=%s [%s]", p.Info.Index, p.Info.OnTimeIndex, formatTime(p.Timestamp), strings.Join(vals, " ")))
 	return strings.Join(parts, " "), nil
+}
+
+// TestScriptMistakes: a mistake in a script is an error naming it, never
+// a panic or a silently different GBK.
+func TestScriptMistakes(t *testing.T) {
+	for _, args := range []string{"window=fixed", "lateness=soon", "trigger=AfterCount(", "closing=never",
+		"merge-fn=odd", "accumulating=yes", "sessions", "on-time"} {
+		_, cmdArgs, err := datadriven.ParseLine("new " + args)
+		if err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		if _, _, err := parseNew(cmdArgs); err == nil {
+			t.Errorf("new %s: no error", args)
+		}
+	}
+	g, err := New(Config{Window: coders.IntervalWindows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"frobnicate", "wm", "wm 1 2", "pt soon", "add k 0-10 v", "add k 0-x v 1",
+		"add k 0 v 1", "add k 0-10 v 1 later", "merge", "hold now"} {
+		if _, err := (&driver{g: g}).do(t, strings.Fields(line)); err == nil {
+			t.Errorf("%q: no error", line)
+		}
+	}
 }
