@@ -11,6 +11,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/coders"
 	"github.com/beam-runner/beam-runner/runner/engine/agg"
 	"github.com/beam-runner/beam-runner/runner/stagekind"
+	"github.com/beam-runner/beam-runner/testsupport/scripttest"
 	"github.com/cockroachdb/datadriven"
 )
 
@@ -210,7 +211,7 @@ func (p *scriptPipeline) gbkConfig(a *lineArgs, ss StageSpec) agg.Config {
 	c.Closing = pick(a, "closing", closings)
 	c.OnTime = pick(a, "on-time", onTimes)
 	if s := a.str("trigger", ""); s != "" {
-		t, err := parseTrigger(s)
+		t, err := scripttest.ParseTrigger(s)
 		a.fail(err)
 		c.Trigger = t
 	}

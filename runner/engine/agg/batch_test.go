@@ -39,8 +39,11 @@ func TestBatchMatchesMachine(t *testing.T) {
 		}
 		for j := range got {
 			if strings.HasPrefix(got[j], "hold=") {
-				gh := parseTime(t, strings.Replace(strings.TrimPrefix(got[j], "hold="), "eogw", fmt.Sprint(coders.EndOfGlobalWindow), 1))
-				wh := parseTime(t, strings.Replace(strings.TrimPrefix(want[j], "hold="), "eogw", fmt.Sprint(coders.EndOfGlobalWindow), 1))
+				gh, err1 := parseTime(strings.Replace(strings.TrimPrefix(got[j], "hold="), "eogw", fmt.Sprint(coders.EndOfGlobalWindow), 1))
+				wh, err2 := parseTime(strings.Replace(strings.TrimPrefix(want[j], "hold="), "eogw", fmt.Sprint(coders.EndOfGlobalWindow), 1))
+				if err1 != nil || err2 != nil {
+					t.Fatalf("script %d: holds %s and %s: %v %v", i, got[j], want[j], err1, err2)
+				}
 				if gh > wh {
 					t.Fatalf("script %d: fast hold %s later than machine's %s", i, got[j], want[j])
 				}

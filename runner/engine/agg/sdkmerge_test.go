@@ -97,28 +97,19 @@ func answer(t *testing.T, g *GBK, mg merger) {
 	}
 }
 
-// runMerging is runScript for a GBK whose windows the SDK merges: the
-// "merge" command answers what it asks, and with auto set every command is
-// followed by one, so each element is a batch of its own.
-func runMerging(t *testing.T, cfg Config, lines []string, mg merger, auto bool) []string {
+// runMerging is runScript for a GBK whose windows the SDK merges, each
+// command followed by the answer to what it asked: each element is a
+// batch of its own.
+func runMerging(t *testing.T, cfg Config, lines []string, mg merger) []string {
 	t.Helper()
 	g, err := New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	d := &driver{g: g, merge: mg, auto: true}
 	var out []string
 	for _, line := range lines {
-		if line == "merge" {
-			answer(t, g, mg)
-		} else {
-			out = append(out, step(t, g, strings.Fields(line))...)
-		}
-		if auto {
-			answer(t, g, mg)
-		}
-		for _, p := range g.Fire() {
-			out = append(out, formatPane(t, p))
-		}
+		out = append(out, d.mustDo(t, line)...)
 	}
 	return out
 }
@@ -145,7 +136,7 @@ func TestSDKMergeIsSessions(t *testing.T) {
 		for i := range 60 {
 			lines := randomSessionScript(rng)
 			want := runScript(t, cfg, lines)
-			got := runMerging(t, sdkMerging(cfg), lines, sessionMerger, true)
+			got := runMerging(t, sdkMerging(cfg), lines, sessionMerger)
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Fatalf("%s #%d: script\n\t%s\nSDK merge:\n\t%s\nsessions:\n\t%s", name, i,
 					strings.Join(lines, "\n\t"), strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
@@ -172,27 +163,6 @@ func randomSessionScript(rng *rand.Rand) []string {
 		lines = append(lines, fmt.Sprintf("add %c %d-%d v%d %d", 'a'+rng.Intn(2), ts, ts+10, v, ts))
 	}
 	return append(lines, "hold", "wm inf", "dropped", "done")
-}
-
-// TestSDKMergeCustom is fn_runner_test's custom merging window: windows
-// [t, t+1000) whose start is even merge into their span, in one batch.
-func TestSDKMergeCustom(t *testing.T) {
-	cfg := sdkMerging(Config{Window: coders.IntervalWindows})
-	got := runMerging(t, cfg, []string{
-		"begin", "add k 1-1001 1 1", "add k 2-1002 2 2", "add k 100-1100 100 100",
-		"add k 101-1101 101 101", "add k 102-1102 102 102", "end",
-		"wm inf", "hold", "merge", "hold", "done",
-	}, evenMerger, false)
-	want := []string{
-		"hold=1",
-		"k 1-1001 ON_TIME first last i=0 ot=0 ts=1000 [1]",
-		"k 101-1101 ON_TIME first last i=0 ot=0 ts=1100 [101]",
-		"k 2-1102 ON_TIME first last i=0 ot=0 ts=1101 [2 100 102]",
-		"hold=inf", "done=true",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got:\n\t%s\nwant:\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
-	}
 }
 
 // TestSDKMergeWaits: while windows wait for the SDK, the watermark and

@@ -90,11 +90,8 @@ func restoreGBK(t *testing.T, cfg Config, b []byte) *GBK {
 }
 
 func stepAll(t *testing.T, g *GBK, line string) []string {
-	out := step(t, g, strings.Fields(line))
-	for _, p := range g.Fire() {
-		out = append(out, formatPane(t, p))
-	}
-	return out
+	t.Helper()
+	return (&driver{g: g}).mustDo(t, line)
 }
 
 // TestSnapshotMetamorphic: a GBK snapshotted at any step of a random

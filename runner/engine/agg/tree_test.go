@@ -235,7 +235,11 @@ func (x *treeRun) settle() {
 // paneKey prints a pane with its values merged: what the combine's
 // extract would see.
 func (x *treeRun) paneKey(p Pane) string {
-	return fmt.Sprintf("%q %s %s ts=%d %+v %v", p.Key, formatWindow(x.t, p.Window), timingNames[p.Info.Timing],
+	win, err := formatWindow(p.Window)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	return fmt.Sprintf("%q %s %s ts=%d %+v %v", p.Key, win, timingNames[p.Info.Timing],
 		p.Timestamp, p.Info, accumIDs(x.t, mergeAccums(x.t, p.Values)))
 }
 

@@ -1,4 +1,4 @@
-package engine
+package scripttest
 
 import (
 	"fmt"
@@ -8,12 +8,14 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 )
 
-// parseTrigger reads a trigger written with the names of Beam's Python
+// ParseTrigger reads a trigger written with the names of Beam's Python
 // SDK, without spaces: Default, Never, Always, AfterCount(n),
-// AfterProcessingTime(delay), AfterWatermark(early=T,late=T),
-// Repeatedly(T), AfterAny(T,...), AfterAll(T,...), AfterEach(T,...) and
-// OrFinally(T,T).
-func parseTrigger(s string) (*pipepb.Trigger, error) {
+// AfterProcessingTime(TT,...), AfterSynchronizedProcessingTime,
+// AfterWatermark(early=T,late=T), Repeatedly(T), AfterAny(T,...),
+// AfterAll(T,...), AfterEach(T,...) and OrFinally(T,T). AfterProcessingTime's
+// timestamp transforms apply in order: a number is a delay in
+// milliseconds, AlignTo(PERIOD,OFFSET) rounds up to a period's boundary.
+func ParseTrigger(s string) (*pipepb.Trigger, error) {
 	p := &trigParser{s: s}
 	t, err := p.trigger()
 	if err == nil && p.i < len(s) {
@@ -30,12 +32,13 @@ type trigParser struct {
 	i int
 }
 
-// trigArg is one argument in parentheses: a trigger or a number, maybe
-// named (early=...).
+// trigArg is one argument in parentheses: a trigger, a number or a
+// timestamp transform, maybe named (early=...).
 type trigArg struct {
 	name string
 	trig *pipepb.Trigger
 	num  int64
+	tt   *pipepb.TimestampTransform
 }
 
 func (p *trigParser) trigger() (*pipepb.Trigger, error) {
@@ -93,9 +96,28 @@ func (p *trigParser) arg() (trigArg, error) {
 		a.num = n
 		return a, nil
 	}
+	if p.peekWord() == "AlignTo" {
+		tt, err := p.alignTo()
+		a.tt = tt
+		return a, err
+	}
 	t, err := p.trigger()
 	a.trig = t
 	return a, err
+}
+
+// alignTo reads AlignTo(PERIOD,OFFSET).
+func (p *trigParser) alignTo() (*pipepb.TimestampTransform, error) {
+	p.word()
+	args, err := p.args()
+	if err != nil {
+		return nil, err
+	}
+	if len(args) != 2 || args[0].trig != nil || args[1].trig != nil || args[0].tt != nil || args[1].tt != nil {
+		return nil, fmt.Errorf("AlignTo takes a period and an offset")
+	}
+	return &pipepb.TimestampTransform{TimestampTransform: &pipepb.TimestampTransform_AlignTo_{
+		AlignTo: &pipepb.TimestampTransform_AlignTo{Period: args[0].num, Offset: args[1].num}}}, nil
 }
 
 func (p *trigParser) peekWord() string {
@@ -119,13 +141,12 @@ var triggerBuilders = map[string]func([]trigArg) (*pipepb.Trigger, error){
 		if len(a) != 1 || a[0].trig != nil {
 			return nil, fmt.Errorf("AfterCount takes one count")
 		}
-		return countTrigger(int32(a[0].num)), nil
+		return &pipepb.Trigger{Trigger: &pipepb.Trigger_ElementCount_{ElementCount: &pipepb.Trigger_ElementCount{ElementCount: int32(a[0].num)}}}, nil
 	},
-	"AfterProcessingTime": func(a []trigArg) (*pipepb.Trigger, error) {
-		if len(a) != 1 || a[0].trig != nil {
-			return nil, fmt.Errorf("AfterProcessingTime takes one delay in milliseconds")
-		}
-		return ptTrigger(a[0].num), nil
+	"AfterProcessingTime": afterProcessingTime,
+	"AfterSynchronizedProcessingTime": func(a []trigArg) (*pipepb.Trigger, error) {
+		return &pipepb.Trigger{Trigger: &pipepb.Trigger_AfterSynchronizedProcessingTime_{
+			AfterSynchronizedProcessingTime: &pipepb.Trigger_AfterSynchronizedProcessingTime{}}}, wantArgs(a, 0)
 	},
 	"AfterWatermark": afterWatermark,
 	"Repeatedly": func(a []trigArg) (*pipepb.Trigger, error) {
@@ -133,11 +154,11 @@ var triggerBuilders = map[string]func([]trigArg) (*pipepb.Trigger, error){
 		if err != nil {
 			return nil, err
 		}
-		return repeatTrigger(subs[0]), nil
+		return &pipepb.Trigger{Trigger: &pipepb.Trigger_Repeat_{Repeat: &pipepb.Trigger_Repeat{Subtrigger: subs[0]}}}, nil
 	},
 	"AfterAny": func(a []trigArg) (*pipepb.Trigger, error) {
 		subs, err := subTriggers(a, -1)
-		return anyTrigger(subs...), err
+		return &pipepb.Trigger{Trigger: &pipepb.Trigger_AfterAny_{AfterAny: &pipepb.Trigger_AfterAny{Subtriggers: subs}}}, err
 	},
 	"AfterAll": func(a []trigArg) (*pipepb.Trigger, error) {
 		subs, err := subTriggers(a, -1)
@@ -156,6 +177,25 @@ var triggerBuilders = map[string]func([]trigArg) (*pipepb.Trigger, error){
 	},
 }
 
+// afterProcessingTime's arguments are its timestamp transforms: delays in
+// milliseconds and AlignTo.
+func afterProcessingTime(args []trigArg) (*pipepb.Trigger, error) {
+	var tts []*pipepb.TimestampTransform
+	for i, a := range args {
+		switch {
+		case a.trig != nil || a.name != "":
+			return nil, fmt.Errorf("AfterProcessingTime argument %d is not a delay or AlignTo", i+1)
+		case a.tt != nil:
+			tts = append(tts, a.tt)
+		default:
+			tts = append(tts, &pipepb.TimestampTransform{TimestampTransform: &pipepb.TimestampTransform_Delay_{
+				Delay: &pipepb.TimestampTransform_Delay{DelayMillis: a.num}}})
+		}
+	}
+	return &pipepb.Trigger{Trigger: &pipepb.Trigger_AfterProcessingTime_{
+		AfterProcessingTime: &pipepb.Trigger_AfterProcessingTime{TimestampTransforms: tts}}}, nil
+}
+
 func afterWatermark(args []trigArg) (*pipepb.Trigger, error) {
 	var early, late *pipepb.Trigger
 	for _, a := range args {
@@ -170,7 +210,7 @@ func afterWatermark(args []trigArg) (*pipepb.Trigger, error) {
 			return nil, fmt.Errorf("AfterWatermark takes early= and late=, not %q", a.name)
 		}
 	}
-	return eowTrigger(early, late), nil
+	return &pipepb.Trigger{Trigger: &pipepb.Trigger_AfterEndOfWindow_{AfterEndOfWindow: &pipepb.Trigger_AfterEndOfWindow{EarlyFirings: early, LateFirings: late}}}, nil
 }
 
 // subTriggers checks that args are n unnamed triggers (n < 0: any number
