@@ -33,9 +33,11 @@ func newPendingSpill(spec Spec) *pendingSpill {
 }
 
 // admit counts a chunk about to be added to a stage's pending input and,
-// past the budget, moves its data to the spill.
+// past the budget, moves its data to the spill, unless the spill's queue
+// is full (agg.Queuing): then it stays in memory, counted, past the
+// budget, until a bundle takes it.
 func (p *pendingSpill) admit(st *stage, c chunk) (chunk, error) {
-	if p.mem+p.flight+len(c.data) <= p.budget {
+	if p.mem+p.flight+len(c.data) <= p.budget || agg.SpillFull(p.sp) {
 		c.mem = len(c.data)
 		p.mem += c.mem
 		return c, nil

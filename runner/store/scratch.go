@@ -54,6 +54,10 @@ type Scratch struct {
 
 	pmu      sync.Mutex
 	progress chan struct{} // closed (and replaced) when a flush ends or on a fault
+
+	qmu        sync.Mutex
+	q          *spillQueue // the QueuedSpaces' writer (queue.go), made on first use
+	queueLimit int64
 }
 
 const (
@@ -73,7 +77,7 @@ func (s *Store) Scratch(owner string) *Scratch {
 	s.smu.Lock()
 	defer s.smu.Unlock()
 	s.scratchSeq++
-	x := &Scratch{st: s, name: owner, progress: make(chan struct{}), removed: s.closed,
+	x := &Scratch{st: s, name: owner, progress: make(chan struct{}), removed: s.closed, queueLimit: DefaultQueueLimit,
 		dir: s.fs.PathJoin(s.dir, scratchDir, fmt.Sprintf("%d-%s", s.scratchSeq, dirSafe(owner)))}
 	x.idle.L = &x.mu
 	x.fs = newFaultFS(s.fs.FS, x.faulted)
@@ -118,8 +122,10 @@ func (x *Scratch) Size() (int64, error) {
 // Remove closes the scratch and deletes its directory; its Spaces fail
 // from then on. Removing twice is harmless.
 func (x *Scratch) Remove() error {
+	x.queue().stop(x.removedErr())
 	x.mu.Lock()
 	x.removed = true
+	x.wake() // a write settle holds back gives up now
 	err := x.closeLocked()
 	made := x.made
 	x.mu.Unlock()
@@ -175,11 +181,15 @@ func (x *Scratch) faultErr(cause error) error {
 	return fmt.Errorf("spill store of %s in %s stopped after a %w: %w", x.name, x.dir, ErrDiskFault, cause)
 }
 
+func (x *Scratch) removedErr() error {
+	return fmt.Errorf("spill store of %s in %s: %w (removed at the end of its job)", x.name, x.dir, ErrClosed)
+}
+
 // closedErr is the error of operations once the scratch is removed (or
 // being closed after a fault they have not met yet).
 func (x *Scratch) closedErr() error {
 	if x.removed {
-		return fmt.Errorf("spill store of %s in %s: %w (removed at the end of its job)", x.name, x.dir, ErrClosed)
+		return x.removedErr()
 	}
 	return fmt.Errorf("spill store of %s in %s: %w", x.name, x.dir, ErrClosed)
 }
