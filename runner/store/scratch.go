@@ -38,6 +38,8 @@ type Scratch struct {
 	dir  string
 	fs   *faultFS
 
+	omu sync.Mutex // held while Pebble opens (open)
+
 	// mu guards the fields below. Operations do not hold it while they use
 	// the database, since a Scan's callback may write to the same scratch
 	// (hot-key pages): they count themselves in active instead, and
@@ -126,6 +128,10 @@ func (x *Scratch) Remove() error {
 	x.mu.Lock()
 	x.removed = true
 	x.wake() // a write settle holds back gives up now
+	x.mu.Unlock()
+	x.omu.Lock() // an open under way ends (and closes what it opened) first
+	x.omu.Unlock()
+	x.mu.Lock()
 	err := x.closeLocked()
 	made := x.made
 	x.mu.Unlock()
@@ -141,33 +147,49 @@ func (x *Scratch) Remove() error {
 	return err
 }
 
-// open opens the Pebble instance unless it is open already.
+// open opens the Pebble instance unless it is open already. It holds
+// omu, not mu, while Pebble opens (it writes files, and the disk may take
+// its time): readers, which take mu, never wait behind it.
 func (x *Scratch) open() error {
+	x.omu.Lock()
+	defer x.omu.Unlock()
 	x.mu.Lock()
-	defer x.mu.Unlock()
 	switch {
 	case x.db != nil:
+		x.mu.Unlock()
 		return nil
 	case x.removed, x.closing:
+		x.mu.Unlock()
 		return x.closedErr()
 	}
 	if err := x.fs.err(); err != nil {
+		x.mu.Unlock()
 		return x.faultErr(err)
 	}
 	x.made = true
-	db, err := pebble.Open(x.dir, &pebble.Options{FS: x.fs, DisableWAL: true, Logger: pebbleLogger{x.st.log, x.fs},
+	x.mu.Unlock()
+	db, err := pebble.Open(x.dir, x.options())
+	if err != nil {
+		return fmt.Errorf("opening the spill store of %s in %s: %w", x.name, x.dir, err)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.removed || x.closing { // while it opened
+		return errors.Join(x.closedErr(), db.Close())
+	}
+	x.db = db
+	return nil
+}
+
+func (x *Scratch) options() *pebble.Options {
+	return &pebble.Options{FS: x.fs, DisableWAL: true, Logger: pebbleLogger{x.st.log, x.fs},
 		MemTableSize: scratchMemTable, MemTableStopWritesThreshold: 1 << 10, L0StopWritesThreshold: 1 << 10,
 		EventListener: &pebble.EventListener{FlushEnd: func(pebble.FlushInfo) { x.wake() },
 			// A damaged file fails the read that found it (Pebble's default
 			// would end the process).
 			DataCorruption: func(info pebble.DataCorruptionInfo) {
 				x.st.log.Error("store: a spill file is damaged", "owner", x.name, "file", info.Path, "details", info.Details.Error())
-			}}})
-	if err != nil {
-		return fmt.Errorf("opening the spill store of %s in %s: %w", x.name, x.dir, err)
-	}
-	x.db = db
-	return nil
+			}}}
 }
 
 // faulted is the scratch faultFS's report of its first fault.
