@@ -173,3 +173,70 @@ func TestQueuedSpaceFailsAfter(t *testing.T) {
 		}
 	}
 }
+
+func scanView(t *testing.T, scan func([]byte, func(k, v []byte) error) error, prefix string) string {
+	t.Helper()
+	var out []string
+	if err := scan([]byte(prefix), func(k, v []byte) error {
+		out = append(out, string(k)+"="+string(v))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(out, " ")
+}
+
+// TestQueuedSpaceView: a view reads what the space held when it was
+// taken, on disk and queued, whatever is deleted and written after and
+// wherever the writer is; the scratch's removal with a view open neither
+// waits for it nor lets it read.
+func TestQueuedSpaceView(t *testing.T) {
+	s := openOn(t, vfs.NewMem())
+	defer s.Close()
+	x := s.Scratch("job")
+	sp := x.QueuedSpace("p/")
+	early, releaseEarly, err := sp.View() // before anything is written
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseEarly()
+	writeQueued(t, sp, "a=1", "b=2")
+	if err := sp.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	writeQueued(t, sp, "c=3") // maybe still queued when the view is taken
+	scan, release, err := sp.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.DeletePrefix(nil); err != nil {
+		t.Fatal(err)
+	}
+	writeQueued(t, sp, "d=4")
+	if err := sp.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := scanView(t, scan, ""); got != "a=1 b=2 c=3" {
+		t.Errorf("view: %q, want what the space held when it was taken", got)
+	}
+	if got := scanView(t, early, ""); got != "" {
+		t.Errorf("view taken before any write: %q, want nothing", got)
+	}
+	if got := scanQueued(t, sp, ""); got != "d=4" {
+		t.Errorf("the space itself: %q", got)
+	}
+	release()
+	if err := scan(nil, func(k, v []byte) error { return nil }); err == nil {
+		t.Error("a released view read")
+	}
+	kept, _, err := sp.View() // never released: Remove must not wait for it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if err := kept(nil, func(k, v []byte) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Errorf("a view of a removed scratch: %v, want ErrClosed", err)
+	}
+}

@@ -45,12 +45,13 @@ type Scratch struct {
 	// (hot-key pages): they count themselves in active instead, and
 	// closing waits until none is left (idle) after refusing new ones.
 	mu      sync.Mutex
-	idle    sync.Cond  // signalled when active drops to 0
-	db      *pebble.DB // nil until the first write, and once closed
-	active  int        // operations using db
-	closing bool       // no new operations: a close is under way
-	removed bool       // by Remove or the store's Close: no more opening
-	made    bool       // an open was tried: there may be a directory to remove
+	idle    sync.Cond           // signalled when active drops to 0
+	db      *pebble.DB          // nil until the first write, and once closed
+	active  int                 // operations using db
+	closing bool                // no new operations: a close is under way
+	removed bool                // by Remove or the store's Close: no more opening
+	made    bool                // an open was tried: there may be a directory to remove
+	views   map[*spillView]bool // open views (view.go), closed before db
 
 	unqueued atomic.Int64 // bytes written since the memtables were counted
 
@@ -235,6 +236,7 @@ func (x *Scratch) closeLocked() error {
 	if x.db == nil {
 		return nil // another close (a fault's, the job end's) finished while this one waited
 	}
+	x.closeViewsLocked()
 	err := x.db.Close()
 	x.db, x.closing = nil, false
 	return err

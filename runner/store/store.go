@@ -120,6 +120,11 @@ func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
 }
 
 func scan(db *pebble.DB, prefix []byte, fn func(key, value []byte) error) error {
+	return scanReader(db, prefix, fn)
+}
+
+// scanReader is scan over a database or a snapshot of one.
+func scanReader(db pebble.Reader, prefix []byte, fn func(key, value []byte) error) error {
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
 		return err

@@ -35,6 +35,16 @@ type Queuing interface {
 	Queued() (bytes int64, full bool)
 }
 
+// Viewing is implemented by a Spill that can be read as it is now, later
+// and from another goroutine, whatever is written or deleted after: a
+// checkpoint's snapshot references its spilled input, taken on the
+// driver, and the checkpoint's writer reads it back. View returns the
+// view's scan (as Spill.Scan) and the function that lets it go; it reads
+// nothing itself.
+type Viewing interface {
+	View() (scan func(prefix []byte, fn func(key, value []byte) error) error, release func(), err error)
+}
+
 // SpillFull reports whether sp queues its writes and its queue is full.
 func SpillFull(sp Spill) bool {
 	q, ok := sp.(Queuing)
