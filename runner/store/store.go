@@ -7,7 +7,8 @@
 // the process, and a damaged store is refused at Open naming the file.
 // Scratch data (Spaces: spilled GroupByKeys and bundle input) lives apart,
 // in an instance per job under <state_dir>/scratch, removed whole when the
-// job ends (scratch.go).
+// job ends (scratch.go); a job writes it through a queue a goroutine of
+// the scratch's applies (queue.go), so its driver never waits on the disk.
 //
 // Keys are byte strings; each user owns a prefix (job records live under
 // "jobs/"). Keys starting with 0x00 are the store's own.
