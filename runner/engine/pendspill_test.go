@@ -289,3 +289,44 @@ func TestMemoryCheckpoints(t *testing.T) {
 		}
 	}
 }
+
+// fullQueue is a spill whose write queue reports itself full (agg.Queuing)
+// while full is set.
+type fullQueue struct {
+	agg.Spill
+	full bool
+}
+
+func (f *fullQueue) Queued() (int64, bool) { return 0, f.full }
+
+// TestFullSpillQueueKeepsDataInMemory: while the spill's write queue is
+// full, the engine spills nothing, pending input nor grouped values, and
+// keeps it in memory instead; the output is the same, and once the queue
+// takes more, it spills again.
+func TestFullSpillQueueKeepsDataInMemory(t *testing.T) {
+	plain := pendPipeline(t)
+	want, _, _ := pendRun(t, plain, plain, false)
+	st, err := store.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, full := range []bool{true, false} {
+		pend, gbk := &fullQueue{st.Space("p/"), full}, &fullQueue{st.Space("g/"), full}
+		limited := pendPipeline(t)
+		limited.PendingSpill, limited.PendingBudget = pend, 1<<20
+		limited.Stages[2].Agg.Spill, limited.Stages[2].Agg.SpillBudget = gbk, 64<<10
+		before := st.WrittenBytes()
+		got, _, _ := pendRun(t, limited, limited, false)
+		if !slices.Equal(got, want) {
+			t.Fatalf("full=%v: the sink got %d groups, differing from the %d in memory", full, len(got), len(want))
+		}
+		written := st.WrittenBytes() - before
+		if full && written != 0 {
+			t.Errorf("with the queue full the engine spilled %d bytes", written)
+		}
+		if !full && written < 4<<20 {
+			t.Errorf("with room in the queue the engine spilled %d bytes; want its values and pending input", written)
+		}
+	}
+}
