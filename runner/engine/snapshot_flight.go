@@ -72,6 +72,9 @@ func (e *Engine) snapshotRequeuing(refs, final *snapRefs) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("requeuing bundles in flight: %w", err)
 	}
+	// The copy spills nothing: numbering spilled chunks afresh, it would
+	// write over the engine's own.
+	c.flow.pend = nil
 	for _, id := range slices.Sorted(maps.Keys(e.flight)) {
 		b := e.flight[id]
 		if b.combine {
