@@ -2,7 +2,10 @@
 // materialised PCollections and the runner-side transforms over them
 // (impulse, flatten, group by key and window), keeps the watermarks and
 // stateful stages' keys and timers, and cuts inputs into bundles. It does
-// no I/O and reads no clock (boundary_test.go).
+// no I/O and reads no clock (boundary_test.go). What it spills goes to a
+// Spill (agg.Spill) that queues the writes for a goroutine of its own
+// (agg.Queuing): the engine decides what to spill, and keeps it in memory
+// while the queue is full, but never waits for the disk.
 //
 // # Parts
 //
@@ -36,7 +39,9 @@
 //     far, for the memory checkpoints and the concurrency probe.
 //   - Watermark, SideData, Dropped: reads, for live statistics, side
 //     inputs and the elements GroupByKeys dropped as late.
-//   - SnapshotRequeuingFlight: a checkpoint's snapshot, at any point.
+//   - TakeSnapshot: a checkpoint's snapshot, at any point; it references
+//     spilled pending input, which its Bytes reads back off the driver
+//     (SnapshotRequeuingFlight is both at once).
 //   - CheckpointFlight: before a checkpoint, asks long-running bundles of
 //     splittable stages to checkpoint themselves (split requests in the
 //     next Ready), so the snapshot holds their progress.

@@ -33,9 +33,11 @@ func newPendingSpill(spec Spec) *pendingSpill {
 }
 
 // admit counts a chunk about to be added to a stage's pending input and,
-// past the budget, moves its data to the spill.
+// past the budget, moves its data to the spill, unless the spill's queue
+// is full (agg.Queuing): then it stays in memory, counted, past the
+// budget, until a bundle takes it.
 func (p *pendingSpill) admit(st *stage, c chunk) (chunk, error) {
-	if p.mem+p.flight+len(c.data) <= p.budget {
+	if p.mem+p.flight+len(c.data) <= p.budget || agg.SpillFull(p.sp) {
 		c.mem = len(c.data)
 		p.mem += c.mem
 		return c, nil
@@ -55,9 +57,21 @@ func (p *pendingSpill) load(c chunk, drop bool) ([]byte, error) {
 	if c.spillKey == nil {
 		return c.data, nil
 	}
+	data, err := readSpilled(p.sp.Scan, c.spillKey)
+	if err == nil && drop {
+		if err = p.sp.DeletePrefix(c.spillKey); err != nil {
+			err = fmt.Errorf("reading back pending input %x: %w", c.spillKey, err)
+		}
+	}
+	return data, err
+}
+
+// readSpilled reads a spilled chunk's data with scan (a Spill's, or a
+// view's).
+func readSpilled(scan func(prefix []byte, fn func(key, value []byte) error) error, key []byte) ([]byte, error) {
 	var data []byte
-	err := p.sp.Scan(c.spillKey, func(k, v []byte) error {
-		if len(k) == len(c.spillKey) {
+	err := scan(key, func(k, v []byte) error {
+		if len(k) == len(key) {
 			data = append([]byte(nil), v...)
 		}
 		return nil
@@ -65,11 +79,8 @@ func (p *pendingSpill) load(c chunk, drop bool) ([]byte, error) {
 	if err == nil && data == nil {
 		err = fmt.Errorf("missing from the spill")
 	}
-	if err == nil && drop {
-		err = p.sp.DeletePrefix(c.spillKey)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("reading back pending input %x: %w", c.spillKey, err)
+		return nil, fmt.Errorf("reading back pending input %x: %w", key, err)
 	}
 	return data, nil
 }

@@ -80,7 +80,30 @@ func pendRun(t *testing.T, spec, restoreSpec Spec, snap bool) (groups []string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	gc := spec.PColls["grouped"].Codec
+	groups, maxFlight = pendDrive(t, e, func(e *Engine, _ []string) *Engine {
+		if !snap || snapped || !hasSpilled(e) {
+			return e
+		}
+		acknowledgeLast(e)
+		data, err := e.snapshotAtRest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, err = Restore(restoreSpec, data); err != nil {
+			t.Fatal(err)
+		}
+		snapped = true
+		return e
+	})
+	return groups, maxFlight, snapped
+}
+
+// pendDrive runs e to completion, playing pendPipeline's SDK stages, and
+// returns what the sink received, sorted, and the most input bytes it had
+// in flight at once. After each round of commits, between, if set, is
+// given the groups so far and may give the engine to go on with.
+func pendDrive(t *testing.T, e *Engine, between func(e *Engine, sofar []string) *Engine) (groups []string, maxFlight int) {
+	t.Helper()
 	for !e.flow.done() {
 		bs := nextReady(e).Bundles
 		if e.flow.err != nil {
@@ -99,38 +122,38 @@ func pendRun(t *testing.T, spec, restoreSpec Spec, snap bool) (groups []string, 
 		}
 		maxFlight = max(maxFlight, flight)
 		for _, b := range bs {
-			res := Result{Data: map[string][][]byte{}}
-			switch b.Stage {
-			case "gen":
-				res.Data["kv"] = genOutput()
-			case "sink":
-				err := coders.Each(b.Input, gc, func(v *coders.WindowedValue) error {
-					g, err := decodeGroup(v.Elem)
-					groups = append(groups, g)
-					return err
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := e.Commit(b.ID, res); err != nil {
-				t.Fatal(err)
-			}
+			groups = append(groups, pendPlay(t, e, b)...)
 		}
-		if snap && !snapped && hasSpilled(e) {
-			acknowledgeLast(e)
-			data, err := e.snapshotAtRest()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if e, err = Restore(restoreSpec, data); err != nil {
-				t.Fatal(err)
-			}
-			snapped = true
+		if between != nil {
+			e = between(e, groups)
 		}
 	}
 	slices.Sort(groups)
-	return groups, maxFlight, snapped
+	return groups, maxFlight
+}
+
+// pendPlay runs and commits a bundle of pendPipeline, returning the
+// groups the sink received.
+func pendPlay(t *testing.T, e *Engine, b Bundle) (groups []string) {
+	t.Helper()
+	res := Result{Data: map[string][][]byte{}}
+	switch b.Stage {
+	case "gen":
+		res.Data["kv"] = genOutput()
+	case "sink":
+		err := coders.Each(b.Input, e.flow.spec.PColls["grouped"].Codec, func(v *coders.WindowedValue) error {
+			g, err := decodeGroup(v.Elem)
+			groups = append(groups, g)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Commit(b.ID, res); err != nil {
+		t.Fatal(err)
+	}
+	return groups
 }
 
 func hasSpilled(e *Engine) bool {
@@ -263,6 +286,47 @@ func TestMemoryCheckpoints(t *testing.T) {
 		e.NoteOutput(bs[0].ID, 2*every)
 		if got := e.splitRequests(); len(got) != 1 {
 			t.Fatalf("limited=%v: after another %d bytes: %v, want another checkpoint", limited, every, got)
+		}
+	}
+}
+
+// fullQueue is a spill whose write queue reports itself full (agg.Queuing)
+// while full is set.
+type fullQueue struct {
+	agg.Spill
+	full bool
+}
+
+func (f *fullQueue) Queued() (int64, bool) { return 0, f.full }
+
+// TestFullSpillQueueKeepsDataInMemory: while the spill's write queue is
+// full, the engine spills nothing, pending input nor grouped values, and
+// keeps it in memory instead; the output is the same, and once the queue
+// takes more, it spills again.
+func TestFullSpillQueueKeepsDataInMemory(t *testing.T) {
+	plain := pendPipeline(t)
+	want, _, _ := pendRun(t, plain, plain, false)
+	st, err := store.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, full := range []bool{true, false} {
+		pend, gbk := &fullQueue{st.Space("p/"), full}, &fullQueue{st.Space("g/"), full}
+		limited := pendPipeline(t)
+		limited.PendingSpill, limited.PendingBudget = pend, 1<<20
+		limited.Stages[2].Agg.Spill, limited.Stages[2].Agg.SpillBudget = gbk, 64<<10
+		before := st.WrittenBytes()
+		got, _, _ := pendRun(t, limited, limited, false)
+		if !slices.Equal(got, want) {
+			t.Fatalf("full=%v: the sink got %d groups, differing from the %d in memory", full, len(got), len(want))
+		}
+		written := st.WrittenBytes() - before
+		if full && written != 0 {
+			t.Errorf("with the queue full the engine spilled %d bytes", written)
+		}
+		if !full && written < 4<<20 {
+			t.Errorf("with room in the queue the engine spilled %d bytes; want its values and pending input", written)
 		}
 	}
 }

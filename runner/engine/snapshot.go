@@ -37,19 +37,24 @@ const (
 // in flight is refused, as is one of a failed engine. The driver takes
 // SnapshotRequeuingFlight, which is this at such a point. It does not
 // change the engine.
-func (e *Engine) snapshotAtRest() ([]byte, error) {
+func (e *Engine) snapshotAtRest() ([]byte, error) { return e.snapshotAtRestRefs(nil) }
+
+// snapshotAtRestRefs is snapshotAtRest writing spilled pending input as
+// refs says.
+func (e *Engine) snapshotAtRestRefs(refs *snapRefs) ([]byte, error) {
 	if e.flow.err != nil {
 		return nil, fmt.Errorf("snapshot of a failed engine: %w", e.flow.err)
 	}
 	if len(e.flight) > 0 {
 		return nil, fmt.Errorf("snapshot needs a consistent point, but bundles %v are in flight (see SnapshotRequeuingFlight)", slices.Sorted(maps.Keys(e.flight)))
 	}
-	return e.snapshot()
+	return e.snapshot(refs)
 }
 
 // snapshot writes the state, leaving bundles in flight out: their keys
-// are not busy and their input is in no queue in the snapshot.
-func (e *Engine) snapshot() ([]byte, error) {
+// are not busy and their input is in no queue in the snapshot. Spilled
+// pending input is written as refs says (nil: read back).
+func (e *Engine) snapshot(refs *snapRefs) ([]byte, error) {
 	var w wire.Writer
 	w.String(snapshotMagic)
 	w.Uint(SnapshotVersion)
@@ -67,7 +72,7 @@ func (e *Engine) snapshot() ([]byte, error) {
 		}
 	}
 	for _, st := range e.flow.stages {
-		if err := e.snapshotStage(&w, st); err != nil {
+		if err := e.snapshotStage(&w, st, refs); err != nil {
 			return nil, fmt.Errorf("stage %s: %w", st.spec.ID, err)
 		}
 	}
@@ -125,7 +130,7 @@ func snapshotChunks(w *wire.Writer, cs [][]byte) {
 
 // snapshotStage writes a stage's state; a GroupByKey's merges, queued or
 // in flight, go back into it uncombined (combtree.go).
-func (e *Engine) snapshotStage(w *wire.Writer, st *stage) error {
+func (e *Engine) snapshotStage(w *wire.Writer, st *stage, refs *snapRefs) error {
 	var back []agg.Uncombined
 	if st.gbk != nil {
 		var err error
@@ -133,10 +138,10 @@ func (e *Engine) snapshotStage(w *wire.Writer, st *stage) error {
 			return err
 		}
 	}
-	return st.snapshot(w, e.flow.pend, back)
+	return st.snapshot(w, e.flow.pend, back, refs)
 }
 
-func (st *stage) snapshot(w *wire.Writer, pend *pendingSpill, back []agg.Uncombined) error {
+func (st *stage) snapshot(w *wire.Writer, pend *pendingSpill, back []agg.Uncombined, refs *snapRefs) error {
 	w.Int(st.outWM)
 	w.Int(st.inWM)
 	w.Bool(st.emitted)
@@ -145,15 +150,11 @@ func (st *stage) snapshot(w *wire.Writer, pend *pendingSpill, back []agg.Uncombi
 	// it by its side inputs again when it cuts a bundle.
 	w.Len(len(st.pending) + len(st.waiting))
 	for _, c := range slices.Concat(st.pending, st.waiting) {
-		data := c.data
-		if c.spillKey != nil {
-			// A snapshot holds its input itself: the spill is scratch.
-			var err error
-			if data, err = pend.load(c, false); err != nil {
-				return err
-			}
+		// A snapshot holds its input itself, the spill being scratch:
+		// spilled input is read back, now or (refs) by Snapshot.Bytes.
+		if err := refs.write(w, pend, c); err != nil {
+			return err
 		}
-		w.Blob(data)
 		w.Int(c.minTS)
 	}
 	w.Len(len(st.delayed))
@@ -238,6 +239,12 @@ func Restore(spec Spec, snap []byte) (*Engine, error) {
 // restoreUnsettled is Restore before settle: its watermarks are the
 // snapshot's, not yet recomputed from what it holds.
 func restoreUnsettled(spec Spec, snap []byte) (*Engine, error) {
+	return restoreRefs(spec, snap, nil)
+}
+
+// restoreRefs is restoreUnsettled of a snapshot written with refs (not
+// final), whose chunks it takes back as the references they were.
+func restoreRefs(spec Spec, snap []byte, refs *snapRefs) (*Engine, error) {
 	r := wire.NewReader(snap)
 	if m := r.String(); r.Err() != nil || m != snapshotMagic {
 		return nil, fmt.Errorf("restore: not an engine snapshot")
@@ -258,7 +265,7 @@ func restoreUnsettled(spec Spec, snap []byte) (*Engine, error) {
 	if err := e.restoreShape(r); err != nil {
 		return nil, err
 	}
-	if err := e.restoreState(r); err != nil {
+	if err := e.restoreState(r, refs); err != nil {
 		return nil, err
 	}
 	if err := r.Done(); err != nil {
@@ -311,7 +318,7 @@ func (e *Engine) restoreShape(r *wire.Reader) error {
 	return nil
 }
 
-func (e *Engine) restoreState(r *wire.Reader) error {
+func (e *Engine) restoreState(r *wire.Reader, refs *snapRefs) error {
 	e.flow.now = r.Int()
 	e.nextID = int(r.Int())
 	e.draining = r.Bool()
@@ -333,7 +340,7 @@ func (e *Engine) restoreState(r *wire.Reader) error {
 		return fmt.Errorf("restore: %w", r.Err())
 	}
 	for _, st := range e.flow.stages {
-		if err := st.restore(r); err != nil {
+		if err := st.restore(r, refs); err != nil {
 			return fmt.Errorf("restore: stage %s: %w", st.spec.ID, err)
 		}
 	}
@@ -348,7 +355,7 @@ func restoreChunks(r *wire.Reader) [][]byte {
 	return cs
 }
 
-func (st *stage) restore(r *wire.Reader) error {
+func (st *stage) restore(r *wire.Reader, refs *snapRefs) error {
 	st.outWM, st.inWM = r.Int(), r.Int()
 	st.emitted = r.Bool()
 	if done := r.Num(); r.Err() == nil {
@@ -358,7 +365,9 @@ func (st *stage) restore(r *wire.Reader) error {
 		st.events = st.spec.Events[done:]
 	}
 	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
-		st.pending = append(st.pending, chunk{data: r.Blob(), minTS: r.Int()})
+		c := refs.read(r)
+		c.minTS = r.Int()
+		st.pending = append(st.pending, c)
 	}
 	for n := r.Len(); n > 0 && r.Err() == nil; n-- {
 		st.delayed = append(st.delayed, delayed{data: r.Blob(), readyAt: r.Int(), hold: r.Int()})

@@ -17,20 +17,64 @@ import (
 // so nothing is lost and, as only committed results are in a snapshot,
 // nothing is committed twice. The engine itself is not changed.
 func (e *Engine) SnapshotRequeuingFlight() ([]byte, error) {
-	if e.flow.err != nil || len(e.flight) == 0 {
-		return e.snapshotAtRest()
-	}
-	snap, err := e.snapshot()
+	s, err := e.TakeSnapshot()
 	if err != nil {
 		return nil, err
+	}
+	return s.Bytes()
+}
+
+// TakeSnapshot is SnapshotRequeuingFlight for the driver: it references
+// spilled pending input, from a view of the spill (agg.Viewing) taken
+// now, for the Snapshot's Bytes to read back off the driver. A spill
+// without views is read now, as SnapshotRequeuingFlight does.
+func (e *Engine) TakeSnapshot() (*Snapshot, error) {
+	var refs, final *snapRefs
+	s := &Snapshot{}
+	if v := e.viewing(); v != nil {
+		scan, release, err := v.View()
+		if err != nil {
+			return nil, fmt.Errorf("snapshot: a view of the spill: %w", err)
+		}
+		s.scan, s.release = scan, release
+		refs, final = &snapRefs{byOrd: map[int]chunk{}}, &snapRefs{final: true}
+	}
+	data, err := e.snapshotRequeuing(refs, final)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.data = data
+	if final != nil {
+		s.holes = final.holes
+	}
+	return s, nil
+}
+
+// snapshotRequeuing writes what SnapshotRequeuingFlight describes; refs
+// is how the in-memory copy, and final how the result, write spilled
+// pending input (nil: read back).
+func (e *Engine) snapshotRequeuing(refs, final *snapRefs) ([]byte, error) {
+	if e.flow.err != nil || len(e.flight) == 0 {
+		return e.snapshotAtRestRefs(final)
+	}
+	snap, err := e.snapshot(refs)
+	if err != nil {
+		return nil, err
+	}
+	if refs != nil {
+		refs.ord = 0 // the restore reads them in the order written
 	}
 	// Unsettled until the bundles' input is back: settling first would
 	// move watermarks past what the input still holds, and a job restored
 	// from the snapshot would drop what that input makes as late.
-	c, err := restoreUnsettled(e.flow.spec, snap)
+	c, err := restoreRefs(e.flow.spec, snap, refs)
 	if err != nil {
 		return nil, fmt.Errorf("requeuing bundles in flight: %w", err)
 	}
+	// The copy spills nothing: numbering spilled chunks afresh, it would
+	// write over the engine's own.
+	c.flow.pend = nil
 	for _, id := range slices.Sorted(maps.Keys(e.flight)) {
 		b := e.flight[id]
 		if b.combine {
@@ -49,7 +93,7 @@ func (e *Engine) SnapshotRequeuingFlight() ([]byte, error) {
 		}
 	}
 	c.settle()
-	return c.snapshotAtRest()
+	return c.snapshotAtRestRefs(final)
 }
 
 // requeueBundle gives a bundle's input and timers back to its stage.

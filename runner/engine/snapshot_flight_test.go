@@ -63,7 +63,7 @@ func TestSnapshotRequeuesStatefulBundles(t *testing.T) {
 // whose next bundles carry exactly the work of the given running ones.
 func assertRequeued(t *testing.T, e *Engine, running []Bundle) {
 	t.Helper()
-	before, err := e.snapshot()
+	before, err := e.snapshot(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func assertRequeued(t *testing.T, e *Engine, running []Bundle) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after, _ := e.snapshot(); string(after) != string(before) {
+	if after, _ := e.snapshot(nil); string(after) != string(before) {
 		t.Fatal("SnapshotRequeuingFlight changed the engine")
 	}
 	if bundlesInFlight(e) != len(running) {

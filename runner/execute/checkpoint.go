@@ -227,8 +227,9 @@ func (r *run) resumedMessage(finished []string) string {
 // checkpoint saves the engine, user state and metrics as they are between
 // two commits; bundles still running give their input back in the saved
 // engine (SnapshotRequeuingFlight), so they need not stop. The snapshot is
-// taken here, on the driver goroutine, at that consistent point; writing
-// it (and its fsync) is a command, writes one at a time in order. The
+// taken here, on the driver goroutine, at that consistent point, with
+// spilled input referenced (engine.TakeSnapshot); reading that back,
+// writing it and its fsync is a command, writes one at a time in order. The
 // returned channel is closed once the checkpoint is written or given up:
 // a failure costs only the checkpoint, and the job goes on.
 func (d *driver) checkpoint(ctx context.Context) <-chan struct{} {
@@ -237,13 +238,13 @@ func (d *driver) checkpoint(ctx context.Context) <-chan struct{} {
 		close(done)
 		return done
 	}
-	snap, err := d.eng.SnapshotRequeuingFlight()
+	snap, err := d.eng.TakeSnapshot()
 	if err != nil {
 		r.log.Warn("checkpoint skipped", "err", err)
 		close(done)
 		return done
 	}
-	c := checkpoint{engine: snap, state: r.state.Snapshot(), metrics: r.metrics.Results()}
+	c := checkpoint{state: r.state.Snapshot(), metrics: r.metrics.Results()}
 	taking := time.Since(start)
 	prev := d.saving
 	d.saving = done
@@ -252,7 +253,14 @@ func (d *driver) checkpoint(ctx context.Context) <-chan struct{} {
 			<-prev // a write is not cancelled: it ends by itself
 		}
 		writing := time.Now()
-		data, err := c.encode()
+		// Spilled input the snapshot references is read back here, off
+		// the driver.
+		var data []byte
+		engine, err := snap.Bytes()
+		if err == nil {
+			c.engine = engine
+			data, err = c.encode()
+		}
 		if err == nil {
 			err = r.job.Checkpoint(data)
 		}

@@ -61,20 +61,31 @@ type Memory struct {
 // opens no space.
 type Spill struct{ sc *store.Scratch }
 
-// Open gives job its spill space; nil without a store.
+// Open gives job its spill space; nil without a store. Its writes queue
+// for a goroutine of the store's, so the driver never waits on the disk;
+// the queue holds up to an eighth of the limit (the headroom no budget
+// counts), at least queueFloor, before the engine keeps what it would
+// spill in memory instead (agg.Queuing).
 func (m Memory) Open(job string) *Spill {
 	if m.Store == nil {
 		return nil
 	}
-	return &Spill{sc: m.Store.Scratch(job)}
+	sc := m.Store.Scratch(job)
+	sc.LimitQueue(max(m.Limit/8, queueFloor))
+	return &Spill{sc: sc}
 }
 
-// Space opens the named space of the job's spill; nil without a store.
+// queueFloor keeps a small --memory_limit from making every spill write
+// wait for the one before it.
+const queueFloor = 1 << 20
+
+// Space opens the named space of the job's spill, written through its
+// queue; nil without a store.
 func (s *Spill) Space(name string) agg.Spill {
 	if s == nil {
 		return nil
 	}
-	return s.sc.Space(name)
+	return s.sc.QueuedSpace(name)
 }
 
 // Spaces is Space as a function, for Config.Space; nil without a store.

@@ -38,22 +38,29 @@ type Scratch struct {
 	dir  string
 	fs   *faultFS
 
+	omu sync.Mutex // held while Pebble opens (open)
+
 	// mu guards the fields below. Operations do not hold it while they use
 	// the database, since a Scan's callback may write to the same scratch
 	// (hot-key pages): they count themselves in active instead, and
 	// closing waits until none is left (idle) after refusing new ones.
 	mu      sync.Mutex
-	idle    sync.Cond  // signalled when active drops to 0
-	db      *pebble.DB // nil until the first write, and once closed
-	active  int        // operations using db
-	closing bool       // no new operations: a close is under way
-	removed bool       // by Remove or the store's Close: no more opening
-	made    bool       // an open was tried: there may be a directory to remove
+	idle    sync.Cond           // signalled when active drops to 0
+	db      *pebble.DB          // nil until the first write, and once closed
+	active  int                 // operations using db
+	closing bool                // no new operations: a close is under way
+	removed bool                // by Remove or the store's Close: no more opening
+	made    bool                // an open was tried: there may be a directory to remove
+	views   map[*spillView]bool // open views (view.go), closed before db
 
 	unqueued atomic.Int64 // bytes written since the memtables were counted
 
 	pmu      sync.Mutex
 	progress chan struct{} // closed (and replaced) when a flush ends or on a fault
+
+	qmu        sync.Mutex
+	q          *spillQueue // the QueuedSpaces' writer (queue.go), made on first use
+	queueLimit int64
 }
 
 const (
@@ -73,7 +80,7 @@ func (s *Store) Scratch(owner string) *Scratch {
 	s.smu.Lock()
 	defer s.smu.Unlock()
 	s.scratchSeq++
-	x := &Scratch{st: s, name: owner, progress: make(chan struct{}), removed: s.closed,
+	x := &Scratch{st: s, name: owner, progress: make(chan struct{}), removed: s.closed, queueLimit: DefaultQueueLimit,
 		dir: s.fs.PathJoin(s.dir, scratchDir, fmt.Sprintf("%d-%s", s.scratchSeq, dirSafe(owner)))}
 	x.idle.L = &x.mu
 	x.fs = newFaultFS(s.fs.FS, x.faulted)
@@ -118,8 +125,14 @@ func (x *Scratch) Size() (int64, error) {
 // Remove closes the scratch and deletes its directory; its Spaces fail
 // from then on. Removing twice is harmless.
 func (x *Scratch) Remove() error {
+	x.queue().stop(x.removedErr())
 	x.mu.Lock()
 	x.removed = true
+	x.wake() // a write settle holds back gives up now
+	x.mu.Unlock()
+	x.omu.Lock() // an open under way ends (and closes what it opened) first
+	x.omu.Unlock()
+	x.mu.Lock()
 	err := x.closeLocked()
 	made := x.made
 	x.mu.Unlock()
@@ -135,33 +148,49 @@ func (x *Scratch) Remove() error {
 	return err
 }
 
-// open opens the Pebble instance unless it is open already.
+// open opens the Pebble instance unless it is open already. It holds
+// omu, not mu, while Pebble opens (it writes files, and the disk may take
+// its time): readers, which take mu, never wait behind it.
 func (x *Scratch) open() error {
+	x.omu.Lock()
+	defer x.omu.Unlock()
 	x.mu.Lock()
-	defer x.mu.Unlock()
 	switch {
 	case x.db != nil:
+		x.mu.Unlock()
 		return nil
 	case x.removed, x.closing:
+		x.mu.Unlock()
 		return x.closedErr()
 	}
 	if err := x.fs.err(); err != nil {
+		x.mu.Unlock()
 		return x.faultErr(err)
 	}
 	x.made = true
-	db, err := pebble.Open(x.dir, &pebble.Options{FS: x.fs, DisableWAL: true, Logger: pebbleLogger{x.st.log, x.fs},
+	x.mu.Unlock()
+	db, err := pebble.Open(x.dir, x.options())
+	if err != nil {
+		return fmt.Errorf("opening the spill store of %s in %s: %w", x.name, x.dir, err)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.removed || x.closing { // while it opened
+		return errors.Join(x.closedErr(), db.Close())
+	}
+	x.db = db
+	return nil
+}
+
+func (x *Scratch) options() *pebble.Options {
+	return &pebble.Options{FS: x.fs, DisableWAL: true, Logger: pebbleLogger{x.st.log, x.fs},
 		MemTableSize: scratchMemTable, MemTableStopWritesThreshold: 1 << 10, L0StopWritesThreshold: 1 << 10,
 		EventListener: &pebble.EventListener{FlushEnd: func(pebble.FlushInfo) { x.wake() },
 			// A damaged file fails the read that found it (Pebble's default
 			// would end the process).
 			DataCorruption: func(info pebble.DataCorruptionInfo) {
 				x.st.log.Error("store: a spill file is damaged", "owner", x.name, "file", info.Path, "details", info.Details.Error())
-			}}})
-	if err != nil {
-		return fmt.Errorf("opening the spill store of %s in %s: %w", x.name, x.dir, err)
-	}
-	x.db = db
-	return nil
+			}}}
 }
 
 // faulted is the scratch faultFS's report of its first fault.
@@ -175,11 +204,15 @@ func (x *Scratch) faultErr(cause error) error {
 	return fmt.Errorf("spill store of %s in %s stopped after a %w: %w", x.name, x.dir, ErrDiskFault, cause)
 }
 
+func (x *Scratch) removedErr() error {
+	return fmt.Errorf("spill store of %s in %s: %w (removed at the end of its job)", x.name, x.dir, ErrClosed)
+}
+
 // closedErr is the error of operations once the scratch is removed (or
 // being closed after a fault they have not met yet).
 func (x *Scratch) closedErr() error {
 	if x.removed {
-		return fmt.Errorf("spill store of %s in %s: %w (removed at the end of its job)", x.name, x.dir, ErrClosed)
+		return x.removedErr()
 	}
 	return fmt.Errorf("spill store of %s in %s: %w", x.name, x.dir, ErrClosed)
 }
@@ -203,6 +236,7 @@ func (x *Scratch) closeLocked() error {
 	if x.db == nil {
 		return nil // another close (a fault's, the job end's) finished while this one waited
 	}
+	x.closeViewsLocked()
 	err := x.db.Close()
 	x.db, x.closing = nil, false
 	return err

@@ -7,7 +7,8 @@
 // the process, and a damaged store is refused at Open naming the file.
 // Scratch data (Spaces: spilled GroupByKeys and bundle input) lives apart,
 // in an instance per job under <state_dir>/scratch, removed whole when the
-// job ends (scratch.go).
+// job ends (scratch.go); a job writes it through a queue a goroutine of
+// the scratch's applies (queue.go), so its driver never waits on the disk.
 //
 // Keys are byte strings; each user owns a prefix (job records live under
 // "jobs/"). Keys starting with 0x00 are the store's own.
@@ -120,6 +121,11 @@ func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
 }
 
 func scan(db *pebble.DB, prefix []byte, fn func(key, value []byte) error) error {
+	return scanReader(db, prefix, fn)
+}
+
+// scanReader is scan over a database or a snapshot of one.
+func scanReader(db pebble.Reader, prefix []byte, fn func(key, value []byte) error) error {
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
 		return err

@@ -3,9 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"io/fs"
-
-	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Reclaim compacts the keys with the prefix, so that the disk space of
@@ -38,55 +35,31 @@ type Usage struct {
 	Scratch int64 `json:"scratch_bytes"` // every Scratch: spilled GroupByKeys and bundle input
 }
 
-// Usage measures the files under the state dir. A file removed while it is
-// measured (Pebble drops obsolete files at any time) counts as gone.
+// Usage reads Pebble's counters of the files of the job records'
+// instance and of every open Scratch (a removed one has given its space
+// back): nothing walks the state dir, so the web UI and /metrics, which
+// ask often, never wait on a large or slow one.
 func (s *Store) Usage() (Usage, error) {
-	var u Usage
-	names, err := s.fs.List(s.dir)
-	if err != nil {
-		return u, err
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return Usage{}, ErrClosed
 	}
-	for _, n := range names {
-		size, err := pathSize(s.fs, s.fs.PathJoin(s.dir, n))
-		if err != nil {
-			return u, err
-		}
-		if n == scratchDir {
-			u.Scratch += size
-		} else {
-			u.Jobs += size
+	u := Usage{Jobs: int64(s.db.Metrics().DiskSpaceUsage())}
+	s.mu.RUnlock()
+	s.smu.Lock() // as in removeScratches: Size takes each Scratch's own lock
+
+	open := make([]*Scratch, 0, len(s.scratches))
+	for x := range s.scratches {
+		open = append(open, x)
+	}
+	s.smu.Unlock()
+	for _, x := range open {
+		// One that met a disk fault is closed, its job failing: its
+		// files go with it, so it counts as nothing.
+		if n, err := x.Size(); err == nil {
+			u.Scratch += n
 		}
 	}
 	return u, nil
-}
-
-// pathSize is the size of the file at path, or of every file under the
-// directory at path.
-func pathSize(fsys vfs.FS, path string) (int64, error) {
-	fi, err := fsys.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	if !fi.IsDir() {
-		return fi.Size(), nil
-	}
-	names, err := fsys.List(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	var total int64
-	for _, n := range names {
-		size, err := pathSize(fsys, fsys.PathJoin(path, n))
-		if err != nil {
-			return 0, err
-		}
-		total += size
-	}
-	return total, nil
 }

@@ -24,6 +24,37 @@ type Spill interface {
 	DeletePrefix(prefix []byte) error
 }
 
+// Queuing is implemented by a Spill that queues its writes for a
+// goroutine of its own (the store's, for a job), so that spilling never
+// waits on the disk: WriteRun returns at once, and what it took is in
+// memory until written. Queued reports those bytes and whether they reach
+// the queue's bound. Past it, the engine keeps what it would spill in
+// memory, counted against its budget, rather than queue more: a stalled
+// disk then holds memory where the engine sees it, not in a queue.
+type Queuing interface {
+	Queued() (bytes int64, full bool)
+}
+
+// Viewing is implemented by a Spill that can be read as it is now, later
+// and from another goroutine, whatever is written or deleted after: a
+// checkpoint's snapshot references its spilled input, taken on the
+// driver, and the checkpoint's writer reads it back. View returns the
+// view's scan (as Spill.Scan) and the function that lets it go; it reads
+// nothing itself.
+type Viewing interface {
+	View() (scan func(prefix []byte, fn func(key, value []byte) error) error, release func(), err error)
+}
+
+// SpillFull reports whether sp queues its writes and its queue is full.
+func SpillFull(sp Spill) bool {
+	q, ok := sp.(Queuing)
+	if !ok {
+		return false
+	}
+	_, full := q.Queued()
+	return full
+}
+
 // spiller moves the batch path's buffered values to a Spill past budget
 // bytes. A spilled value's key is window, key (each in an order-keeping
 // escape) and arrival number, so a window's scan yields its keys in byte
@@ -51,10 +82,11 @@ type spiller struct {
 // bytes: the batchElem and the slice growth around it.
 const elemOverhead = 48
 
-// note counts an added value and reports whether the budget is passed.
+// note counts an added value and reports whether to spill: the budget
+// is passed and the spill's queue (if it has one) takes more.
 func (s *spiller) note(key, value []byte) bool {
 	s.bytes += len(key) + len(value) + elemOverhead
-	return s.bytes > s.budget
+	return s.bytes > s.budget && !SpillFull(s.sp)
 }
 
 // spillWin writes a window's in-memory values as one sorted run and drops

@@ -179,6 +179,9 @@ func (r *Reader) String() string {
 // Num writes a non-negative int that is not a count (an index, an offset).
 func (w *Writer) Num(n int) { w.Uint(uint64(n)) }
 
+// Raw appends bytes already encoded, such as a piece of another Writer's.
+func (w *Writer) Raw(b []byte) { w.buf = append(w.buf, b...) }
+
 // Num reads a non-negative int written by Writer.Num.
 func (r *Reader) Num() int {
 	v := r.Uint()

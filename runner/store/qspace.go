@@ -1,0 +1,76 @@
+package store
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// QueuedSpace is a Space whose writes and deletes go through its
+// Scratch's spill writer (queue.go): they return at once, and a goroutine
+// of the scratch's applies them. It implements agg.Spill for the engine,
+// which runs on a job's driver goroutine and must never wait on the disk.
+type QueuedSpace struct {
+	x      *Scratch
+	prefix []byte
+}
+
+// QueuedSpace returns the space under prefix, written through the
+// scratch's spill writer. It sees what the Space of the same prefix has.
+func (x *Scratch) QueuedSpace(prefix string) *QueuedSpace {
+	return &QueuedSpace{x: x, prefix: []byte(prefix)}
+}
+
+// WriteRun queues the pairs, copied, as one atomic write. An error is
+// that of an earlier write (or the scratch's removal): a failed write
+// fails every operation after it.
+func (sp *QueuedSpace) WriteRun(keys, values [][]byte) error {
+	op := &spillOp{keys: make([][]byte, len(keys)), vals: make([][]byte, len(keys)), sorted: true}
+	for i := range keys {
+		op.keys[i] = append(slices.Clip(sp.prefix), keys[i]...)
+		op.vals[i] = bytes.Clone(values[i])
+		op.n += int64(len(op.keys[i]) + len(values[i]))
+		if i > 0 && bytes.Compare(op.keys[i-1], op.keys[i]) >= 0 {
+			op.sorted = false
+		}
+	}
+	return sp.x.queue().push(op)
+}
+
+// DeletePrefix queues the deletion of every key of the space with the
+// prefix; reads from now on no longer see them.
+func (sp *QueuedSpace) DeletePrefix(prefix []byte) error {
+	return sp.x.queue().push(&spillOp{del: append(slices.Clip(sp.prefix), prefix...)})
+}
+
+// Scan calls fn for every key of the space with the prefix, in order,
+// with the space's prefix removed: the queued ops laid over the disk. It
+// reads the disk for what is written already.
+func (sp *QueuedSpace) Scan(prefix []byte, fn func(key, value []byte) error) error {
+	full := append(slices.Clip(sp.prefix), prefix...)
+	ops, err := sp.x.queue().pending()
+	if err != nil {
+		return err
+	}
+	o := newOverlay(ops, full)
+	strip := func(k, v []byte) error { return fn(k[len(sp.prefix):], v) }
+	opened := false
+	err = sp.x.do(func(db *pebble.DB) error {
+		opened = true
+		return o.merge(func(f func(k, v []byte) error) error { return scan(db, full, f) }, strip)
+	})
+	if err == nil && !opened { // nothing written yet: all is queued
+		err = o.merge(nil, strip)
+	}
+	return err
+}
+
+// Queued is how many bytes the scratch's spill writer holds, not yet
+// written, and whether that reaches its bound: the owner then keeps what
+// it would spill in memory instead (see agg.Queuing).
+func (sp *QueuedSpace) Queued() (bytes int64, full bool) { return sp.x.queue().queued() }
+
+// Flush waits until everything queued so far is written and returns the
+// first failure: for tests and tools; the driver never waits.
+func (sp *QueuedSpace) Flush() error { return sp.x.queue().wait() }

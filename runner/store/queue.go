@@ -1,0 +1,273 @@
+package store
+
+import (
+	"bytes"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// spillQueue is a Scratch's spill writer: the writes and deletes of its
+// QueuedSpaces are ops that a goroutine of its own applies in order, so
+// the goroutine that spills (a job's driver) never waits on the disk: not
+// for a write, the free space (roomFor), flushes (settle) or opening the
+// instance. Until applied, an op's data is in memory (Queued counts it);
+// reads see the queued ops over what is on disk, so they return what the
+// ops so far made, wherever the writer is. The first failed op fails every
+// operation after it, naming the cause, as a synchronous write would have.
+type spillQueue struct {
+	x     *Scratch
+	limit int64 // queued bytes past which Queued reports full
+
+	mu      sync.Mutex
+	cond    sync.Cond  // signalled when ops change or the queue stops
+	ops     []*spillOp // queued, oldest first; ops[0] is being applied
+	bytes   int64      // queued bytes of writes
+	err     error      // first failure, or the scratch's removal
+	running bool       // the writer goroutine is started
+}
+
+// spillOp is a queued write (keys and values, with the space's prefix)
+// or, with del set, a DeletePrefix.
+type spillOp struct {
+	keys, vals [][]byte
+	sorted     bool // keys ascend, so a scan finds its prefix by search
+	n          int64
+	del        []byte
+}
+
+// DefaultQueueLimit is how many bytes a Scratch's spill writer holds
+// before Queued reports it full, unless LimitQueue says otherwise.
+const DefaultQueueLimit = 16 << 20
+
+// LimitQueue sets how many queued bytes its spill writer holds before
+// Queued reports it full; call it before the first QueuedSpace is used.
+func (x *Scratch) LimitQueue(bytes int64) {
+	x.qmu.Lock()
+	defer x.qmu.Unlock()
+	x.queueLimit = max(bytes, 1)
+}
+
+// queue returns the scratch's spill writer, made on first use.
+func (x *Scratch) queue() *spillQueue {
+	x.qmu.Lock()
+	defer x.qmu.Unlock()
+	if x.q == nil {
+		x.q = &spillQueue{x: x, limit: x.queueLimit}
+		x.q.cond.L = &x.q.mu
+	}
+	return x.q
+}
+
+// push queues op; it never waits.
+func (q *spillQueue) push(op *spillOp) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err != nil {
+		return q.err
+	}
+	q.ops = append(q.ops, op)
+	q.bytes += op.n
+	if !q.running {
+		q.running = true
+		go q.run()
+	}
+	q.cond.Broadcast()
+	return nil
+}
+
+// run applies the queued ops in order until the queue stops.
+func (q *spillQueue) run() {
+	for {
+		op := q.next()
+		if op == nil {
+			return
+		}
+		q.done(op, q.apply(op))
+	}
+}
+
+// next waits for the oldest op, leaving it queued (reads see it until it
+// is applied); nil once the queue stopped.
+func (q *spillQueue) next() *spillOp {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.ops) == 0 && q.err == nil {
+		q.cond.Wait()
+	}
+	if q.err != nil {
+		q.running = false
+		return nil
+	}
+	return q.ops[0]
+}
+
+func (q *spillQueue) apply(op *spillOp) error {
+	x := q.x
+	if op.del != nil {
+		end := prefixEnd(op.del)
+		if end == nil {
+			return nil
+		}
+		return x.do(func(db *pebble.DB) error { return db.DeleteRange(op.del, end, pebble.NoSync) })
+	}
+	b := new(pebble.Batch)
+	for i, k := range op.keys {
+		_ = b.Set(k, op.vals[i], nil)
+	}
+	return x.write(b, int(op.n))
+}
+
+// done drops the applied op; a failure drops every op and stops the
+// queue with it.
+func (q *spillQueue) done(op *spillOp, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	defer q.cond.Broadcast()
+	if err != nil {
+		q.stopLocked(err)
+		return
+	}
+	if len(q.ops) > 0 && q.ops[0] == op {
+		q.ops[0] = nil
+		q.ops = q.ops[1:]
+		q.bytes -= op.n
+	}
+}
+
+// stop fails every operation from now on with err (the first one
+// stays), forgetting what was queued.
+func (q *spillQueue) stop(err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.stopLocked(err)
+	q.cond.Broadcast()
+}
+
+func (q *spillQueue) stopLocked(err error) {
+	if q.err == nil {
+		q.err = err
+	}
+	q.ops, q.bytes = nil, 0
+}
+
+// queued returns the bytes queued and whether they reach the limit.
+func (q *spillQueue) queued() (int64, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.bytes, q.bytes >= q.limit
+}
+
+// wait blocks until every op queued so far is applied, or the queue
+// stopped, and returns its error: for tests and tools, never the driver.
+func (q *spillQueue) wait() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.ops) > 0 && q.err == nil {
+		q.cond.Wait()
+	}
+	return q.err
+}
+
+// pending returns the queued ops, for a read to lay over the disk's.
+func (q *spillQueue) pending() ([]*spillOp, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return slices.Clone(q.ops), q.err
+}
+
+// overlay is what ops make of the keys with prefix: each key's last
+// write, or gone if a later delete dropped it, in key order; and the
+// deletes' prefixes that cover keys with prefix, which hide those keys
+// on disk that no later op wrote.
+type overlay struct {
+	keys []string
+	vals map[string]queuedVal
+	dels [][]byte
+}
+
+type queuedVal struct {
+	v    []byte
+	gone bool // deleted after its write
+}
+
+func newOverlay(ops []*spillOp, prefix []byte) *overlay {
+	o := &overlay{vals: map[string]queuedVal{}}
+	for _, op := range ops {
+		if op.del != nil {
+			if bytes.HasPrefix(op.del, prefix) || bytes.HasPrefix(prefix, op.del) {
+				o.dels = append(o.dels, op.del)
+				for k := range o.vals {
+					if bytes.HasPrefix([]byte(k), op.del) {
+						o.vals[k] = queuedVal{gone: true}
+					}
+				}
+			}
+			continue
+		}
+		lo, hi := op.span(prefix)
+		for i := lo; i < hi; i++ {
+			if bytes.HasPrefix(op.keys[i], prefix) {
+				o.vals[string(op.keys[i])] = queuedVal{v: op.vals[i]}
+			}
+		}
+	}
+	o.keys = slices.Sorted(maps.Keys(o.vals))
+	return o
+}
+
+// span bounds the op's keys that may have prefix.
+func (op *spillOp) span(prefix []byte) (int, int) {
+	if !op.sorted {
+		return 0, len(op.keys)
+	}
+	lo, _ := slices.BinarySearchFunc(op.keys, prefix, bytes.Compare)
+	hi := len(op.keys)
+	if end := prefixEnd(prefix); end != nil {
+		hi, _ = slices.BinarySearchFunc(op.keys, end, bytes.Compare)
+	}
+	return lo, hi
+}
+
+// hidden reports whether a key on disk is covered by a queued delete.
+func (o *overlay) hidden(k []byte) bool {
+	for _, d := range o.dels {
+		if bytes.HasPrefix(k, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// merge calls fn for every key of the overlay and of the disk's scan (the
+// overlay's winning), in key order; scan is nil for an empty disk.
+func (o *overlay) merge(scan func(func(k, v []byte) error) error, fn func(k, v []byte) error) error {
+	i := 0
+	emit := func(upTo []byte) error { // the overlay's keys before upTo (nil: all)
+		for ; i < len(o.keys) && (upTo == nil || o.keys[i] < string(upTo)); i++ {
+			if qv := o.vals[o.keys[i]]; !qv.gone {
+				if err := fn([]byte(o.keys[i]), qv.v); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if scan != nil {
+		err := scan(func(k, v []byte) error {
+			if err := emit(k); err != nil {
+				return err
+			}
+			if _, ok := o.vals[string(k)]; ok || o.hidden(k) {
+				return nil // the overlay's (emitted next round) or deleted
+			}
+			return fn(k, v)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return emit(nil)
+}
