@@ -69,7 +69,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "beam-runner: --worker_pools:", err)
 		os.Exit(2)
 	}
-	if err := run(logger, workers.Options{StartTimeout: fl.WorkerStartTimeout, FnAPI: fnListen, Pools: pools}); err != nil {
+	if err := fl.Scaling.Check(); err != nil {
+		fmt.Fprintln(os.Stderr, "beam-runner: --"+err.Error())
+		os.Exit(2)
+	}
+	if err := run(logger, workers.Options{StartTimeout: fl.WorkerStartTimeout, FnAPI: fnListen, Pools: pools, Scaling: fl.Scaling}); err != nil {
 		logger.Error("beam-runner failed", "error", err)
 		os.Exit(1)
 	}
