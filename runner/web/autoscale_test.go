@@ -17,7 +17,6 @@ import (
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
-	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/web"
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
@@ -124,11 +123,9 @@ func (l *logTap) count(msg string) int {
 // 3 workers, deciding every 300 ms over 2 s rate windows.
 func startScaling(t *testing.T, scaleDown time.Duration) (*jobtest.Env, *logTap) {
 	tap := &logTap{}
-	env := jobtest.StartWith(t, func(o *execute.Options) {
-		o.Logger, o.Parallelism, o.RateWindow = slog.New(tap), 4, 2*time.Second
-		o.Workers.Scaling = jobs.Scaling{Mode: jobs.ScalingDS2, MinWorkers: 1, MaxWorkers: 3,
-			Interval: 300 * time.Millisecond, ScaleDownInterval: scaleDown}
-	})
+	env := jobtest.StartWith(t, &jobtest.Options{Logger: slog.New(tap), Parallelism: 4, RateWindow: 2 * time.Second,
+		Scaling: jobs.Scaling{Mode: jobs.ScalingDS2, MinWorkers: 1, MaxWorkers: 3,
+			Interval: 300 * time.Millisecond, ScaleDownInterval: scaleDown}})
 	tap.dump(t)
 	return env, tap
 }

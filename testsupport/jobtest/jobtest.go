@@ -25,6 +25,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/extworker"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/runnerlib"
 	"github.com/beam-runner/beam-runner/runner/execute"
+	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/server"
 	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	"google.golang.org/grpc"
@@ -47,9 +48,18 @@ func Start(t testing.TB) *Env {
 	return StartWith(t, nil)
 }
 
-// StartWith is Start with the executor's options changed by edit (if
-// set), such as the server's autoscaling flags or a logger of its own.
-func StartWith(t testing.TB, edit func(*execute.Options)) *Env {
+// Options are what a test may change of the server Start runs; zero
+// fields keep Start's.
+type Options struct {
+	Logger      *slog.Logger
+	Parallelism int
+	RateWindow  time.Duration
+	// Scaling is the server's autoscaling flags.
+	Scaling jobs.Scaling
+}
+
+// StartWith is Start with the server's options changed by o.
+func StartWith(t testing.TB, o *Options) *Env {
 	t.Helper()
 	beam.Init()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -57,8 +67,12 @@ func StartWith(t testing.TB, edit func(*execute.Options)) *Env {
 		logger = slog.Default()
 	}
 	opts := execute.Options{Logger: logger, Parallelism: 2}
-	if edit != nil {
-		edit(&opts)
+	if o != nil {
+		if o.Logger != nil {
+			opts.Logger, logger = o.Logger, o.Logger
+		}
+		opts.Parallelism = max(o.Parallelism, opts.Parallelism)
+		opts.RateWindow, opts.Workers.Scaling = o.RateWindow, o.Scaling
 	}
 	addr, srv := Serve(t, server.Config{
 		Executor: execute.New(opts),
