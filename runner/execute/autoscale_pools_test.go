@@ -3,9 +3,9 @@ package execute
 import (
 	"reflect"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
-	"strings"
 	"testing"
 	"time"
 
