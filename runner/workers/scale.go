@@ -148,17 +148,18 @@ func (p *Pool) drain(env string, ws *Set) {
 // stopLocal stops the local worker of slot w, which no longer restarts.
 func (p *Pool) stopLocal(ctx context.Context, env string, w int) {
 	p.mu.Lock()
-	var ew *envWorker
+	var id string
+	var h worker.Handle
 	if i := slices.IndexFunc(p.workers[env], func(e *envWorker) bool { return e.slot == w }); i >= 0 {
-		ew = p.workers[env][i]
+		id, h = p.workers[env][i].fw.ID, p.workers[env][i].handle
 		p.workers[env] = slices.Delete(p.workers[env], i, i+1)
 	}
 	p.mu.Unlock()
-	if ew == nil {
+	if h == nil {
 		return
 	}
-	p.stopWorker(ctx, ew.fw.ID, ew.handle)
-	p.log.Info("scale-down: worker drained and stopped", "env", env, "worker", ew.fw.ID)
+	p.stopWorker(ctx, id, h)
+	p.log.Info("scale-down: worker drained and stopped", "env", env, "worker", id)
 }
 
 // stopWorker stops a worker process and forgets its handle, so that the

@@ -217,11 +217,14 @@ func (p *Pool) RestartLost(ctx context.Context, envID, failed string) error {
 // moves its harness there. Failures of an already replaced worker (other
 // bundles it ran) do not restart again.
 func (p *Pool) restart(ctx context.Context, ew *envWorker, failed string) error {
-	if ew.fw.ID != failed {
+	p.mu.Lock() // a drain (scale.go) reads ew's worker
+	current, handle := ew.fw.ID == failed, ew.handle
+	p.mu.Unlock()
+	if !current {
 		return nil
 	}
 	stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	ew.handle.Stop(stopCtx)
+	handle.Stop(stopCtx)
 	cancel()
 	ew.restarts++
 	id := fmt.Sprintf("%s-r%d", ew.base, ew.restarts)
@@ -230,7 +233,9 @@ func (p *Pool) restart(ctx context.Context, ew *envWorker, failed string) error 
 	if err != nil {
 		return fmt.Errorf("restarting the worker of environment %q: %w", ew.envID, err)
 	}
+	p.mu.Lock()
 	ew.fw, ew.handle = w, h
+	p.mu.Unlock()
 	return ew.h.Rebind(ctx, w)
 }
 
