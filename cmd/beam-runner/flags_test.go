@@ -6,8 +6,10 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/beam-runner/beam-runner/cmd/beam-runner/serverflags"
+	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/workers"
 )
 
@@ -56,5 +58,35 @@ func TestCombineMergeBytesIsDeprecatedAlias(t *testing.T) {
 	serverflags.Register(fs)
 	if err := fs.Parse([]string{"--combine_merge_bytes=lots"}); err == nil {
 		t.Error("--combine_merge_bytes=lots accepted")
+	}
+}
+
+// The autoscaling flags reach the executor's workers; a mode the runner
+// does not know is refused naming the flag.
+func TestAutoscalingFlags(t *testing.T) {
+	fs := flag.NewFlagSet("beam-runner", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	parsed := serverflags.Register(fs)
+	if err := fs.Parse([]string{"--autoscaling=ds2", "--min_workers=2", "--max_workers=6", "--autoscaling_interval=3s", "--scale_down_interval=1m"}); err != nil {
+		t.Fatal(err)
+	}
+	saved := fl
+	fl = parsed
+	opts := executorOptions(workers.Options{}, nil, 0)
+	fl = saved
+	want := jobs.Scaling{Mode: jobs.ScalingDS2, MinWorkers: 2, MaxWorkers: 6, Interval: 3 * time.Second, ScaleDownInterval: time.Minute}
+	if got := opts.Workers.Scaling; got != want || got.Check() != nil {
+		t.Errorf("the executor's workers get scaling %+v (%v), want %+v", got, got.Check(), want)
+	}
+	fs = flag.NewFlagSet("beam-runner", flag.ContinueOnError)
+	parsed = serverflags.Register(fs)
+	if err := fs.Parse([]string{"--autoscaling=flink"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := parsed.Scaling.Check(); err == nil || !strings.HasPrefix(err.Error(), "autoscaling: want none or ds2") {
+		t.Errorf("--autoscaling=flink: %v, want an error naming the flag", err)
+	}
+	if d := serverflags.Register(flag.NewFlagSet("d", flag.ContinueOnError)).Scaling; d != jobs.DefaultScaling() || d.On() {
+		t.Errorf("default scaling %+v, want off with DS2's intervals", d)
 	}
 }

@@ -69,6 +69,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "beam-runner: --worker_pools:", err)
 		os.Exit(2)
 	}
+	if err := fl.Scaling.Check(); err != nil {
+		fmt.Fprintln(os.Stderr, "beam-runner: --"+err.Error())
+		os.Exit(2)
+	}
 	if err := run(logger, workers.Options{StartTimeout: fl.WorkerStartTimeout, FnAPI: fnListen, Pools: pools}); err != nil {
 		logger.Error("beam-runner failed", "error", err)
 		os.Exit(1)
@@ -89,6 +93,7 @@ func environments(logger *slog.Logger) (worker.Config, error) {
 // executorOptions are the executor's options from the flags; spill is
 // the store jobs spill to, limit the memory limit in bytes.
 func executorOptions(wopts workers.Options, spill *store.Store, limit int64) execute.Options {
+	wopts.Scaling = fl.Scaling
 	return execute.Options{MaxBundleAttempts: fl.MaxBundleAttempts,
 		Memory:             spec.Memory{Store: spill, Limit: limit, BoundPending: fl.MemoryLimit != "" && fl.MemoryLimit != "none"},
 		CheckpointInterval: fl.CheckpointInterval,

@@ -14,6 +14,7 @@ import (
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +28,7 @@ type manifests struct {
 	configMaps  map[string]*corev1.ConfigMap
 	policies    map[string]*networkingv1.NetworkPolicy
 	namespaces  map[string]*corev1.Namespace
+	hpas        map[string]*autoscalingv2.HorizontalPodAutoscaler
 }
 
 // docSep splits a YAML stream into its documents.
@@ -42,7 +44,7 @@ func load(dir string) (*manifests, error) {
 	m := &manifests{
 		deployments: map[string]*appsv1.Deployment{}, services: map[string]*corev1.Service{},
 		configMaps: map[string]*corev1.ConfigMap{}, policies: map[string]*networkingv1.NetworkPolicy{},
-		namespaces: map[string]*corev1.Namespace{},
+		namespaces: map[string]*corev1.Namespace{}, hpas: map[string]*autoscalingv2.HorizontalPodAutoscaler{},
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -85,6 +87,8 @@ func (m *manifests) add(doc []byte) error {
 		name, err = strict(doc, m.policies)
 	case "v1 Namespace":
 		name, err = strict(doc, m.namespaces)
+	case "autoscaling/v2 HorizontalPodAutoscaler":
+		name, err = strict(doc, m.hpas)
 	default:
 		return fmt.Errorf("kind %q of apiVersion %q is not one this test knows", tm.Kind, tm.APIVersion)
 	}

@@ -50,10 +50,11 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 		t.Fatalf("no Namespace %q", namespace)
 	}
 	for kind, names := range map[string][]string{
-		"Deployment":    keys(m.deployments),
-		"Service":       keys(m.services),
-		"ConfigMap":     keys(m.configMaps),
-		"NetworkPolicy": keys(m.policies),
+		"Deployment":              keys(m.deployments),
+		"Service":                 keys(m.services),
+		"ConfigMap":               keys(m.configMaps),
+		"NetworkPolicy":           keys(m.policies),
+		"HorizontalPodAutoscaler": keys(m.hpas),
 	} {
 		if len(names) == 0 {
 			t.Errorf("no %s", kind)
@@ -75,6 +76,9 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	}
 	for n, p := range m.policies {
 		check("NetworkPolicy", n, p.Namespace)
+	}
+	for n, h := range m.hpas {
+		check("HorizontalPodAutoscaler", n, h.Namespace)
 	}
 }
 

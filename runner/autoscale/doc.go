@@ -22,6 +22,8 @@
 //   - Decision (decision.go): the outcome, with its reasons and the rates
 //     it used, as a job message.
 //
-// The driver feeds the windows (runner/execute/rates.go) but does not
-// run the policy yet: docs/scaling.md, "Autoscaling policy (DS2)".
+// The driver feeds the windows (runner/execute/rates.go) and, with
+// --autoscaling=ds2, runs Decide every interval and applies its decisions
+// (runner/execute/autoscaling.go, runner/workers/scale.go):
+// docs/scaling.md, "Autoscaling".
 package autoscale

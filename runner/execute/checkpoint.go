@@ -158,7 +158,7 @@ func (r *run) newEngine(now time.Time) (*engine.Engine, checkpointPolicy, error)
 	es, err := spec.Build(r.plan, spec.Config{
 		Parallelism: r.opts.Parallelism, MaxAttempts: r.opts.MaxBundleAttempts, StartTime: now.UnixMilli(),
 		Options: r.job.Options, Space: r.spill.Spaces(),
-		MemoryLimit: r.opts.Memory.Limit, BoundPending: r.opts.Memory.BoundPending, EnvBundles: r.pool.EnvBundles(),
+		MemoryLimit: r.opts.Memory.Limit, BoundPending: r.opts.Memory.BoundPending, EnvBundles: r.envBundles(),
 		EnvWorkers:       r.pool.EnvWorkers(),
 		CombineTreeBytes: r.opts.CombineTreeBytes,
 		FlowControl:      r.opts.FlowControl,
@@ -166,6 +166,7 @@ func (r *run) newEngine(now time.Time) (*engine.Engine, checkpointPolicy, error)
 	if err != nil {
 		return nil, pol, err
 	}
+	r.streaming = es.Streaming
 	// A batch job with LOOPBACK workers cannot resume (its workers die
 	// with its client): its checkpoints would never be read.
 	if r.job.Durable() && (es.Streaming || !jobs.LoopbackOptions(r.job.Options)) {

@@ -46,6 +46,7 @@ type driver struct {
 	// the next advance.
 	last  engine.Ready
 	rates *stageRates // per-stage rate windows (rates.go)
+	scale *scaler     // the autoscaling loop (autoscaling.go); nil: off
 }
 
 func (r *run) newDriver(eng *engine.Engine, ckpt checkpointPolicy, stages map[string]*sdkStage) *driver {
@@ -207,6 +208,7 @@ func (d *driver) onTick(ctx context.Context) {
 		d.requestProgress(ctx)
 		d.publishRates()
 	}
+	d.autoscale(time.Now())
 	d.prepareCheckpoint(time.Now())
 	d.eng.Tick()
 }
@@ -282,7 +284,9 @@ func (r *run) runStages(ctx context.Context) error {
 		return err
 	}
 	r.tl.mark("register")
-	return r.newDriver(eng, ckpt, stages).run(ctx)
+	d := r.newDriver(eng, ckpt, stages)
+	d.scale = d.newScaler(time.Now())
+	return d.run(ctx)
 }
 
 // run is the driver's event loop. Each event (a bundle's or a command's

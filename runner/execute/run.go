@@ -40,6 +40,8 @@ type run struct {
 	// whole when the run closes.
 	spill *spec.Spill
 	tl    *timeline // nil in tests that make runs by hand
+	// streaming: the job has unbounded input (set with its engine).
+	streaming bool
 }
 
 // newRun makes the run of job j, whose workers pool starts; log is the
@@ -114,4 +116,19 @@ func (r *run) hot() bundleio.Hot {
 		return bundleio.Hot{}
 	}
 	return bundleio.Hot{Pages: r.spill.Space(spec.HotSpace), Served: &hotPagesServed}
+}
+
+// envBundles caps the bundles at once of environments on worker pools
+// at their workers (workers.Pool.EnvBundles); under autoscaling at the
+// most they may grow to, so that new workers get bundles.
+func (r *run) envBundles() map[string]int {
+	out := r.pool.EnvBundles()
+	if !r.pool.Scaling().On() {
+		return out
+	}
+	for env, n := range out {
+		_, hi := r.pool.Bounds(env)
+		out[env] = max(n, hi)
+	}
+	return out
 }

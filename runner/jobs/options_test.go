@@ -24,3 +24,26 @@ func TestDescribePipelineOptionsListsWorkers(t *testing.T) {
 	}
 	t.Fatalf("options %v lack %s", resp.GetOptions(), WorkersOption)
 }
+
+// Python accepts the autoscaling options on its command line only if
+// the job service describes them, with the types JobScaling reads.
+func TestDescribePipelineOptionsListsAutoscaling(t *testing.T) {
+	e := newEnv(t, &fakeExec{})
+	resp, err := e.cli.DescribePipelineOptions(ctxT(t), &jobpb.DescribePipelineOptionsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]jobpb.PipelineOptionType_Enum{}
+	for _, o := range resp.GetOptions() {
+		types[o.GetName()] = o.GetType()
+	}
+	for name, want := range map[string]jobpb.PipelineOptionType_Enum{
+		AutoscalingOption: jobpb.PipelineOptionType_STRING, MinWorkersOption: jobpb.PipelineOptionType_INTEGER,
+		MaxWorkersOption: jobpb.PipelineOptionType_INTEGER, AutoscalingIntervalOption: jobpb.PipelineOptionType_STRING,
+		ScaleDownIntervalOption: jobpb.PipelineOptionType_STRING,
+	} {
+		if got, ok := types[name]; !ok || got != want {
+			t.Errorf("option %s: described %v (%v), want type %v", name, got, ok, want)
+		}
+	}
+}

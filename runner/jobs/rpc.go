@@ -273,5 +273,20 @@ func (s *Service) DescribePipelineOptions(ctx context.Context, req *jobpb.Descri
 		Description: "worker pools to run this job's SDK workers on, by SDK: SDK=HOST:PORT[/WORKERS],... " +
 			"e.g. python=host1:50000/2,host2:50000/2; replaces the server's --worker_pools for the SDKs named",
 		Group: "beam-runner",
+	}, {
+		Name: AutoscalingOption, Type: jobpb.PipelineOptionType_STRING, Group: "beam-runner",
+		Description: "size each environment's SDK workers while the job runs: none, or ds2 (default: the server's --autoscaling)",
+	}, {
+		Name: MinWorkersOption, Type: jobpb.PipelineOptionType_INTEGER, Group: "beam-runner",
+		Description: "with autoscaling, the least SDK workers per environment (default 1)",
+	}, {
+		Name: MaxWorkersOption, Type: jobpb.PipelineOptionType_INTEGER, Group: "beam-runner",
+		Description: "with autoscaling, the most SDK workers per environment (default: workers_per_environment, else the machine's cores)",
+	}, {
+		Name: AutoscalingIntervalOption, Type: jobpb.PipelineOptionType_STRING, Group: "beam-runner",
+		Description: "with autoscaling, time between two scaling decisions, e.g. 10s",
+	}, {
+		Name: ScaleDownIntervalOption, Type: jobpb.PipelineOptionType_STRING, Group: "beam-runner",
+		Description: "with autoscaling, least time between a change and a scale-down, e.g. 5m",
 	}}}, nil
 }

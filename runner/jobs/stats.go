@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -22,6 +23,7 @@ type Stats struct {
 		workers int
 		sampled time.Time // last Sample
 		ratesAt int64     // last SetRates, Unix ms
+		desired map[string]int
 	}
 }
 
@@ -114,6 +116,14 @@ func (s *Stats) SetStages(infos []StageInfo) {
 func (s *Stats) SetWorkers(n int) {
 	s.mu.Lock()
 	s.mu.workers = n
+	s.mu.Unlock()
+}
+
+// SetDesiredWorkers records the autoscaler's last decision: workers per
+// environment.
+func (s *Stats) SetDesiredWorkers(desired map[string]int) {
+	s.mu.Lock()
+	s.mu.desired = maps.Clone(desired)
 	s.mu.Unlock()
 }
 
@@ -229,6 +239,9 @@ type StatsSnapshot struct {
 	Workers      int              `json:"workers"`
 	// RatesAt is when the stages' Rates were measured, Unix ms (0: never).
 	RatesAt int64 `json:"rates_at,omitempty"`
+	// DesiredWorkers is, per environment, the workers the autoscaler
+	// last decided on; nil when the job does not scale.
+	DesiredWorkers map[string]int `json:"desired_workers,omitempty"`
 }
 
 // Snapshot copies the statistics. A PCollection's count is the largest any
@@ -241,7 +254,7 @@ func (s *Stats) Snapshot() StatsSnapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := StatsSnapshot{Stages: make([]StageStats, len(s.mu.stages)), PCollections: s.pcollCountsLocked(), Workers: s.mu.workers,
-		RatesAt: s.mu.ratesAt}
+		RatesAt: s.mu.ratesAt, DesiredWorkers: maps.Clone(s.mu.desired)}
 	for i, st := range s.mu.stages {
 		c := *st
 		c.Rate = slices.Clone(st.Rate)

@@ -17,10 +17,16 @@ const (
 	Up
 	// Down: its pool is down; the slot waits for the pool to answer again.
 	Down
+	// Draining: the worker takes no new bundles (a scale-down); once its
+	// running ones end, the caller stops it (Gone).
+	Draining
+	// Gone: the slot's worker was stopped by a scale-down; AddSlot may
+	// use the slot again.
+	Gone
 )
 
 func (s State) String() string {
-	return [...]string{"starting", "up", "down"}[s]
+	return [...]string{"starting", "up", "down", "draining", "gone"}[s]
 }
 
 // Verdict is what Acquire decided.
@@ -151,10 +157,16 @@ func (b *Board) Release(w int) {
 }
 
 // Connected marks slot w's worker up. A worker that connects shows its
-// pool answers, so the pool is up again too.
-func (b *Board) Connected(w int) {
-	b.slots[w].state = Up
+// pool answers, so the pool is up again too. It reports false, leaving
+// the slot as it is, when a scale-down drained the slot meanwhile: the
+// caller stops the worker.
+func (b *Board) Connected(w int) bool {
 	b.pools[b.slots[w].pool].down, b.pools[b.slots[w].pool].why = false, ""
+	if st := b.slots[w].state; st == Draining || st == Gone {
+		return false
+	}
+	b.slots[w].state = Up
+	return true
 }
 
 // Lost marks slot w's worker gone. It reports whether the caller should
@@ -181,7 +193,7 @@ func (b *Board) MarkDown(p int, why string) bool {
 	was := !b.pools[p].down
 	b.pools[p].down, b.pools[p].why = true, why
 	for i := range b.slots {
-		if b.slots[i].pool == p && b.slots[i].state != Up {
+		if st := b.slots[i].state; b.slots[i].pool == p && (st == Starting || st == Down) {
 			b.slots[i].state = Down
 		}
 	}

@@ -22,6 +22,11 @@ import (
 //	lost w1          the slot's worker died: whether to restart it now
 //	down POOL WHY... the pool stopped answering: whether to revive it
 //	revived POOL     the pool answers again: the slots to start
+//	add POOL         a scale-up: the slot added on the pool, starting
+//	drain            a scale-down: the slot picked and the state it had
+//	drained w1       whether the draining slot's worker may stop
+//	stopped w1       the drained slot's worker stopped
+//	active           active slots, and the pool a new worker would go to
 //	show             every pool and slot: state/running bundles
 func TestBoardScripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/board_*.txt")
@@ -46,7 +51,12 @@ func (s *boardScript) run(t *testing.T, d *datadriven.TestData) string {
 	case "board":
 		return s.newBoard(t, d.Input)
 	case "connect":
-		s.eachSlot(t, d, func(w int) string { s.b.Connected(w); return "" })
+		return s.eachSlot(t, d, func(w int) string {
+			if !s.b.Connected(w) {
+				return fmt.Sprintf("w%d drained meanwhile: stop its worker\n", w)
+			}
+			return ""
+		}) + s.b.String()
 	case "release":
 		s.eachSlot(t, d, func(w int) string { s.b.Release(w); return "" })
 	case "lost":
@@ -62,6 +72,20 @@ func (s *boardScript) run(t *testing.T, d *datadriven.TestData) string {
 		return fmt.Sprintf("revive: %v\n", s.b.MarkDown(p, strings.Join(why, " ")))
 	case "revived":
 		return fmt.Sprintf("start: %v\n", slotNames(s.b.Revived(s.pool(t, d.CmdArgs[0].Key))))
+	case "add":
+		return fmt.Sprintf("w%d\n%s", s.b.AddSlot(s.pool(t, d.CmdArgs[0].Key)), s.b)
+	case "drain":
+		w := s.b.PickDrain()
+		if w < 0 {
+			return "none to drain\n"
+		}
+		return fmt.Sprintf("w%d was %s\n%s", w, s.b.Drain(w), s.b)
+	case "drained":
+		return s.eachSlot(t, d, func(w int) string { return fmt.Sprintf("w%d drained: %v\n", w, s.b.Drained(w)) })
+	case "stopped":
+		s.eachSlot(t, d, func(w int) string { s.b.Stopped(w); return "" })
+	case "active":
+		return fmt.Sprintf("active %d, new workers go to pool %d\n", s.b.Active(), s.b.LeastActivePool())
 	case "show":
 	default:
 		t.Fatalf("%s: unknown command %q", d.Pos, d.Cmd)

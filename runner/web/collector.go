@@ -37,8 +37,13 @@ var (
 	descProcRate    = prometheus.NewDesc("beam_runner_stage_processing_rate", "A stage's true processing rate (DS2): input elements per second of busy time.", []string{"job", "stage"}, nil)
 	descObserved    = prometheus.NewDesc("beam_runner_stage_observed_rate", "Elements per second of wall time a stage read (in) and wrote (out), over the rate window.", []string{"job", "stage", "direction"}, nil)
 	descBacklog     = prometheus.NewDesc("beam_runner_stage_backlog_elements", "A source stage's remaining work, as its splittable DoFns report it (in the SDK's work units).", []string{"job", "stage"}, nil)
+	descDesired     = prometheus.NewDesc(DesiredWorkersMetric, "SDK workers the autoscaler (--autoscaling=ds2) last decided an environment of a running job needs; the HorizontalPodAutoscaler of deploy/k8s scales the worker pool on it. Only while the job runs.", []string{"job", "environment"}, nil)
 	descStoreBytes  = prometheus.NewDesc("beam_runner_store_bytes", "Bytes on disk of the --state_dir store, by part: jobs (job records and checkpoints) and scratch (running jobs' spill).", []string{"part"}, nil)
 )
+
+// DesiredWorkersMetric is the autoscaler's decision as a gauge, which
+// deploy/k8s's HorizontalPodAutoscaler names.
+const DesiredWorkersMetric = "beam_runner_desired_workers"
 
 // collector reads the service at scrape time, so nothing is double-booked
 // and finished jobs age out of the export on their own.
@@ -49,7 +54,7 @@ func newCollector(svc *jobs.Service) *collector { return &collector{svc: svc} }
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descJobs, descWorkers, descStarted, descFailed, descRetried, descRunning,
 		descLatency, descSplits, descElements, descBytes, descPColl, descWatermarkLg, descStoreBytes,
-		descBusy, descIdle, descBackPress, descProcRate, descObserved, descBacklog} {
+		descBusy, descIdle, descBackPress, descProcRate, descObserved, descBacklog, descDesired} {
 		ch <- d
 	}
 }
@@ -74,6 +79,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			continue // removed since the listing
 		}
 		collectJob(ch, d, now)
+		if s.End.IsZero() { // a decision holds only while its job runs
+			collectDesired(ch, d)
+		}
 	}
 }
 
@@ -135,6 +143,13 @@ func collectJob(ch chan<- prometheus.Metric, d jobs.Detail, now time.Time) {
 	}
 	for _, pc := range slices.Sorted(maps.Keys(d.Stats.PCollections)) {
 		counter(descPColl, d.Stats.PCollections[pc], job, pc)
+	}
+}
+
+// collectDesired exports each environment's desired workers.
+func collectDesired(ch chan<- prometheus.Metric, d jobs.Detail) {
+	for _, env := range slices.Sorted(maps.Keys(d.Stats.DesiredWorkers)) {
+		ch <- prometheus.MustNewConstMetric(descDesired, prometheus.GaugeValue, float64(d.Stats.DesiredWorkers[env]), d.ID, env)
 	}
 }
 

@@ -105,7 +105,7 @@ func (p *Pool) EnvWorkers() map[string]int {
 func (p *Pool) EnvBundles() map[string]int {
 	out := map[string]int{}
 	for envID, rm := range p.remotes {
-		out[envID] = len(rm.poolOf)
+		out[envID] = rm.slots()
 	}
 	return out
 }

@@ -111,16 +111,27 @@ func (rm *remote) bringUp(w int) {
 		return // a start is already under way; it reports
 	}
 	defer rm.release(w)
-	p := rm.poolOf[w]
+	p := rm.poolAt(w)
 	fw, err := rm.launch(id, rm.pools[p].Addr)
 	if err == nil {
 		err = rm.attach(w, fw)
 	}
 	if err != nil {
 		rm.down(p, err.Error())
+		rm.ws.update(func(b *placement.Board) { // drained while it started
+			if b.State(w) == placement.Draining {
+				b.Stopped(w)
+			}
+		})
 		return
 	}
-	rm.ws.update(func(b *placement.Board) { b.Connected(w) })
+	var up bool
+	rm.ws.update(func(b *placement.Board) { up = b.Connected(w) })
+	if !up { // drained while it started
+		rm.stopHandle(id)
+		rm.ws.update(func(b *placement.Board) { b.Stopped(w) })
+		return
+	}
 	rm.goRun(func() { rm.watch(w, fw) })
 }
 
@@ -236,7 +247,7 @@ func (rm *remote) lostSlot(w int, id string, cause error) {
 	var restart bool
 	rm.ws.update(func(b *placement.Board) { restart = b.Lost(w) })
 	if restart {
-		rm.p.log.Warn("worker lost; starting another on its pool", "env", rm.envID, "worker", id, "pool", rm.pools[rm.poolOf[w]].Addr, "cause", cause)
+		rm.p.log.Warn("worker lost; starting another on its pool", "env", rm.envID, "worker", id, "pool", rm.pools[rm.poolAt(w)].Addr, "cause", cause)
 		rm.goRun(func() { rm.bringUp(w) })
 	}
 }
@@ -342,4 +353,49 @@ func (rm *remote) stop() {
 		go func() { defer wg.Done(); rm.stopHandle(id) }()
 	}
 	wg.Wait()
+}
+
+// poolAt is the pool slot w is on; a scale-up may be growing poolOf.
+func (rm *remote) poolAt(w int) int {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	return rm.poolOf[w]
+}
+
+// slots is how many slots the environment has had at most.
+func (rm *remote) slots() int {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	return len(rm.poolOf)
+}
+
+// grow starts one more worker, on the pool running the fewest (a host
+// added to the pool's Service since the job started is not among them:
+// pools are resolved when the job starts).
+func (rm *remote) grow() {
+	w := rm.ws.addSlot(func(b *placement.Board) int { return b.LeastActivePool() })
+	if w < 0 {
+		rm.p.log.Warn("scale-up: every worker pool of the environment is down", "env", rm.envID)
+		return
+	}
+	rm.ws.mu.Lock()
+	p := rm.ws.board.Pool(w)
+	rm.ws.mu.Unlock()
+	rm.mu.Lock()
+	for len(rm.poolOf) <= w {
+		rm.poolOf, rm.ids = append(rm.poolOf, 0), append(rm.ids, "")
+		rm.starts, rm.busy = append(rm.starts, 0), append(rm.busy, false)
+	}
+	rm.poolOf[w] = p
+	rm.mu.Unlock()
+	rm.goRun(func() { rm.bringUp(w) })
+}
+
+// stopSlot asks slot w's pool to stop its worker, drained by a scale-down.
+func (rm *remote) stopSlot(w int) {
+	rm.mu.Lock()
+	id := rm.ids[w]
+	rm.mu.Unlock()
+	rm.stopHandle(id)
+	rm.p.log.Info("scale-down: worker drained and stopped", "env", rm.envID, "worker", id)
 }

@@ -40,7 +40,16 @@ func (p *Pool) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	server := p.opts.Scaling
+	if server.Mode == "" {
+		server = jobs.DefaultScaling()
+	}
+	if p.scale, err = jobs.JobScaling(p.job.Options, server); err != nil {
+		return err
+	}
+	p.batchKeepsWorkers()
 	for i, envID := range p.envs() {
+		p.envIdx[envID] = i
 		env := p.plan.Components.GetEnvironments()[envID]
 		sdk, remote, err := p.poolsFor(ctx, envID, env, pools)
 		if err != nil {
@@ -50,12 +59,15 @@ func (p *Pool) Start(ctx context.Context) error {
 			if err := p.startRemote(ctx, i, envID, sdk, remote, env); err != nil {
 				return err
 			}
+			_, lo, hi, _ := jobs.EnvWorkers(p.job.Options, env, p.scale)
+			p.bounds[envID] = [2]int{lo, max(hi, p.remotes[envID].slots())}
 			continue
 		}
-		n, err := jobs.PerEnv(p.job.Options, env)
+		n, lo, hi, err := jobs.EnvWorkers(p.job.Options, env, p.scale)
 		if err != nil {
 			return err
 		}
+		p.bounds[envID] = [2]int{lo, hi}
 		// Start all, then wait: SDK processes boot in parallel.
 		var started []*envWorker
 		for k := 0; k < n; k++ {
@@ -64,7 +76,7 @@ func (p *Pool) Start(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			started = append(started, &envWorker{envID: envID, base: id, fw: w, handle: h})
+			started = append(started, &envWorker{envID: envID, base: id, fw: w, handle: h, slot: k})
 		}
 		var hs []*harness.Harness
 		for _, ew := range started {
@@ -75,7 +87,9 @@ func (p *Pool) Start(ctx context.Context) error {
 			ew.h = harness.New(ew.fw)
 			hs = append(hs, ew.h)
 		}
+		p.mu.Lock()
 		p.workers[envID] = started
+		p.mu.Unlock()
 		p.harnesses[envID] = newSet(hs)
 	}
 	return nil

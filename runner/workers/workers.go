@@ -36,6 +36,9 @@ type Options struct {
 	// Pools are worker pools by SDK (--worker_pools): environments of
 	// those SDKs start their workers there, not on this machine.
 	Pools placement.Pools
+	// Scaling is the server's autoscaling (--autoscaling and its
+	// bounds), which a job's options override; zero: off.
+	Scaling jobs.Scaling
 }
 
 // Pool is a job's SDK workers: its Fn API server, each environment's
@@ -59,6 +62,19 @@ type Pool struct {
 	launcher *worker.Launcher   // starts the environments' harnesses
 	envOf    workerEnvs         // worker id -> environment id, for provision
 	remotes  map[string]*remote // environment id -> its workers on worker pools
+	// envIdx numbers the environments for worker ids; grown counts each
+	// environment's scale-up starts (scale.go), under mu.
+	envIdx map[string]int
+	grown  map[string]int
+	// scale is the job's autoscaling, bounds each environment's, both
+	// set by Start.
+	scale  jobs.Scaling
+	bounds map[string][2]int
+	// scaleCtx ends, and scaling waits for, the starts and drains of
+	// Scale, when the job's workers stop.
+	scaleCtx    context.Context
+	scaleCancel context.CancelFunc
+	scaling     sync.WaitGroup
 }
 
 // NewPool starts the job's Fn API server, where the workers that l starts
@@ -69,7 +85,9 @@ func NewPool(opts Options, log *slog.Logger, j *jobs.Job, pl *plan.Plan, l *work
 	}
 	p := &Pool{opts: opts, log: log, job: j, plan: pl, launcher: l,
 		harnesses: map[string]*Set{}, workers: map[string][]*envWorker{}, byWorker: map[string]worker.Handle{},
-		remotes: map[string]*remote{}}
+		remotes: map[string]*remote{}, envIdx: map[string]int{}, grown: map[string]int{},
+		bounds: map[string][2]int{}}
+	p.scaleCtx, p.scaleCancel = context.WithCancel(context.Background())
 	srv, err := fnapi.Start(fnapi.Config{
 		Provision: p.provision,
 		Log:       p.sdkLog,
@@ -84,8 +102,11 @@ func NewPool(opts Options, log *slog.Logger, j *jobs.Job, pl *plan.Plan, l *work
 	return p, nil
 }
 
-// Stop stops every worker process the pool started.
+// Stop stops every worker process the pool started, after ending the
+// scale-ups and drains under way.
 func (p *Pool) Stop(ctx context.Context) {
+	p.scaleCancel()
+	p.scaling.Wait()
 	for _, rm := range p.remotes {
 		rm.stop()
 	}
@@ -137,6 +158,7 @@ type envWorker struct {
 	fw       *fnapi.Worker // the current worker
 	handle   worker.Handle
 	h        *harness.Harness // stable: Rebind moves it to a restarted worker
+	slot     int              // its slot on the environment's board
 }
 
 // launch starts a harness for the environment as worker id and waits for
@@ -180,7 +202,10 @@ func (p *Pool) RestartLost(ctx context.Context, envID, failed string) error {
 		rm.lost(failed) // restarted on its pool meanwhile; the retry runs elsewhere
 		return nil
 	}
-	for _, ew := range p.workers[envID] {
+	p.mu.Lock()
+	ews := slices.Clone(p.workers[envID]) // a scale-up or drain may change it
+	p.mu.Unlock()
+	for _, ew := range ews {
 		if err := p.restart(ctx, ew, failed); err != nil {
 			return err
 		}
@@ -192,11 +217,14 @@ func (p *Pool) RestartLost(ctx context.Context, envID, failed string) error {
 // moves its harness there. Failures of an already replaced worker (other
 // bundles it ran) do not restart again.
 func (p *Pool) restart(ctx context.Context, ew *envWorker, failed string) error {
-	if ew.fw.ID != failed {
+	p.mu.Lock() // a drain (scale.go) reads ew's worker
+	current, handle := ew.fw.ID == failed, ew.handle
+	p.mu.Unlock()
+	if !current {
 		return nil
 	}
 	stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	ew.handle.Stop(stopCtx)
+	handle.Stop(stopCtx)
 	cancel()
 	ew.restarts++
 	id := fmt.Sprintf("%s-r%d", ew.base, ew.restarts)
@@ -205,7 +233,9 @@ func (p *Pool) restart(ctx context.Context, ew *envWorker, failed string) error 
 	if err != nil {
 		return fmt.Errorf("restarting the worker of environment %q: %w", ew.envID, err)
 	}
+	p.mu.Lock()
 	ew.fw, ew.handle = w, h
+	p.mu.Unlock()
 	return ew.h.Rebind(ctx, w)
 }
 

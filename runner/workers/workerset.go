@@ -179,11 +179,12 @@ func (ws *Set) slotsOf(workers []string) []int {
 	return out
 }
 
-// Workers is how many workers the set may run bundles on.
+// Workers is how many workers the set may run bundles on: those up,
+// starting or on a pool that is down, not those drained by a scale-down.
 func (ws *Set) Workers() int {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	return ws.board.Slots()
+	return ws.board.Active()
 }
 
 // Split asks the harness running key's bundle to split it.

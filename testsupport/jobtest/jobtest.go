@@ -16,17 +16,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/container/tools"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/extworker"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal/runnerlib"
 	"github.com/beam-runner/beam-runner/runner/execute"
+	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/server"
 	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Env is a running job server with a worker pool.
@@ -41,13 +45,37 @@ type Env struct {
 // Start runs a server on free ports for the test's lifetime.
 func Start(t testing.TB) *Env {
 	t.Helper()
+	return StartWith(t, nil)
+}
+
+// Options are what a test may change of the server Start runs; zero
+// fields keep Start's.
+type Options struct {
+	Logger      *slog.Logger
+	Parallelism int
+	RateWindow  time.Duration
+	// Scaling is the server's autoscaling flags.
+	Scaling jobs.Scaling
+}
+
+// StartWith is Start with the server's options changed by o.
+func StartWith(t testing.TB, o *Options) *Env {
+	t.Helper()
 	beam.Init()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("JOBTEST_LOG") != "" {
 		logger = slog.Default()
 	}
+	opts := execute.Options{Logger: logger, Parallelism: 2}
+	if o != nil {
+		if o.Logger != nil {
+			opts.Logger, logger = o.Logger, o.Logger
+		}
+		opts.Parallelism = max(o.Parallelism, opts.Parallelism)
+		opts.RateWindow, opts.Workers.Scaling = o.RateWindow, o.Scaling
+	}
 	addr, srv := Serve(t, server.Config{
-		Executor: execute.New(execute.Options{Logger: logger, Parallelism: 2}),
+		Executor: execute.New(opts),
 		Logger:   logger,
 		WebAddr:  "127.0.0.1:0",
 		Pprof:    true,
@@ -99,6 +127,12 @@ func waitWeb(t testing.TB, srv *server.Server) string {
 // Submit builds a pipeline, submits it as the Go SDK's universal runner
 // does with LOOPBACK, and returns the job id and the pipeline proto.
 func (e *Env) Submit(ctx context.Context, name string, build func(beam.Scope)) (string, *pipepb.Pipeline, error) {
+	return e.SubmitWith(ctx, name, nil, build)
+}
+
+// SubmitWith is Submit with job options of the runner's own added to
+// those the SDK sends (as beam:option:NAME:v1, as Python sends them).
+func (e *Env) SubmitWith(ctx context.Context, name string, opts map[string]any, build func(beam.Scope)) (string, *pipepb.Pipeline, error) {
 	p, s := beam.NewPipelineWithRoot()
 	build(s)
 	pipe, err := gopipe.Marshal(ctx, p, graphx.URNEnvExternal, e.pool.EnvironmentConfig(ctx))
@@ -113,7 +147,7 @@ func (e *Env) Submit(ctx context.Context, name string, build func(beam.Scope)) (
 	if err := runnerlib.UpdateGoEnvironmentWorker(bin, pipe); err != nil {
 		return "", nil, err
 	}
-	prepID, artifacts, token, err := runnerlib.Prepare(ctx, e.Client, pipe, &runnerlib.JobOptions{Name: name, Loopback: true})
+	prepID, artifacts, token, err := prepare(ctx, e.Client, pipe, name, opts)
 	if err != nil {
 		return "", nil, err
 	}
@@ -123,6 +157,31 @@ func (e *Env) Submit(ctx context.Context, name string, build func(beam.Scope)) (
 	}
 	id, err := runnerlib.Submit(ctx, e.Client, prepID, retrieval)
 	return id, pipe, err
+}
+
+// prepare is runnerlib.Prepare with opts added to the job's options.
+func prepare(ctx context.Context, cli jobpb.JobServiceClient, pipe *pipepb.Pipeline, name string, opts map[string]any) (string, string, string, error) {
+	if len(opts) == 0 {
+		return runnerlib.Prepare(ctx, cli, pipe, &runnerlib.JobOptions{Name: name, Loopback: true})
+	}
+	beam.PipelineOptions.LoadOptionsFromFlags(nil)
+	options, err := tools.OptionsToProto(runtime.RawOptionsWrapper{Options: beam.PipelineOptions.Export(),
+		AppName: name, Experiments: []string{"beam_fn_api"}})
+	if err != nil {
+		return "", "", "", err
+	}
+	for k, v := range opts {
+		val, err := structpb.NewValue(v)
+		if err != nil {
+			return "", "", "", fmt.Errorf("job option %s: %w", k, err)
+		}
+		options.Fields["beam:option:"+k+":v1"] = val
+	}
+	resp, err := cli.Prepare(ctx, &jobpb.PrepareJobRequest{Pipeline: pipe, PipelineOptions: options, JobName: name})
+	if err != nil {
+		return "", "", "", err
+	}
+	return resp.GetPreparationId(), resp.GetArtifactStagingEndpoint().GetUrl(), resp.GetStagingSessionToken(), nil
 }
 
 // AwaitState polls until the job is in want, failing early on another

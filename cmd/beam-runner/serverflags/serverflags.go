@@ -45,12 +45,14 @@ type Flags struct {
 	FlowControl         bool
 	FlowControlMinBytes int64
 	FlowControlMaxBytes int64
-	SDKContainers       string
-	SDKPython           string
-	SDKJava             string
-	SDKJavaClasspath    string
-	VenvDir             string
-	StateDir            string
+	// Scaling is --autoscaling and its bounds and intervals (docs/scaling.md).
+	Scaling          jobs.Scaling
+	SDKContainers    string
+	SDKPython        string
+	SDKJava          string
+	SDKJavaClasspath string
+	VenvDir          string
+	StateDir         string
 	// WorkerPools are the --worker_pools specs, in order (the flag may be
 	// given more than once); placement.ParsePools reads them.
 	WorkerPools Strings
@@ -104,6 +106,7 @@ func Register(fs *flag.FlagSet) *Flags {
 	fs.Int64Var(&f.FlowControlMaxBytes, "flow_control_max_bytes", engine.DefaultFlowMaxBytes, "greatest bound, in bytes, on a streaming stage's queued input (--flow_control)")
 	fs.DurationVar(&f.CheckpointInterval, "checkpoint_interval", 10*time.Second, "least time between two checkpoints of a streaming job in the --state_dir store, from which it resumes after a crash (a batch job runs again from the beginning); 0 takes none")
 	fs.DurationVar(&f.RateWindow, "rate_window", 10*time.Second, "sliding window over which each stage's busy/idle ms per second, processing rate and observed rates are measured (web UI, /metrics, Job API metrics)")
+	registerScaling(fs, &f.Scaling)
 	fs.StringVar(&f.SDKContainers, "sdk_containers", "auto", "how environments of Beam's own SDK images (apache/beam_python3.X_sdk, apache/beam_go_sdk, apache/beam_javaNN_sdk) run: auto (in Docker when a Docker daemon answers, else as local SDK worker processes), local (always local processes) or docker")
 	fs.StringVar(&f.SDKPython, "sdk_python", "", "Python interpreter of local Python SDK workers (default: python3.X of the image, then python3, on PATH; it must have the image's apache-beam version)")
 	fs.StringVar(&f.SDKJava, "sdk_java", "", "java of local Java SDK workers, a java binary or a Java home (default: the image's Java from JAVA_HOME, PATH or /usr/lib/jvm, else the oldest newer one there)")
@@ -129,3 +132,14 @@ func (f *Flags) FnAPIListen() (fnapi.Listen, error) {
 
 // Pools reads --worker_pools.
 func (f *Flags) Pools() (placement.Pools, error) { return placement.ParsePools(f.WorkerPools...) }
+
+// registerScaling defines the autoscaling flags, a job's defaults: its
+// options of the same names override them.
+func registerScaling(fs *flag.FlagSet, s *jobs.Scaling) {
+	d := jobs.DefaultScaling()
+	fs.StringVar(&s.Mode, jobs.AutoscalingOption, d.Mode, "size each environment's SDK workers while a job runs: none, or ds2 (DS2 over the measured stage rates; workers start and drain without a restart). See docs/scaling.md")
+	fs.IntVar(&s.MinWorkers, jobs.MinWorkersOption, 0, "with --autoscaling, the least workers per environment (0: 1)")
+	fs.IntVar(&s.MaxWorkers, jobs.MaxWorkersOption, 0, "with --autoscaling, the most workers per environment (0: --workers_per_environment, else the machine's cores)")
+	fs.DurationVar(&s.Interval, jobs.AutoscalingIntervalOption, d.Interval, "with --autoscaling, time between two scaling decisions")
+	fs.DurationVar(&s.ScaleDownInterval, jobs.ScaleDownIntervalOption, d.ScaleDownInterval, "with --autoscaling, least time between an environment's last change (or the job's start) and a scale-down")
+}
