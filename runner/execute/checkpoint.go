@@ -244,6 +244,7 @@ func (d *driver) checkpoint(ctx context.Context) <-chan struct{} {
 		return done
 	}
 	c := checkpoint{engine: snap, state: r.state.Snapshot(), metrics: r.metrics.Results()}
+	d.seq++
 	taking := time.Since(start)
 	prev := d.saving
 	d.saving = done

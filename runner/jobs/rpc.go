@@ -54,6 +54,10 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 	if err != nil {
 		return nil, invalidArg("%v", err)
 	}
+	resume, err := s.fromSavepoint(req.GetPipeline(), req.GetPipelineOptions(), prepared)
+	if err != nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
+	}
 	p := &preparation{
 		id:       newID(req.GetJobName()),
 		name:     req.GetJobName(),
@@ -62,6 +66,7 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 		created:  time.Now(),
 		size:     int64(proto.Size(req.GetPipeline())),
 		prepared: prepared,
+		resume:   resume,
 	}
 	if err := s.reserve(p.size); err != nil {
 		return nil, err
@@ -127,6 +132,7 @@ func (s *Service) Run(ctx context.Context, req *jobpb.RunJobRequest) (*jobpb.Run
 		ArtifactDir: p.dir,
 		Retrieval:   artifacts.NewRetrieval(pipeline, p.dir),
 		Prepared:    p.prepared,
+		Resume:      p.resume,
 	}
 	s.start(j)
 	return &jobpb.RunJobResponse{JobId: j.ID}, nil
