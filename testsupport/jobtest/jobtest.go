@@ -27,6 +27,8 @@ import (
 	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Env is a running job server with a worker pool.
@@ -99,6 +101,12 @@ func waitWeb(t testing.TB, srv *server.Server) string {
 // Submit builds a pipeline, submits it as the Go SDK's universal runner
 // does with LOOPBACK, and returns the job id and the pipeline proto.
 func (e *Env) Submit(ctx context.Context, name string, build func(beam.Scope)) (string, *pipepb.Pipeline, error) {
+	return e.SubmitWith(ctx, name, build, nil)
+}
+
+// SubmitWith is Submit with extra pipeline options, by name, beside the
+// ones the Go SDK sends.
+func (e *Env) SubmitWith(ctx context.Context, name string, build func(beam.Scope), opts map[string]string) (string, *pipepb.Pipeline, error) {
 	p, s := beam.NewPipelineWithRoot()
 	build(s)
 	pipe, err := gopipe.Marshal(ctx, p, graphx.URNEnvExternal, e.pool.EnvironmentConfig(ctx))
@@ -113,7 +121,7 @@ func (e *Env) Submit(ctx context.Context, name string, build func(beam.Scope)) (
 	if err := runnerlib.UpdateGoEnvironmentWorker(bin, pipe); err != nil {
 		return "", nil, err
 	}
-	prepID, artifacts, token, err := runnerlib.Prepare(ctx, e.Client, pipe, &runnerlib.JobOptions{Name: name, Loopback: true})
+	prepID, artifacts, token, err := runnerlib.Prepare(ctx, withOptions{e.Client, opts}, pipe, &runnerlib.JobOptions{Name: name, Loopback: true})
 	if err != nil {
 		return "", nil, err
 	}
@@ -123,6 +131,29 @@ func (e *Env) Submit(ctx context.Context, name string, build func(beam.Scope)) (
 	}
 	id, err := runnerlib.Submit(ctx, e.Client, prepID, retrieval)
 	return id, pipe, err
+}
+
+// withOptions adds options to the pipeline options a client prepares a
+// job with, as Python's and Go's option names are sent: beam:option:NAME:v1.
+type withOptions struct {
+	jobpb.JobServiceClient
+	opts map[string]string
+}
+
+func (c withOptions) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest, co ...grpc.CallOption) (*jobpb.PrepareJobResponse, error) {
+	if len(c.opts) > 0 {
+		req = proto.Clone(req).(*jobpb.PrepareJobRequest)
+		if req.PipelineOptions == nil {
+			req.PipelineOptions = &structpb.Struct{}
+		}
+		if req.PipelineOptions.Fields == nil {
+			req.PipelineOptions.Fields = map[string]*structpb.Value{}
+		}
+		for k, v := range c.opts {
+			req.PipelineOptions.Fields["beam:option:"+k+":v1"] = structpb.NewStringValue(v)
+		}
+	}
+	return c.JobServiceClient.Prepare(ctx, req, co...)
 }
 
 // AwaitState polls until the job is in want, failing early on another
