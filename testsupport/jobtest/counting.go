@@ -27,7 +27,7 @@ const CountingKeys = 3
 // Counting is an unbounded pipeline with user state and a windowed
 // count, whose results a test reads from the job's committed metrics
 // (namespace "counting"): a periodic impulse from start to end, every
-// interval; tick i keyed i mod CountingKeys; a stateful DoFn keeping each
+// interval; each tick keyed by CountingKey; a stateful DoFn keeping each
 // key's running count (distribution "seen_k<key>": its max is the last
 // count); one-second fixed windows and a GroupByKey; and per key and
 // window the count (counter "count_w<window start ms>_k<key>") and how
@@ -39,9 +39,9 @@ func Counting(start, end time.Time, interval time.Duration, stringValues bool) f
 		ticks := periodic.Impulse(s.Scope("ticks"), start, end, interval, false)
 		var keyed beam.PCollection
 		if stringValues {
-			keyed = beam.ParDo(s.Scope("key"), &tickKeyStrFn{StartMs: start.UnixMilli(), IntervalMs: interval.Milliseconds()}, ticks)
+			keyed = beam.ParDo(s.Scope("key"), &tickKeyStrFn{IntervalMs: interval.Milliseconds()}, ticks)
 		} else {
-			keyed = beam.ParDo(s.Scope("key"), &tickKeyFn{StartMs: start.UnixMilli(), IntervalMs: interval.Milliseconds()}, ticks)
+			keyed = beam.ParDo(s.Scope("key"), &tickKeyFn{IntervalMs: interval.Milliseconds()}, ticks)
 		}
 		seen := beam.ParDo(s.Scope("running"), &runningFn{Seen: state.MakeValueState[int]("seen")}, keyed)
 		win := beam.WindowInto(s.Scope("window"), window.NewFixedWindows(time.Second), seen)
@@ -50,21 +50,21 @@ func Counting(start, end time.Time, interval time.Duration, stringValues bool) f
 	}
 }
 
-// CountingTick is the tick index Counting's keys come from.
-func CountingTick(ts, startMs, intervalMs int64) int64 { return (ts - startMs) / intervalMs }
+// CountingKey is the key of a tick at ts (ms) every intervalMs: it does
+// not depend on the impulse's start, so a pipeline whose start moved keys
+// the same ticks alike.
+func CountingKey(ts, intervalMs int64) int { return int(ts / intervalMs % CountingKeys) }
 
-type tickKeyFn struct{ StartMs, IntervalMs int64 }
+type tickKeyFn struct{ IntervalMs int64 }
 
 func (f *tickKeyFn) ProcessElement(ts beam.EventTime, _ []byte) (int, int) {
-	i := CountingTick(int64(ts), f.StartMs, f.IntervalMs)
-	return int(i % CountingKeys), int(i)
+	return CountingKey(int64(ts), f.IntervalMs), int(int64(ts) / f.IntervalMs)
 }
 
-type tickKeyStrFn struct{ StartMs, IntervalMs int64 }
+type tickKeyStrFn struct{ IntervalMs int64 }
 
 func (f *tickKeyStrFn) ProcessElement(ts beam.EventTime, _ []byte) (int, string) {
-	i := CountingTick(int64(ts), f.StartMs, f.IntervalMs)
-	return int(i % CountingKeys), fmt.Sprint(i)
+	return CountingKey(int64(ts), f.IntervalMs), fmt.Sprint(int64(ts) / f.IntervalMs)
 }
 
 // runningFn counts each key's elements in user state.
