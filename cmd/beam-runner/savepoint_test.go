@@ -14,6 +14,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/metrics"
 	"github.com/beam-runner/beam-runner/runner/savepoint"
+	"github.com/beam-runner/beam-runner/testsupport/counting"
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
 	"github.com/beam-runner/beam-runner/testsupport/testwait"
 )
@@ -49,7 +50,7 @@ func expectedCounting(start, end time.Time, interval time.Duration) (counters, m
 	counters, maxes = map[string]int64{}, map[string]int64{}
 	for i := int64(0); i < int64(end.Sub(start)/interval); i++ {
 		ts := start.UnixMilli() + i*interval.Milliseconds()
-		k := jobtest.CountingKey(ts, interval.Milliseconds())
+		k := counting.Key(ts, interval.Milliseconds())
 		suffix := fmt.Sprintf("_w%d_k%d", ts-ts%1000, k)
 		counters["count"+suffix]++
 		counters["fires"+suffix] = 1
@@ -73,14 +74,14 @@ func TestSavepointThenRestoreCountsEachWindowOnce(t *testing.T) {
 	defer cancel()
 	start := time.Now().Truncate(time.Second).Add(time.Second)
 	end, interval := start.Add(8*time.Second), 20*time.Millisecond
-	pipeline := jobtest.Counting(start, end, interval, false)
+	pipeline := counting.Pipeline(start, end, interval, false)
 	old, _, err := env.Submit(ctx, "counting", pipeline)
 	if err != nil {
 		t.Fatal(err)
 	}
 	testwait.Until(t, time.Minute, "two windows of job "+old+" to fire", func() bool {
 		c, _ := countingMetrics(t, ctx, env, old)
-		return countPrefix(c, "fires_") >= 2*jobtest.CountingKeys
+		return countPrefix(c, "fires_") >= 2*counting.Keys
 	})
 	dirs := t.TempDir()
 	first := filepath.Join(dirs, "first")
@@ -113,7 +114,7 @@ func TestSavepointThenRestoreCountsEachWindowOnce(t *testing.T) {
 	// The new job's impulse would tick a minute earlier: a stateless
 	// change, which a job started from the savepoint never sees (its
 	// impulse had emitted its sequence already), and a fresh start would.
-	moved := jobtest.Counting(start.Add(-time.Minute), end.Add(-time.Minute), interval, false)
+	moved := counting.Pipeline(start.Add(-time.Minute), end.Add(-time.Minute), interval, false)
 	restored, _, err := env.SubmitWith(ctx, "counting", moved, map[string]string{jobs.FromSavepointOption: second})
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +169,7 @@ func TestFromSavepointRefusals(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	end, interval := start.Add(time.Hour), 50*time.Millisecond
-	old, _, err := env.Submit(ctx, "counting", jobtest.Counting(start, end, interval, false))
+	old, _, err := env.Submit(ctx, "counting", counting.Pipeline(start, end, interval, false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,11 +180,11 @@ func TestFromSavepointRefusals(t *testing.T) {
 	mustRun(t, "cancel", "--endpoint="+env.Endpoint, "--savepoint", "--savepoint_dir="+dir, "--wait", old)
 	jobsBefore := countJobs(t, ctx, env)
 
-	_, _, err = env.SubmitWith(ctx, "counting", jobtest.Counting(start, end, interval, true), map[string]string{jobs.FromSavepointOption: dir})
+	_, _, err = env.SubmitWith(ctx, "counting", counting.Pipeline(start, end, interval, true), map[string]string{jobs.FromSavepointOption: dir})
 	t.Logf("refused: %v", err)
 	for _, want := range []string{
 		"cannot start from savepoint " + dir,
-		`stateful step "running/jobtest.runningFn": its value coder changed from beam:coder:length_prefix:v1(beam:go:coder:custom:v1`,
+		`stateful step "running/counting.runningFn": its value coder changed from beam:coder:length_prefix:v1(beam:go:coder:custom:v1`,
 		"to beam:coder:string_utf8:v1",
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -203,7 +204,7 @@ func TestFromSavepointRefusals(t *testing.T) {
 	if err := os.WriteFile(manifest, []byte(newer), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = env.SubmitWith(ctx, "counting", jobtest.Counting(start, end, interval, false), map[string]string{jobs.FromSavepointOption: dir})
+	_, _, err = env.SubmitWith(ctx, "counting", counting.Pipeline(start, end, interval, false), map[string]string{jobs.FromSavepointOption: dir})
 	want := fmt.Sprintf("savepoint format beam-runner-savepoint version %d is newer than this beam-runner reads", savepoint.Version+1)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("submitting from a newer savepoint format: %v; want it refused saying %q", err, want)

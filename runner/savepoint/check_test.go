@@ -9,16 +9,16 @@ import (
 )
 
 func TestCheckAcceptsTheSamePipelineAndAChangedStatelessStep(t *testing.T) {
-	old := steps(t, counting(t, t0, false))
+	old := steps(t, countingProto(t, t0, false))
 	// Another start time changes the stateless impulse's payload only.
-	if err := savepoint.Check(old, steps(t, counting(t, t0.Add(time.Hour), false)), nil); err != nil {
+	if err := savepoint.Check(old, steps(t, countingProto(t, t0.Add(time.Hour), false)), nil); err != nil {
 		t.Errorf("Check refused a pipeline whose stateful steps did not change: %v", err)
 	}
 }
 
 func TestCheckRefusesAChangedValueCoderOfAStatefulStep(t *testing.T) {
-	old := steps(t, counting(t, t0, false))
-	now := steps(t, counting(t, t0, true))
+	old := steps(t, countingProto(t, t0, false))
+	now := steps(t, countingProto(t, t0, true))
 	err := savepoint.Check(old, now, nil)
 	if err == nil {
 		t.Fatal("Check accepted a stateful step whose value coder changed from int to string")

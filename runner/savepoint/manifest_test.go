@@ -15,7 +15,7 @@ import (
 
 func newSavepoint(t *testing.T) *savepoint.Savepoint {
 	t.Helper()
-	sp, err := savepoint.New("job-1", "counting", counting(t, t0, false), []byte("checkpoint bytes"), 7, []string{"stage a"}, t0)
+	sp, err := savepoint.New("job-1", "counting", countingProto(t, t0, false), []byte("checkpoint bytes"), 7, []string{"stage a"}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}

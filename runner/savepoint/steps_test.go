@@ -8,17 +8,17 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/savepoint"
+	"github.com/beam-runner/beam-runner/testsupport/counting"
 	"github.com/beam-runner/beam-runner/testsupport/gopipe"
-	"github.com/beam-runner/beam-runner/testsupport/jobtest"
 )
 
 var t0 = time.UnixMilli(1_700_000_000_000)
 
-// counting is jobtest.Counting's pipeline proto, as the Go SDK makes it.
-func counting(t *testing.T, start time.Time, stringValues bool) *pipepb.Pipeline {
+// countingProto is counting.Pipeline's pipeline proto, as the Go SDK makes it.
+func countingProto(t *testing.T, start time.Time, stringValues bool) *pipepb.Pipeline {
 	t.Helper()
 	p, s := beam.NewPipelineWithRoot()
-	jobtest.Counting(start, start.Add(time.Minute), 20*time.Millisecond, stringValues)(s)
+	counting.Pipeline(start, start.Add(time.Minute), 20*time.Millisecond, stringValues)(s)
 	return gopipe.ForTest(t, p)
 }
 
@@ -47,7 +47,7 @@ func find(t *testing.T, ss []savepoint.Step, kind, prefix string) savepoint.Step
 }
 
 func TestStepsOfAStatefulWindowedCount(t *testing.T) {
-	ss := steps(t, counting(t, t0, false))
+	ss := steps(t, countingProto(t, t0, false))
 	run := find(t, ss, savepoint.Stateful, "running")
 	// Go's int has a custom coder (length-prefixed), keys and values alike.
 	if run.Key.Spec == "" || run.Value.Spec != run.Key.Spec || !strings.Contains(run.Key.Spec, "beam:go:coder:custom:v1") {

@@ -1,4 +1,7 @@
-package jobtest
+// Package counting is a Go SDK streaming pipeline with user state and a
+// windowed count whose results are read from a job's committed metrics,
+// for the tests of savepoints and restores.
+package counting
 
 import (
 	"context"
@@ -21,20 +24,20 @@ func init() {
 	register.Iter1[beam.V]()
 }
 
-// CountingKeys is how many keys Counting spreads its ticks over.
-const CountingKeys = 3
+// Keys is how many keys Pipeline spreads its ticks over.
+const Keys = 3
 
-// Counting is an unbounded pipeline with user state and a windowed
+// Pipeline is an unbounded pipeline with user state and a windowed
 // count, whose results a test reads from the job's committed metrics
 // (namespace "counting"): a periodic impulse from start to end, every
-// interval; each tick keyed by CountingKey; a stateful DoFn keeping each
+// interval; each tick keyed by Key; a stateful DoFn keeping each
 // key's running count (distribution "seen_k<key>": its max is the last
 // count); one-second fixed windows and a GroupByKey; and per key and
 // window the count (counter "count_w<window start ms>_k<key>") and how
 // many times that pane fired ("fires_w<...>_k<key>"). With
 // stringValues the values are strings (the stateful step's value coder
 // changes; its unique name does not).
-func Counting(start, end time.Time, interval time.Duration, stringValues bool) func(beam.Scope) {
+func Pipeline(start, end time.Time, interval time.Duration, stringValues bool) func(beam.Scope) {
 	return func(s beam.Scope) {
 		ticks := periodic.Impulse(s.Scope("ticks"), start, end, interval, false)
 		var keyed beam.PCollection
@@ -50,21 +53,21 @@ func Counting(start, end time.Time, interval time.Duration, stringValues bool) f
 	}
 }
 
-// CountingKey is the key of a tick at ts (ms) every intervalMs: it does
+// Key is the key of a tick at ts (ms) every intervalMs: it does
 // not depend on the impulse's start, so a pipeline whose start moved keys
 // the same ticks alike.
-func CountingKey(ts, intervalMs int64) int { return int(ts / intervalMs % CountingKeys) }
+func Key(ts, intervalMs int64) int { return int(ts / intervalMs % Keys) }
 
 type tickKeyFn struct{ IntervalMs int64 }
 
 func (f *tickKeyFn) ProcessElement(ts beam.EventTime, _ []byte) (int, int) {
-	return CountingKey(int64(ts), f.IntervalMs), int(int64(ts) / f.IntervalMs)
+	return Key(int64(ts), f.IntervalMs), int(int64(ts) / f.IntervalMs)
 }
 
 type tickKeyStrFn struct{ IntervalMs int64 }
 
 func (f *tickKeyStrFn) ProcessElement(ts beam.EventTime, _ []byte) (int, string) {
-	return CountingKey(int64(ts), f.IntervalMs), fmt.Sprint(int64(ts) / f.IntervalMs)
+	return Key(int64(ts), f.IntervalMs), fmt.Sprint(int64(ts) / f.IntervalMs)
 }
 
 // runningFn counts each key's elements in user state.
