@@ -62,9 +62,10 @@ func expectedCounting(start, end time.Time, interval time.Duration) (counters, m
 // TestSavepointThenRestoreCountsEachWindowOnce: a streaming job with
 // user state (each key's running count) and a windowed count over a
 // periodic impulse writes a savepoint while ticks flow (the job goes on),
-// then is cancelled at a second savepoint (cancel --savepoint); a new job
-// of the same pipeline submitted with --from_savepoint starts from it and
-// runs to the impulse's end. Every (key, window) is counted exactly and
+// then is cancelled at a second savepoint (cancel --savepoint), which is
+// copied; a new job of the same pipeline submitted to another server
+// with --from_savepoint starts from the copy and runs to the impulse's
+// end. Every (key, window) is counted exactly and
 // fired once across the two jobs (the new one carries the old one's
 // committed metrics), and each key's running count reaches its total: the
 // user state carried over.
@@ -115,14 +116,21 @@ func TestSavepointThenRestoreCountsEachWindowOnce(t *testing.T) {
 	// change, which a job started from the savepoint never sees (its
 	// impulse had emitted its sequence already), and a fresh start would.
 	moved := counting.Pipeline(start.Add(-time.Minute), end.Add(-time.Minute), interval, false)
-	restored, _, err := env.SubmitWith(ctx, "counting", moved, map[string]string{jobs.FromSavepointOption: second})
+	// The savepoint is copied, as to another machine, and the new job
+	// runs on another server.
+	copied := filepath.Join(t.TempDir(), "copied")
+	if err := os.CopyFS(copied, os.DirFS(second)); err != nil {
+		t.Fatal(err)
+	}
+	env2 := jobtest.Start(t)
+	restored, _, err := env2.SubmitWith(ctx, "counting", moved, map[string]string{jobs.FromSavepointOption: copied})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := env.AwaitState(ctx, restored, jobpb.JobState_DONE, 2*time.Minute); err != nil {
+	if err := env2.AwaitState(ctx, restored, jobpb.JobState_DONE, 2*time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	gotC, gotM := countingMetrics(t, ctx, env, restored)
+	gotC, gotM := countingMetrics(t, ctx, env2, restored)
 	for name, want := range wantC {
 		if gotC[name] != want {
 			t.Errorf("%s = %d, want %d", name, gotC[name], want)
@@ -157,6 +165,37 @@ func readManifest(t *testing.T, dir string) savepoint.Manifest {
 		t.Fatal(err)
 	}
 	return sp.Manifest
+}
+
+// TestDrainWithSavepoint: drain --savepoint writes a savepoint, then
+// the job drains.
+func TestDrainWithSavepoint(t *testing.T) {
+	env := jobtest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	id, _, err := env.Submit(ctx, "counting", counting.Pipeline(start, start.Add(time.Hour), 50*time.Millisecond, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.AwaitState(ctx, id, jobpb.JobState_RUNNING, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "sp")
+	var got savepointJSON
+	if err := json.Unmarshal([]byte(mustRun(t, "drain", "--endpoint="+env.Endpoint, "--savepoint", "--savepoint_dir="+dir, "--wait", "--json", id)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got != (savepointJSON{ID: id, Dir: dir, Sequence: 1, State: "DRAINED"}) {
+		t.Errorf("drain --savepoint --wait --json = %+v", got)
+	}
+	if m := readManifest(t, dir); m.JobID != id {
+		t.Errorf("the savepoint's job %q, want %q", m.JobID, id)
+	}
+	code, out := runCLI(t, "savepoint", "--endpoint="+env.Endpoint, id, filepath.Join(t.TempDir(), "late"))
+	if code != 1 || !strings.Contains(out, "only a RUNNING job can write a savepoint") {
+		t.Errorf("a savepoint of a drained job: exit %d, %q; want it refused", code, out)
+	}
 }
 
 // TestFromSavepointRefusals: a job submitted --from_savepoint is refused
