@@ -52,8 +52,8 @@ func init() {
 		{name: "logs", usage: "[-f] JOB_ID", args: 1, run: jobLogs, flags: func(fs *flag.FlagSet) {
 			fs.Bool("f", false, "follow: keep printing messages until the job ends")
 		}},
-		{name: "cancel", usage: "[--wait] [--savepoint [--savepoint_dir=DIR]] JOB_ID", args: 1, run: cancelJob, flags: stopFlags},
-		{name: "drain", usage: "[--wait] [--savepoint [--savepoint_dir=DIR]] JOB_ID", args: 1, run: drainJob, flags: stopFlags},
+		{name: "cancel", usage: "[--wait] [--savepoint] [--savepoint_dir=DIR] JOB_ID", args: 1, run: cancelJob, flags: stopFlags},
+		{name: "drain", usage: "[--wait] [--savepoint] [--savepoint_dir=DIR] JOB_ID", args: 1, run: drainJob, flags: stopFlags},
 		{name: "savepoint", usage: "JOB_ID [DIR]", args: 1, opt: 1, run: savepointJob},
 	} {
 		commands[c.name] = c
@@ -309,7 +309,7 @@ func (c *opCtx) printLog(enc *json.Encoder, m *jobpb.JobMessagesResponse) error 
 }
 
 func cancelJob(ctx context.Context, c *opCtx) error {
-	if flagBool(c.fs, "savepoint") {
+	if c.wantsSavepoint() {
 		return c.savepointThen(ctx, jobs.ThenCancel)
 	}
 	resp, err := c.client.Cancel(ctx, &jobpb.CancelJobRequest{JobId: c.args[0]})
@@ -320,7 +320,7 @@ func cancelJob(ctx context.Context, c *opCtx) error {
 }
 
 func drainJob(ctx context.Context, c *opCtx) error {
-	if flagBool(c.fs, "savepoint") {
+	if c.wantsSavepoint() {
 		return c.savepointThen(ctx, jobs.ThenDrain)
 	}
 	resp, err := c.client.Drain(ctx, &jobpb.DrainJobRequest{JobId: c.args[0]})

@@ -14,7 +14,12 @@ import (
 func stopFlags(fs *flag.FlagSet) {
 	waitFlag(fs)
 	fs.Bool("savepoint", false, "write a savepoint of the job first (cancel: the job stops at it)")
-	fs.String("savepoint_dir", "", "the savepoint's directory on the server's machine (default: a new one under its --state_dir)")
+	fs.String("savepoint_dir", "", "the savepoint's directory on the server's machine (implies --savepoint; default: a new one under its --state_dir)")
+}
+
+// wantsSavepoint: cancel or drain asked for a savepoint first.
+func (c *opCtx) wantsSavepoint() bool {
+	return flagBool(c.fs, "savepoint") || isSet(c.fs, "savepoint_dir")
 }
 
 // savepointJob writes a savepoint of a running job; the job goes on.

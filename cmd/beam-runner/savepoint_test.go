@@ -167,8 +167,8 @@ func readManifest(t *testing.T, dir string) savepoint.Manifest {
 	return sp.Manifest
 }
 
-// TestDrainWithSavepoint: drain --savepoint writes a savepoint, then
-// the job drains.
+// TestDrainWithSavepoint: drain --savepoint_dir (which implies
+// --savepoint) writes a savepoint, then the job drains.
 func TestDrainWithSavepoint(t *testing.T) {
 	env := jobtest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -183,7 +183,7 @@ func TestDrainWithSavepoint(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "sp")
 	var got savepointJSON
-	if err := json.Unmarshal([]byte(mustRun(t, "drain", "--endpoint="+env.Endpoint, "--savepoint", "--savepoint_dir="+dir, "--wait", "--json", id)), &got); err != nil {
+	if err := json.Unmarshal([]byte(mustRun(t, "drain", "--endpoint="+env.Endpoint, "--savepoint_dir="+dir, "--wait", "--json", id)), &got); err != nil {
 		t.Fatal(err)
 	}
 	if got != (savepointJSON{ID: id, Dir: dir, Sequence: 1, State: "DRAINED"}) {

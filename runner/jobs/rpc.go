@@ -64,7 +64,7 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 		pipeline: req.GetPipeline(),
 		options:  req.GetPipelineOptions(),
 		created:  time.Now(),
-		size:     int64(proto.Size(req.GetPipeline())),
+		size:     int64(proto.Size(req.GetPipeline()) + len(resume)), // a savepoint's checkpoint is held too
 		prepared: prepared,
 		resume:   resume,
 	}
