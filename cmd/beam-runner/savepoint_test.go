@@ -130,6 +130,9 @@ func TestSavepointThenRestoreCountsEachWindowOnce(t *testing.T) {
 	if err := env2.AwaitState(ctx, restored, jobpb.JobState_DONE, 2*time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	if msgs, err := jobtest.Messages(ctx, env2.Client, restored); err != nil || !strings.Contains(msgs, "job started from savepoint "+copied+": ") {
+		t.Errorf("the restored job's messages (%v) do not say it started from the savepoint:\n%s", err, msgs)
+	}
 	gotC, gotM := countingMetrics(t, ctx, env2, restored)
 	for name, want := range wantC {
 		if gotC[name] != want {

@@ -54,7 +54,7 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 	if err != nil {
 		return nil, invalidArg("%v", err)
 	}
-	resume, err := s.fromSavepoint(req.GetPipeline(), req.GetPipelineOptions(), prepared)
+	resume, from, err := s.fromSavepoint(req.GetPipeline(), req.GetPipelineOptions(), prepared)
 	if err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
 	}
@@ -67,6 +67,7 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 		size:     int64(proto.Size(req.GetPipeline()) + len(resume)), // a savepoint's checkpoint is held too
 		prepared: prepared,
 		resume:   resume,
+		from:     from,
 	}
 	if err := s.reserve(p.size); err != nil {
 		return nil, err
@@ -133,6 +134,7 @@ func (s *Service) Run(ctx context.Context, req *jobpb.RunJobRequest) (*jobpb.Run
 		Retrieval:   artifacts.NewRetrieval(pipeline, p.dir),
 		Prepared:    p.prepared,
 		Resume:      p.resume,
+		Savepoint:   p.from,
 	}
 	s.start(j)
 	return &jobpb.RunJobResponse{JobId: j.ID}, nil

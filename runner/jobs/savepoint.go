@@ -130,35 +130,36 @@ func (s *Service) savepointDir(jobID, dir string) (string, error) {
 
 // fromSavepoint reads the savepoint a new pipeline asks to start from
 // (FromSavepointOption), and refuses it if the pipeline cannot hold its
-// state; it returns the checkpoint to start from, nil if none is asked.
-func (s *Service) fromSavepoint(p *pipepb.Pipeline, opts *structpb.Struct, prepared any) ([]byte, error) {
+// state; it returns the checkpoint to start from and the savepoint's
+// directory, nil and "" if none is asked.
+func (s *Service) fromSavepoint(p *pipepb.Pipeline, opts *structpb.Struct, prepared any) ([]byte, string, error) {
 	v, ok := Option(opts, FromSavepointOption)
 	if !ok {
-		return nil, nil
+		return nil, "", nil
 	}
 	dir := v.GetStringValue()
 	if dir == "" {
-		return nil, fmt.Errorf("option %s: want a savepoint directory, got %v", FromSavepointOption, v.AsInterface())
+		return nil, "", fmt.Errorf("option %s: want a savepoint directory, got %v", FromSavepointOption, v.AsInterface())
 	}
 	sv, ok := s.opts.Executor.(Savepointer)
 	if !ok {
-		return nil, fmt.Errorf("option %s: this runner's executor cannot start jobs from savepoints", FromSavepointOption)
+		return nil, "", fmt.Errorf("option %s: this runner's executor cannot start jobs from savepoints", FromSavepointOption)
 	}
 	sp, err := savepoint.Read(dir)
 	if err != nil {
-		return nil, fmt.Errorf("option %s: %w", FromSavepointOption, err)
+		return nil, "", fmt.Errorf("option %s: %w", FromSavepointOption, err)
 	}
 	steps, err := savepoint.Steps(p)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := savepoint.Check(sp.Manifest.Steps, steps, nil); err != nil {
-		return nil, fmt.Errorf("the pipeline cannot start from savepoint %s:\n%w", dir, err)
+		return nil, "", fmt.Errorf("the pipeline cannot start from savepoint %s:\n%w", dir, err)
 	}
 	if err := sv.CheckRestore(&sp.Manifest, prepared); err != nil {
-		return nil, fmt.Errorf("the pipeline cannot start from savepoint %s: %w", dir, err)
+		return nil, "", fmt.Errorf("the pipeline cannot start from savepoint %s: %w", dir, err)
 	}
-	return sp.Checkpoint, nil
+	return sp.Checkpoint, dir, nil
 }
 
 // savepointCheckpoint is the checkpoint of the savepoint a job started

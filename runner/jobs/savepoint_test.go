@@ -40,14 +40,14 @@ func TestFromSavepointOptionRefusals(t *testing.T) {
 	opts := func(v *structpb.Value) *structpb.Struct {
 		return &structpb.Struct{Fields: map[string]*structpb.Value{"beam:option:from_savepoint:v1": v}}
 	}
-	if ckpt, err := s.fromSavepoint(nil, &structpb.Struct{}, nil); ckpt != nil || err != nil {
+	if ckpt, _, err := s.fromSavepoint(nil, &structpb.Struct{}, nil); ckpt != nil || err != nil {
 		t.Errorf("no option: %v, %v", ckpt, err)
 	}
-	if _, err := s.fromSavepoint(nil, opts(structpb.NewNumberValue(3)), nil); err == nil || !strings.Contains(err.Error(), "option from_savepoint: want a savepoint directory, got 3") {
+	if _, _, err := s.fromSavepoint(nil, opts(structpb.NewNumberValue(3)), nil); err == nil || !strings.Contains(err.Error(), "option from_savepoint: want a savepoint directory, got 3") {
 		t.Errorf("a number: %v", err)
 	}
 	// An executor without savepoints cannot start from one.
-	if _, err := s.fromSavepoint(nil, opts(structpb.NewStringValue(t.TempDir())), nil); err == nil || !strings.Contains(err.Error(), "cannot start jobs from savepoints") {
+	if _, _, err := s.fromSavepoint(nil, opts(structpb.NewStringValue(t.TempDir())), nil); err == nil || !strings.Contains(err.Error(), "cannot start jobs from savepoints") {
 		t.Errorf("no Savepointer: %v", err)
 	}
 }
