@@ -78,13 +78,26 @@ func (e *Executor) CheckRestore(m *savepoint.Manifest, prepared any) error {
 	return shapeDiff(m.Shape, planShape(pl))
 }
 
-// planShape describes what of plan pl a checkpoint's state is kept by.
+// planShape describes what of plan pl a checkpoint's state is kept by:
+// its stages and the PCollections the runner holds between them (a
+// PCollection inside a fused stage holds nothing, and its coder may
+// change).
 func planShape(pl *plan.Plan) []string {
 	var out []string
+	held := map[string]bool{}
 	for _, s := range pl.Stages {
 		out = append(out, fmt.Sprintf("stage %s (kind %d): %s", s.ID, s.Kind, strings.Join(s.Transforms, ", ")))
+		for _, pc := range slices.Concat(s.Inputs, s.Outputs, s.CopyInputs) {
+			held[pc] = true
+		}
+		for _, si := range s.SideInputs {
+			held[si.PColl] = true
+		}
+		for _, fs := range s.FlattenSinks {
+			held[fs.To] = true
+		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(pl.Wire)) {
+	for _, id := range slices.Sorted(maps.Keys(held)) {
 		out = append(out, fmt.Sprintf("pcollection %s: %s", id, savepoint.CoderSpec(pl.Components, pl.Wire[id])))
 	}
 	return out
