@@ -39,6 +39,7 @@ var floors = map[string]int{
 	"runner/engine":    3,
 	"runner/plan":      3,
 	"runner/userstate": 2,
+	"runner/savepoint": 2,
 	"runner/coders":    1,
 	"runner/metrics":   1,
 	"runner/store":     1,

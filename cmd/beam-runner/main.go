@@ -236,8 +236,9 @@ func usage() {
        beam-runner jobs                 list jobs
        beam-runner status JOB_ID        a job's state, element counts and user metrics
        beam-runner logs [-f] JOB_ID     a job's messages (-f: follow until it ends)
-       beam-runner cancel JOB_ID        cancel a job
-       beam-runner drain JOB_ID         drain a streaming job
+       beam-runner cancel JOB_ID        cancel a job (--savepoint: stop it at a savepoint)
+       beam-runner drain JOB_ID         drain a streaming job (--savepoint: after writing one)
+       beam-runner savepoint JOB_ID [DIR]  write a savepoint of a running job
 Commands take --endpoint=host:port (default localhost:8073) and --json.
 
 Server flags:`)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/metrics"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -27,6 +28,7 @@ type command struct {
 	name  string
 	usage string // after "beam-runner NAME"
 	args  int    // positional arguments wanted
+	opt   int    // and optional ones after them
 	run   func(ctx context.Context, c *opCtx) error
 	flags func(fs *flag.FlagSet)
 }
@@ -34,6 +36,7 @@ type command struct {
 // opCtx is what a command runs with.
 type opCtx struct {
 	client jobpb.JobServiceClient
+	conn   grpc.ClientConnInterface // for beam-runner's own RPCs
 	args   []string
 	out    io.Writer
 	json   bool
@@ -49,8 +52,9 @@ func init() {
 		{name: "logs", usage: "[-f] JOB_ID", args: 1, run: jobLogs, flags: func(fs *flag.FlagSet) {
 			fs.Bool("f", false, "follow: keep printing messages until the job ends")
 		}},
-		{name: "cancel", usage: "[--wait] JOB_ID", args: 1, run: cancelJob, flags: waitFlag},
-		{name: "drain", usage: "[--wait] JOB_ID", args: 1, run: drainJob, flags: waitFlag},
+		{name: "cancel", usage: "[--wait] [--savepoint] [--savepoint_dir=DIR] JOB_ID", args: 1, run: cancelJob, flags: stopFlags},
+		{name: "drain", usage: "[--wait] [--savepoint] [--savepoint_dir=DIR] JOB_ID", args: 1, run: drainJob, flags: stopFlags},
+		{name: "savepoint", usage: "JOB_ID [DIR]", args: 1, opt: 1, run: savepointJob},
 	} {
 		commands[c.name] = c
 	}
@@ -82,7 +86,7 @@ func runCommand(name string, args []string, out io.Writer) (code int, ok bool) {
 	if err := fs.Parse(args); err != nil {
 		return 2, true
 	}
-	if fs.NArg() != c.args {
+	if fs.NArg() < c.args || fs.NArg() > c.args+c.opt {
 		fs.Usage()
 		return 2, true
 	}
@@ -98,7 +102,7 @@ func runCommand(name string, args []string, out io.Writer) (code int, ok bool) {
 		ctx, cancel = context.WithTimeout(ctx, *timeout)
 		defer cancel()
 	}
-	oc := &opCtx{client: jobpb.NewJobServiceClient(conn), args: fs.Args(), out: out, json: *asJSON, fs: fs}
+	oc := &opCtx{client: jobpb.NewJobServiceClient(conn), conn: conn, args: fs.Args(), out: out, json: *asJSON, fs: fs}
 	if err := c.run(ctx, oc); err != nil {
 		target := *endpoint
 		if len(oc.args) > 0 {
@@ -305,6 +309,9 @@ func (c *opCtx) printLog(enc *json.Encoder, m *jobpb.JobMessagesResponse) error 
 }
 
 func cancelJob(ctx context.Context, c *opCtx) error {
+	if c.wantsSavepoint() {
+		return c.savepointThen(ctx, jobs.ThenCancel)
+	}
 	resp, err := c.client.Cancel(ctx, &jobpb.CancelJobRequest{JobId: c.args[0]})
 	if err != nil {
 		return err
@@ -313,6 +320,9 @@ func cancelJob(ctx context.Context, c *opCtx) error {
 }
 
 func drainJob(ctx context.Context, c *opCtx) error {
+	if c.wantsSavepoint() {
+		return c.savepointThen(ctx, jobs.ThenDrain)
+	}
 	resp, err := c.client.Drain(ctx, &jobpb.DrainJobRequest{JobId: c.args[0]})
 	if err != nil {
 		return err

@@ -218,11 +218,15 @@ func (r *run) resumedMessage(finished []string) string {
 			names = append(names, r.stageName(s))
 		}
 	}
-	if len(names) == 0 {
-		return fmt.Sprintf("job resumed from its checkpoint: none of its %d stages had finished; each goes on from where the checkpoint left it", len(r.plan.Stages))
+	from := "job resumed from its checkpoint"
+	if r.job.Savepoint != "" {
+		from = "job started from savepoint " + r.job.Savepoint
 	}
-	return fmt.Sprintf("job resumed from its checkpoint: %d of its %d stages had finished and do not run again (%s); the others go on from where the checkpoint left them",
-		len(names), len(r.plan.Stages), strings.Join(names, "; "))
+	if len(names) == 0 {
+		return fmt.Sprintf("%s: none of its %d stages had finished; each goes on from where the checkpoint left it", from, len(r.plan.Stages))
+	}
+	return fmt.Sprintf("%s: %d of its %d stages had finished and do not run again (%s); the others go on from where the checkpoint left them",
+		from, len(names), len(r.plan.Stages), strings.Join(names, "; "))
 }
 
 // checkpoint saves the engine, user state and metrics as they are between
@@ -246,6 +250,7 @@ func (d *driver) checkpoint(ctx context.Context) <-chan struct{} {
 		return done
 	}
 	c := checkpoint{state: r.state.Snapshot(), metrics: r.metrics.Results()}
+	d.seq++
 	taking := time.Since(start)
 	prev := d.saving
 	d.saving = done

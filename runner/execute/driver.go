@@ -33,6 +33,8 @@ type driver struct {
 	gates      map[string]chan struct{}
 	// saving is closed when the last checkpoint write started ends.
 	saving chan struct{}
+	// seq counts the checkpoints and savepoints taken.
+	seq uint64
 	// jobCtx is the job's context, which the drive's end does not cancel.
 	jobCtx   context.Context
 	splits   chan splitDone
@@ -323,6 +325,8 @@ func (d *driver) run(ctx context.Context) error {
 			d.onTick(ctx)
 		case <-d.drainCh:
 			d.onDrain()
+		case req := <-d.r.savepoints:
+			err = d.onSavepoint(req)
 		case <-wait:
 		case <-ctx.Done():
 			return ctx.Err()

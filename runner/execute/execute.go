@@ -225,6 +225,7 @@ func (e *Executor) Execute(ctx context.Context, j *jobs.Job) error {
 		e.mu.Lock()
 		delete(e.runs, j.ID)
 		e.mu.Unlock()
+		close(r.ended)
 	}()
 	r.publishStages()
 	if err := r.pool.Start(ctx); err != nil {

@@ -25,6 +25,10 @@ type run struct {
 	metrics *metrics.Store
 	state   *userstate.Store
 	drain   *drainSignal
+	// savepoints carries savepoint requests to the driver; ended is
+	// closed when the run's Execute returns, so none waits for it after.
+	savepoints chan savepointReq
+	ended      chan struct{}
 	// concurrency records how many bundles of each stage ran at once.
 	concurrency concurrency
 
@@ -50,6 +54,7 @@ func newRun(opts Options, log *slog.Logger, j *jobs.Job, pl *plan.Plan, pool *wo
 	r := &run{
 		opts: opts, log: log, job: j, plan: pl,
 		metrics: metrics.NewStore(), state: userstate.NewStore(), drain: newDrainSignal(),
+		savepoints: make(chan savepointReq), ended: make(chan struct{}),
 		pool: pool, workers: pool, sinkCodecs: bundleio.NewCodecs(pl), orderedLists: bundleio.OrderedLists(pl),
 	}
 	r.spill = opts.Memory.Open(j.ID)

@@ -251,6 +251,9 @@ func (s *Service) restoreRecord(sv *saved) (*record, bool) {
 	}
 	// The job's workers and engine died with the previous server.
 	why := s.cannotResume(j)
+	if why == "" && ckpt == nil {
+		ckpt, why = savepointCheckpoint(j.Options)
+	}
 	if why == "" {
 		j.Resume = ckpt
 		j.Retrieval = artifacts.NewRetrieval(j.Pipeline, j.ArtifactDir)

@@ -48,6 +48,9 @@ type Job struct {
 	// again after a server restart; nil for a first run, or a job resumed
 	// before its first checkpoint, which runs from the beginning.
 	Resume []byte
+	// Savepoint is the savepoint directory Resume was read from, for a
+	// new job started from one (FromSavepointOption); "" otherwise.
+	Savepoint string
 	// Prepared is what the executor's Plan returned at Prepare (see
 	// Planner); nil if it has none, as for a job resumed after a restart.
 	Prepared any

@@ -54,14 +54,20 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 	if err != nil {
 		return nil, invalidArg("%v", err)
 	}
+	resume, from, err := s.fromSavepoint(req.GetPipeline(), req.GetPipelineOptions(), prepared)
+	if err != nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
+	}
 	p := &preparation{
 		id:       newID(req.GetJobName()),
 		name:     req.GetJobName(),
 		pipeline: req.GetPipeline(),
 		options:  req.GetPipelineOptions(),
 		created:  time.Now(),
-		size:     int64(proto.Size(req.GetPipeline())),
+		size:     int64(proto.Size(req.GetPipeline()) + len(resume)), // a savepoint's checkpoint is held too
 		prepared: prepared,
+		resume:   resume,
+		from:     from,
 	}
 	if err := s.reserve(p.size); err != nil {
 		return nil, err
@@ -127,6 +133,8 @@ func (s *Service) Run(ctx context.Context, req *jobpb.RunJobRequest) (*jobpb.Run
 		ArtifactDir: p.dir,
 		Retrieval:   artifacts.NewRetrieval(pipeline, p.dir),
 		Prepared:    p.prepared,
+		Resume:      p.resume,
+		Savepoint:   p.from,
 	}
 	s.start(j)
 	return &jobpb.RunJobResponse{JobId: j.ID}, nil

@@ -87,8 +87,10 @@ type preparation struct {
 	options  *structpb.Struct
 	dir      string
 	created  time.Time
-	size     int64 // bytes of the pipeline, counted against the cap
-	prepared any   // what the executor's Plan built (Job.Prepared)
+	size     int64  // bytes of the pipeline, counted against the cap
+	prepared any    // what the executor's Plan built (Job.Prepared)
+	resume   []byte // the savepoint's checkpoint it starts from (Job.Resume)
+	from     string // and its directory (Job.Savepoint)
 }
 
 // NewService returns a Service and starts its janitor, which drops

@@ -90,6 +90,7 @@ func New(cfg Config) (*Server, error) {
 	s.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg))
 	jobpb.RegisterJobServiceServer(s.grpc, s.svc)
 	jobpb.RegisterArtifactStagingServiceServer(s.grpc, s.svc.Staging())
+	jobs.RegisterSavepoints(s.grpc, s.svc)
 	if cfg.WebAddr != "" {
 		s.web = &http.Server{
 			Handler: web.Handler(s.svc, web.Options{Pprof: cfg.Pprof, Logger: cfg.Logger,

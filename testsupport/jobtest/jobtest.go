@@ -16,9 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/beam/sdks/v2/go/container/tools"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
@@ -30,6 +28,7 @@ import (
 	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -147,7 +146,7 @@ func (e *Env) SubmitWith(ctx context.Context, name string, opts map[string]any, 
 	if err := runnerlib.UpdateGoEnvironmentWorker(bin, pipe); err != nil {
 		return "", nil, err
 	}
-	prepID, artifacts, token, err := prepare(ctx, e.Client, pipe, name, opts)
+	prepID, artifacts, token, err := runnerlib.Prepare(ctx, withOptions{e.Client, opts}, pipe, &runnerlib.JobOptions{Name: name, Loopback: true})
 	if err != nil {
 		return "", nil, err
 	}
@@ -159,29 +158,31 @@ func (e *Env) SubmitWith(ctx context.Context, name string, opts map[string]any, 
 	return id, pipe, err
 }
 
-// prepare is runnerlib.Prepare with opts added to the job's options.
-func prepare(ctx context.Context, cli jobpb.JobServiceClient, pipe *pipepb.Pipeline, name string, opts map[string]any) (string, string, string, error) {
-	if len(opts) == 0 {
-		return runnerlib.Prepare(ctx, cli, pipe, &runnerlib.JobOptions{Name: name, Loopback: true})
-	}
-	beam.PipelineOptions.LoadOptionsFromFlags(nil)
-	options, err := tools.OptionsToProto(runtime.RawOptionsWrapper{Options: beam.PipelineOptions.Export(),
-		AppName: name, Experiments: []string{"beam_fn_api"}})
-	if err != nil {
-		return "", "", "", err
-	}
-	for k, v := range opts {
-		val, err := structpb.NewValue(v)
-		if err != nil {
-			return "", "", "", fmt.Errorf("job option %s: %w", k, err)
+// withOptions adds options to the pipeline options a client prepares a
+// job with, as Python's and Go's option names are sent: beam:option:NAME:v1.
+type withOptions struct {
+	jobpb.JobServiceClient
+	opts map[string]any
+}
+
+func (c withOptions) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest, co ...grpc.CallOption) (*jobpb.PrepareJobResponse, error) {
+	if len(c.opts) > 0 {
+		req = proto.Clone(req).(*jobpb.PrepareJobRequest)
+		if req.PipelineOptions == nil {
+			req.PipelineOptions = &structpb.Struct{}
 		}
-		options.Fields["beam:option:"+k+":v1"] = val
+		if req.PipelineOptions.Fields == nil {
+			req.PipelineOptions.Fields = map[string]*structpb.Value{}
+		}
+		for k, v := range c.opts {
+			val, err := structpb.NewValue(v)
+			if err != nil {
+				return nil, fmt.Errorf("job option %s: %w", k, err)
+			}
+			req.PipelineOptions.Fields["beam:option:"+k+":v1"] = val
+		}
 	}
-	resp, err := cli.Prepare(ctx, &jobpb.PrepareJobRequest{Pipeline: pipe, PipelineOptions: options, JobName: name})
-	if err != nil {
-		return "", "", "", err
-	}
-	return resp.GetPreparationId(), resp.GetArtifactStagingEndpoint().GetUrl(), resp.GetStagingSessionToken(), nil
+	return c.JobServiceClient.Prepare(ctx, req, co...)
 }
 
 // AwaitState polls until the job is in want, failing early on another

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/beam-runner/beam-runner/runner/metrics"
+	"github.com/beam-runner/beam-runner/runner/savepoint"
+	"github.com/beam-runner/beam-runner/testsupport/counting"
+	"github.com/beam-runner/beam-runner/testsupport/jobtest"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
+)
+
+// countingMetrics reads jobtest.Counting's committed metrics of a job:
+// counters by name, and the max of each distribution.
+func countingMetrics(t *testing.T, ctx context.Context, env *jobtest.Env, id string) (counters, maxes map[string]int64) {
+	t.Helper()
+	resp, err := env.Client.GetJobMetrics(ctx, &jobpb.GetJobMetricsRequest{JobId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counters, maxes = map[string]int64{}, map[string]int64{}
+	for _, mi := range resp.GetMetrics().GetCommitted() {
+		r, err := metrics.Read(mi)
+		if err != nil || r.Labels["NAMESPACE"] != "counting" {
+			continue
+		}
+		switch r.Type {
+		case "counter":
+			counters[r.Labels["NAME"]] += int64(r.Value)
+		case "distribution":
+			maxes[r.Labels["NAME"]] = max(maxes[r.Labels["NAME"]], int64(r.Max))
+		}
+	}
+	return counters, maxes
+}
+
+// expectedCounting is what jobtest.Counting over [start, end) every
+// interval commits once it is done: each (window, key)'s count, fired
+// once, and each key's running count.
+func expectedCounting(start, end time.Time, interval time.Duration) (counters, maxes map[string]int64) {
+	counters, maxes = map[string]int64{}, map[string]int64{}
+	for i := int64(0); i < int64(end.Sub(start)/interval); i++ {
+		ts := start.UnixMilli() + i*interval.Milliseconds()
+		k := counting.Key(ts, interval.Milliseconds())
+		suffix := fmt.Sprintf("_w%d_k%d", ts-ts%1000, k)
+		counters["count"+suffix]++
+		counters["fires"+suffix] = 1
+		maxes[fmt.Sprintf("seen_k%d", k)]++
+	}
+	return counters, maxes
+}
+
+// TestSavepointThenRestoreCountsEachWindowOnce: a streaming job with
+// user state (each key's running count) and a windowed count over a
+// periodic impulse writes a savepoint while ticks flow (the job goes on),
+// then is cancelled at a second savepoint (cancel --savepoint), which is
+// copied; a new job of the same pipeline submitted to another server
+// with --from_savepoint starts from the copy and runs to the impulse's
+// end. Every (key, window) is counted exactly and
+// fired once across the two jobs (the new one carries the old one's
+// committed metrics), and each key's running count reaches its total: the
+// user state carried over.
+func TestSavepointThenRestoreCountsEachWindowOnce(t *testing.T) {
+	env := jobtest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	start := time.Now().Truncate(time.Second).Add(time.Second)
+	end, interval := start.Add(8*time.Second), 20*time.Millisecond
+	pipeline := counting.Pipeline(start, end, interval, false)
+	old, _, err := env.Submit(ctx, "counting", pipeline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, time.Minute, "two windows of job "+old+" to fire", func() bool {
+		c, _ := countingMetrics(t, ctx, env, old)
+		return countPrefix(c, "fires_") >= 2*counting.Keys
+	})
+	dirs := t.TempDir()
+	first := filepath.Join(dirs, "first")
+	out := mustRun(t, "savepoint", "--endpoint="+env.Endpoint, old, first)
+	if !strings.Contains(out, "savepoint 1 written to "+first+"; job RUNNING") {
+		t.Errorf("savepoint printed %q", out)
+	}
+	m := readManifest(t, first)
+	if m.JobID != old || m.Sequence != 1 || len(m.Steps) != 2 {
+		t.Errorf("first savepoint's manifest: %+v", m)
+	}
+	second := filepath.Join(dirs, "second")
+	var got savepointJSON
+	if err := json.Unmarshal([]byte(mustRun(t, "cancel", "--endpoint="+env.Endpoint, "--savepoint", "--savepoint_dir="+second, "--wait", "--json", old)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got != (savepointJSON{ID: old, Dir: second, Sequence: 2, State: "CANCELLED"}) {
+		t.Errorf("cancel --savepoint --wait --json = %+v", got)
+	}
+	if st := readManifest(t, second); st.Sequence != 2 {
+		t.Errorf("second savepoint's sequence %d, want 2", st.Sequence)
+	}
+	wantC, wantM := expectedCounting(start, end, interval)
+	oldC, _ := countingMetrics(t, ctx, env, old)
+	if fired, all := countPrefix(oldC, "fires_"), countPrefix(wantC, "fires_"); fired >= all {
+		t.Fatalf("the old job fired all %d panes before its savepoint: nothing was left to restore", all)
+	} else {
+		t.Logf("the old job fired %d of %d panes before its savepoint", fired, all)
+	}
+	// The new job's impulse would tick a minute earlier: a stateless
+	// change, which a job started from the savepoint never sees (its
+	// impulse had emitted its sequence already), and a fresh start would.
+	moved := counting.Pipeline(start.Add(-time.Minute), end.Add(-time.Minute), interval, false)
+	// The savepoint is copied, as to another machine, and the new job
+	// runs on another server.
+	copied := filepath.Join(t.TempDir(), "copied")
+	if err := os.CopyFS(copied, os.DirFS(second)); err != nil {
+		t.Fatal(err)
+	}
+	env2 := jobtest.Start(t)
+	restored, _, err := env2.SubmitWith(ctx, "counting", map[string]any{jobs.FromSavepointOption: copied}, moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env2.AwaitState(ctx, restored, jobpb.JobState_DONE, 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if msgs, err := jobtest.Messages(ctx, env2.Client, restored); err != nil || !strings.Contains(msgs, "job started from savepoint "+copied+": ") {
+		t.Errorf("the restored job's messages (%v) do not say it started from the savepoint:\n%s", err, msgs)
+	}
+	gotC, gotM := countingMetrics(t, ctx, env2, restored)
+	for name, want := range wantC {
+		if gotC[name] != want {
+			t.Errorf("%s = %d, want %d", name, gotC[name], want)
+		}
+	}
+	for name := range gotC {
+		if _, ok := wantC[name]; !ok {
+			t.Errorf("unexpected counter %s = %d", name, gotC[name])
+		}
+	}
+	for name, want := range wantM {
+		if gotM[name] != want {
+			t.Errorf("%s's last running count %d, want %d (the state did not carry over whole)", name, gotM[name], want)
+		}
+	}
+}
+
+func countPrefix(m map[string]int64, prefix string) int {
+	n := 0
+	for name := range m {
+		if strings.HasPrefix(name, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+func readManifest(t *testing.T, dir string) savepoint.Manifest {
+	t.Helper()
+	sp, err := savepoint.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp.Manifest
+}
+
+// TestDrainWithSavepoint: drain --savepoint_dir (which implies
+// --savepoint) writes a savepoint, then the job drains.
+func TestDrainWithSavepoint(t *testing.T) {
+	env := jobtest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	id, _, err := env.Submit(ctx, "counting", counting.Pipeline(start, start.Add(time.Hour), 50*time.Millisecond, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.AwaitState(ctx, id, jobpb.JobState_RUNNING, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "sp")
+	var got savepointJSON
+	if err := json.Unmarshal([]byte(mustRun(t, "drain", "--endpoint="+env.Endpoint, "--savepoint_dir="+dir, "--wait", "--json", id)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got != (savepointJSON{ID: id, Dir: dir, Sequence: 1, State: "DRAINED"}) {
+		t.Errorf("drain --savepoint --wait --json = %+v", got)
+	}
+	if m := readManifest(t, dir); m.JobID != id {
+		t.Errorf("the savepoint's job %q, want %q", m.JobID, id)
+	}
+	code, out := runCLI(t, "savepoint", "--endpoint="+env.Endpoint, id, filepath.Join(t.TempDir(), "late"))
+	if code != 1 || !strings.Contains(out, "only a RUNNING job can write a savepoint") {
+		t.Errorf("a savepoint of a drained job: exit %d, %q; want it refused", code, out)
+	}
+}
+
+// TestFromSavepointRefusals: a job submitted --from_savepoint is refused
+// at Prepare, before any job exists, when its stateful step's value
+// coder changed (the error names the step and the coders) and when the
+// savepoint's format is newer than the server's (named in the error).
+func TestFromSavepointRefusals(t *testing.T) {
+	env := jobtest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	end, interval := start.Add(time.Hour), 50*time.Millisecond
+	old, _, err := env.Submit(ctx, "counting", counting.Pipeline(start, end, interval, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.AwaitState(ctx, old, jobpb.JobState_RUNNING, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "sp")
+	mustRun(t, "cancel", "--endpoint="+env.Endpoint, "--savepoint", "--savepoint_dir="+dir, "--wait", old)
+	jobsBefore := countJobs(t, ctx, env)
+
+	_, _, err = env.SubmitWith(ctx, "counting", map[string]any{jobs.FromSavepointOption: dir}, counting.Pipeline(start, end, interval, true))
+	t.Logf("refused: %v", err)
+	for _, want := range []string{
+		"cannot start from savepoint " + dir,
+		`stateful step "running/counting.runningFn": its value coder changed from beam:coder:length_prefix:v1(beam:go:coder:custom:v1`,
+		"to beam:coder:string_utf8:v1",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("submitting a changed value coder: %v; want it refused saying %q", err, want)
+		}
+	}
+
+	manifest := filepath.Join(dir, savepoint.ManifestFile)
+	b, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := strings.Replace(string(b), fmt.Sprintf(`"version": %d,`, savepoint.Version), fmt.Sprintf(`"version": %d,`, savepoint.Version+1), 1)
+	if newer == string(b) {
+		t.Fatalf("no version field in the manifest:\n%s", b)
+	}
+	if err := os.WriteFile(manifest, []byte(newer), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = env.SubmitWith(ctx, "counting", map[string]any{jobs.FromSavepointOption: dir}, counting.Pipeline(start, end, interval, false))
+	want := fmt.Sprintf("savepoint format beam-runner-savepoint version %d is newer than this beam-runner reads", savepoint.Version+1)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("submitting from a newer savepoint format: %v; want it refused saying %q", err, want)
+	}
+	if n := countJobs(t, ctx, env); n != jobsBefore {
+		t.Errorf("%d jobs after the refused submissions, %d before: a refused one started", n, jobsBefore)
+	}
+}
+
+func countJobs(t *testing.T, ctx context.Context, env *jobtest.Env) int {
+	t.Helper()
+	resp, err := env.Client.GetJobs(ctx, &jobpb.GetJobsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(resp.GetJobInfo())
+}

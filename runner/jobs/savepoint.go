@@ -1,0 +1,178 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/savepoint"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// FromSavepointOption is the pipeline option naming the savepoint
+// directory a new job starts from.
+const FromSavepointOption = "from_savepoint"
+
+// Taken is a consistent checkpoint of a running job, taken for a
+// savepoint: the executor's checkpoint bytes (what Job.Resume holds),
+// the count of checkpoints its run took, this one included, and the
+// executor's description of the plan they belong to.
+type Taken struct {
+	Checkpoint []byte
+	Sequence   uint64
+	Shape      []string
+}
+
+// Savepointer is an optional Executor capability, found by type
+// assertion: savepoints of running jobs, and starting new ones from them.
+type Savepointer interface {
+	// Savepoint takes a consistent checkpoint of running job jobID and
+	// hands it to write, at that point of the job: with stop, a job
+	// whose write succeeded commits nothing more, and the caller cancels
+	// it.
+	Savepoint(ctx context.Context, jobID string, stop bool, write func(Taken) error) error
+	// CheckRestore refuses a pipeline, as the executor's Plan prepared
+	// it, that a savepoint of manifest m cannot start.
+	CheckRestore(m *savepoint.Manifest, prepared any) error
+}
+
+// Then says what a savepoint request does once the savepoint is written.
+type Then string
+
+const (
+	KeepRunning Then = ""
+	ThenCancel  Then = "cancel"
+	ThenDrain   Then = "drain"
+)
+
+// SavepointResult says where a savepoint went and the job's state after.
+type SavepointResult struct {
+	Dir      string
+	Sequence uint64
+	State    jobpb.JobState_Enum
+}
+
+// Savepoint writes a savepoint of running job jobID to dir (if empty,
+// a new directory under the state dir's "savepoints"), then cancels or
+// drains the job if then says so. A cancel stops the job at the
+// savepoint: what the job did after it is not committed, and a job
+// started from the savepoint does it once.
+func (s *Service) Savepoint(ctx context.Context, jobID, dir string, then Then) (*SavepointResult, error) {
+	r, err := s.lookup(jobID)
+	if err != nil {
+		return nil, err
+	}
+	sv, ok := s.opts.Executor.(Savepointer)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "savepoints are not supported by this runner's executor")
+	}
+	if st := r.state(); st != jobpb.JobState_RUNNING {
+		return nil, status.Errorf(codes.FailedPrecondition, "job %s is %v: only a RUNNING job can write a savepoint", jobID, st)
+	}
+	if dir, err = s.savepointDir(jobID, dir); err != nil {
+		return nil, err
+	}
+	var seq uint64
+	err = sv.Savepoint(ctx, jobID, then == ThenCancel, func(t Taken) error {
+		sp, err := savepoint.New(r.job.ID, r.job.Name, r.job.Pipeline, t.Checkpoint, t.Sequence, t.Shape, time.Now())
+		if err == nil {
+			err = savepoint.Write(dir, sp)
+		}
+		seq = t.Sequence
+		return err
+	})
+	if err != nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "job %s: savepoint not written: %v", jobID, err)
+	}
+	s.log.Info("savepoint written", "job_id", jobID, "dir", dir, "sequence", seq)
+	r.message(jobpb.JobMessage_JOB_MESSAGE_BASIC, fmt.Sprintf("savepoint %d written to %s", seq, dir))
+	return &SavepointResult{Dir: dir, Sequence: seq, State: s.afterSavepoint(ctx, r, then)}, nil
+}
+
+// afterSavepoint cancels or drains the job as then says; it returns the
+// job's state.
+func (s *Service) afterSavepoint(ctx context.Context, r *record, then Then) jobpb.JobState_Enum {
+	switch then {
+	case ThenCancel:
+		if r.setState(jobpb.JobState_CANCELLING) {
+			s.log.Info("cancelling job after its savepoint", "job_id", r.job.ID)
+		}
+		r.cancel() // always: the job waits for it at the savepoint
+	case ThenDrain:
+		if _, err := s.Drain(ctx, &jobpb.DrainJobRequest{JobId: r.job.ID}); err != nil {
+			r.message(jobpb.JobMessage_JOB_MESSAGE_WARNING, fmt.Sprintf("drain after the savepoint: %v", err))
+		}
+	}
+	return r.state()
+}
+
+// savepointDir is where a savepoint asked for with dir goes: dir if
+// given (a path on the server's machine), else a new directory under
+// the server's state dir.
+func (s *Service) savepointDir(jobID, dir string) (string, error) {
+	if dir != "" {
+		if !filepath.IsAbs(dir) {
+			return "", invalidArg("savepoint directory %q: give an absolute path (it is a path on the server's machine)", dir)
+		}
+		return filepath.Clean(dir), nil
+	}
+	if s.opts.Store == nil {
+		return "", invalidArg("this server keeps no --state_dir: name the savepoint's directory")
+	}
+	name := fmt.Sprintf("%s-%s", jobID, time.Now().UTC().Format("20060102T150405.000Z"))
+	return filepath.Join(s.opts.Store.Dir(), "savepoints", name), nil
+}
+
+// fromSavepoint reads the savepoint a new pipeline asks to start from
+// (FromSavepointOption), and refuses it if the pipeline cannot hold its
+// state; it returns the checkpoint to start from and the savepoint's
+// directory, nil and "" if none is asked.
+func (s *Service) fromSavepoint(p *pipepb.Pipeline, opts *structpb.Struct, prepared any) ([]byte, string, error) {
+	v, ok := Option(opts, FromSavepointOption)
+	if !ok {
+		return nil, "", nil
+	}
+	dir := v.GetStringValue()
+	if dir == "" {
+		return nil, "", fmt.Errorf("option %s: want a savepoint directory, got %v", FromSavepointOption, v.AsInterface())
+	}
+	sv, ok := s.opts.Executor.(Savepointer)
+	if !ok {
+		return nil, "", fmt.Errorf("option %s: this runner's executor cannot start jobs from savepoints", FromSavepointOption)
+	}
+	sp, err := savepoint.Read(dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("option %s: %w", FromSavepointOption, err)
+	}
+	steps, err := savepoint.Steps(p)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := savepoint.Check(sp.Manifest.Steps, steps, nil); err != nil {
+		return nil, "", fmt.Errorf("the pipeline cannot start from savepoint %s:\n%w", dir, err)
+	}
+	if err := sv.CheckRestore(&sp.Manifest, prepared); err != nil {
+		return nil, "", fmt.Errorf("the pipeline cannot start from savepoint %s: %w", dir, err)
+	}
+	return sp.Checkpoint, dir, nil
+}
+
+// savepointCheckpoint is the checkpoint of the savepoint a job started
+// from, for a restart before the job's first checkpoint of its own (it
+// must not start from the beginning), or why it cannot be read.
+func savepointCheckpoint(opts *structpb.Struct) ([]byte, string) {
+	v, ok := Option(opts, FromSavepointOption)
+	if !ok {
+		return nil, ""
+	}
+	sp, err := savepoint.Read(v.GetStringValue())
+	if err != nil {
+		return nil, fmt.Sprintf("it started from a savepoint, and has no checkpoint of its own yet, but the savepoint cannot be read: %v", err)
+	}
+	return sp.Checkpoint, ""
+}

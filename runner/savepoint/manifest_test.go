@@ -1,0 +1,101 @@
+package savepoint_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/beam-runner/beam-runner/runner/savepoint"
+	"google.golang.org/protobuf/proto"
+)
+
+func newSavepoint(t *testing.T) *savepoint.Savepoint {
+	t.Helper()
+	sp, err := savepoint.New("job-1", "counting", countingProto(t, t0, false), []byte("checkpoint bytes"), 7, []string{"stage a"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+func TestWriteThenReadGivesTheSavepointBack(t *testing.T) {
+	sp := newSavepoint(t)
+	dir := filepath.Join(t.TempDir(), "sp")
+	if err := savepoint.Write(dir, sp); err != nil {
+		t.Fatal(err)
+	}
+	got, err := savepoint.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Checkpoint, sp.Checkpoint) || !proto.Equal(got.Pipeline, sp.Pipeline) {
+		t.Error("the savepoint read back differs in its checkpoint or pipeline")
+	}
+	m := got.Manifest
+	if m.Format != savepoint.FormatName || m.Version != savepoint.Version || m.JobID != "job-1" || m.JobName != "counting" ||
+		m.Sequence != 7 || len(m.Steps) != 2 || len(m.Shape) != 1 || !m.Created.Equal(t0) {
+		t.Errorf("manifest read back: %+v", m)
+	}
+	if err := savepoint.Write(dir, sp); err == nil || !strings.Contains(err.Error(), "exists and is not empty") {
+		t.Errorf("a second savepoint into the same directory: %v, want it refused", err)
+	}
+	ents, _ := os.ReadDir(filepath.Dir(dir))
+	if len(ents) != 1 {
+		t.Errorf("the savepoints' parent holds %d entries, want the savepoint alone (no leftover temporary directory)", len(ents))
+	}
+}
+
+func TestReadRefusesADamagedCheckpoint(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sp")
+	if err := savepoint.Write(dir, newSavepoint(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, savepoint.CheckpointFile), []byte("checkpoint bytez"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := savepoint.Read(dir)
+	if err == nil || !strings.Contains(err.Error(), "checkpoint.bin is damaged or was replaced") {
+		t.Errorf("Read of a damaged checkpoint: %v", err)
+	}
+	if _, err := savepoint.Read(t.TempDir()); err == nil || !strings.Contains(err.Error(), "is not a savepoint: it has no MANIFEST.json") {
+		t.Errorf("Read of an empty directory: %v", err)
+	}
+}
+
+// A savepoint of a newer format is refused by its format's name and
+// version, before anything else of it is read.
+func TestANewerFormatVersionIsRefusedByName(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sp")
+	if err := savepoint.Write(dir, newSavepoint(t)); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, savepoint.ManifestFile)
+	var m map[string]any
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["version"] = savepoint.Version + 1
+	m["a_field_of_the_future"] = true
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = savepoint.Read(dir)
+	want := fmt.Sprintf("savepoint format beam-runner-savepoint version %d is newer than this beam-runner reads (version %d at most)", savepoint.Version+1, savepoint.Version)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Read of a newer version: %v, want %q", err, want)
+	}
+	if _, err := savepoint.ParseManifest([]byte(`{"format":"flink-savepoint","version":1}`)); err == nil || !strings.Contains(err.Error(), `names format "flink-savepoint"`) {
+		t.Errorf("ParseManifest of another format: %v", err)
+	}
+}

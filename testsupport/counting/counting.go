@@ -1,0 +1,104 @@
+// Package counting is a Go SDK streaming pipeline with user state and a
+// windowed count whose results are read from a job's committed metrics,
+// for the tests of savepoints and restores.
+package counting
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/periodic"
+)
+
+func init() {
+	register.DoFn2x2[beam.EventTime, []byte, int, int](&tickKeyFn{})
+	register.DoFn2x2[beam.EventTime, []byte, int, string](&tickKeyStrFn{})
+	register.DoFn5x1[context.Context, state.Provider, int, beam.V, func(int, beam.V), error](&runningFn{})
+	register.DoFn4x0[context.Context, beam.Window, int, func(*beam.V) bool](&reportFn{})
+	register.Emitter2[int, beam.V]()
+	register.Iter1[beam.V]()
+}
+
+// Keys is how many keys Pipeline spreads its ticks over.
+const Keys = 3
+
+// Pipeline is an unbounded pipeline with user state and a windowed
+// count, whose results a test reads from the job's committed metrics
+// (namespace "counting"): a periodic impulse from start to end, every
+// interval; each tick keyed by Key; a stateful DoFn keeping each
+// key's running count (distribution "seen_k<key>": its max is the last
+// count); one-second fixed windows and a GroupByKey; and per key and
+// window the count (counter "count_w<window start ms>_k<key>") and how
+// many times that pane fired ("fires_w<...>_k<key>"). With
+// stringValues the values are strings (the stateful step's value coder
+// changes; its unique name does not).
+func Pipeline(start, end time.Time, interval time.Duration, stringValues bool) func(beam.Scope) {
+	return func(s beam.Scope) {
+		ticks := periodic.Impulse(s.Scope("ticks"), start, end, interval, false)
+		var keyed beam.PCollection
+		if stringValues {
+			keyed = beam.ParDo(s.Scope("key"), &tickKeyStrFn{IntervalMs: interval.Milliseconds()}, ticks)
+		} else {
+			keyed = beam.ParDo(s.Scope("key"), &tickKeyFn{IntervalMs: interval.Milliseconds()}, ticks)
+		}
+		seen := beam.ParDo(s.Scope("running"), &runningFn{Seen: state.MakeValueState[int]("seen")}, keyed)
+		win := beam.WindowInto(s.Scope("window"), window.NewFixedWindows(time.Second), seen)
+		grouped := beam.GroupByKey(s.Scope("group"), win)
+		beam.ParDo0(s.Scope("report"), &reportFn{}, grouped)
+	}
+}
+
+// Key is the key of a tick at ts (ms) every intervalMs: it does
+// not depend on the impulse's start, so a pipeline whose start moved keys
+// the same ticks alike.
+func Key(ts, intervalMs int64) int { return int(ts / intervalMs % Keys) }
+
+type tickKeyFn struct{ IntervalMs int64 }
+
+func (f *tickKeyFn) ProcessElement(ts beam.EventTime, _ []byte) (int, int) {
+	return Key(int64(ts), f.IntervalMs), int(int64(ts) / f.IntervalMs)
+}
+
+type tickKeyStrFn struct{ IntervalMs int64 }
+
+func (f *tickKeyStrFn) ProcessElement(ts beam.EventTime, _ []byte) (int, string) {
+	return Key(int64(ts), f.IntervalMs), fmt.Sprint(int64(ts) / f.IntervalMs)
+}
+
+// runningFn counts each key's elements in user state.
+type runningFn struct {
+	Seen state.Value[int]
+}
+
+func (f *runningFn) ProcessElement(ctx context.Context, sp state.Provider, k int, v beam.V, emit func(int, beam.V)) error {
+	n, _, err := f.Seen.Read(sp)
+	if err != nil {
+		return err
+	}
+	n++
+	if err := f.Seen.Write(sp, n); err != nil {
+		return err
+	}
+	beam.NewDistribution("counting", fmt.Sprintf("seen_k%d", k)).Update(ctx, int64(n))
+	emit(k, v)
+	return nil
+}
+
+// reportFn reports a window's count of a key.
+type reportFn struct{}
+
+func (f *reportFn) ProcessElement(ctx context.Context, w beam.Window, k int, vs func(*beam.V) bool) {
+	n := int64(0)
+	for v := beam.V(nil); vs(&v); {
+		n++
+	}
+	at := int64(w.MaxTimestamp()) + 1 - int64(time.Second/time.Millisecond)
+	suffix := fmt.Sprintf("_w%d_k%d", at, k)
+	beam.NewCounter("counting", "count"+suffix).Inc(ctx, n)
+	beam.NewCounter("counting", "fires"+suffix).Inc(ctx, 1)
+}
