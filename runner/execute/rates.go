@@ -73,10 +73,26 @@ func bundleSample(ss *sdkStage, rep bundleReport, mark rateMark) (autoscale.Samp
 		next.busyMs = max(sdk, mark.busyMs)
 		s.BusyMs, s.BusyFromSDK = next.busyMs-mark.busyMs, true
 	}
+	clockFloor(&s)
 	if rem, ok := metrics.WorkRemaining(rep.infos); ok {
 		next.remaining, next.hasRemaining = rem, true
 	}
 	return s, next
+}
+
+// clockFloor charges a sample that moved elements at least the clocks'
+// resolution, 1 ms: both the runner's clock and the SDK's execution time
+// count whole milliseconds, so a sub-millisecond bundle would otherwise
+// have done work in no time, and its stage no processing rate at all.
+func clockFloor(s *autoscale.Sample) {
+	if s.ElementsIn == 0 && s.ElementsOut == 0 {
+		return
+	}
+	if s.EndMs == s.StartMs {
+		s.EndMs++
+	}
+	s.RunnerBusyMs = max(s.RunnerBusyMs, 1)
+	s.BusyMs = max(s.BusyMs, 1)
 }
 
 // stageElements is a stage's input and output elements in a bundle's

@@ -117,3 +117,23 @@ func TestBundleSampleNeverNegative(t *testing.T) {
 		t.Errorf("a truncated progress payload was read as remaining work %v", next.remaining)
 	}
 }
+
+// A bundle that read elements within one millisecond of the clocks
+// (runner and SDK both count whole ms) is charged that millisecond, so its
+// stage has a processing rate; seen as a flake of TestStageRatesExported,
+// whose GroupByKey stage read 10 elements in "0 ms".
+func TestSubMillisecondBundleIsCharged(t *testing.T) {
+	infos := append(execInfos("t1", 0, 0, 0),
+		counterInfo(metrics.UrnElementCount, "PCOLLECTION", "in", 10))
+	s, next := bundleSample(rateStage(), bundleReport{infos: infos, nowMs: 1000}, rateMark{atMs: 1000})
+	if s.BusyMs != 1 || s.RunnerBusyMs != 1 || s.EndMs-s.StartMs != 1 || s.ElementsIn != 10 {
+		t.Errorf("sample = %+v; want 10 elements in, charged 1 ms over a 1 ms span", s)
+	}
+	if next.atMs != 1000 {
+		t.Errorf("mark at %d ms; the floor must not move the mark", next.atMs)
+	}
+	idle, _ := bundleSample(rateStage(), bundleReport{nowMs: 1000}, rateMark{atMs: 1000})
+	if idle.BusyMs != 0 || idle.EndMs != idle.StartMs {
+		t.Errorf("a report of no elements was charged: %+v", idle)
+	}
+}
