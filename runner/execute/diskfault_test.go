@@ -55,11 +55,16 @@ func TestSpillDiskFault(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		setup func() (fs vfs.FS, fail func())
+		// mayFinish: the fault may miss the job. Spill writes are queued
+		// and read back from the queue until applied, so a job can end
+		// before its writer flushes into the refused .sst write; its
+		// output is then exact (the pipeline's passert checks it).
+		mayFinish bool
 	}{
 		{"full disk", func() (vfs.FS, func()) {
 			mem := vfs.NewMem()
 			return mem, func() { mem.TestingSetDiskUsage(vfs.DiskUsage{AvailBytes: 1 << 20, TotalBytes: 1 << 30}) }
-		}},
+		}, false},
 		{"failed spill write", func() (vfs.FS, func()) {
 			tog := &errorfs.Toggle{Injector: errorfs.InjectorFunc(func(op errorfs.Op) error {
 				if op.Kind == errorfs.OpFileWrite && strings.HasSuffix(op.Path, ".sst") {
@@ -68,7 +73,7 @@ func TestSpillDiskFault(t *testing.T) {
 				return nil
 			})}
 			return errorfs.Wrap(vfs.NewMem(), tog), tog.On
-		}},
+		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs, fail := tc.setup()
@@ -88,7 +93,10 @@ func TestSpillDiskFault(t *testing.T) {
 			}
 			err = <-spilled
 			t.Log(err)
-			if err == nil || !strings.Contains(err.Error(), "no space left on device") {
+			switch {
+			case err == nil && tc.mayFinish:
+				t.Log("the spilling job ended before its spill writer met the fault; passert checked its output")
+			case err == nil || !strings.Contains(err.Error(), "no space left on device"):
 				t.Errorf("the spilling job: err = %v, want it failed naming ENOSPC", err)
 			}
 			if err := runOn(ctx, e, smallPipeline(), &jobs.Job{ID: "after", Name: "after"}, nil); err != nil {
