@@ -85,9 +85,12 @@ func TestBatchResumesAfterKills(t *testing.T) {
 }
 
 // killAfter is how many checkpoints of the job a server saves before the
-// test kills it: at one a second, a second or two of work, well within a
-// run of the 24 MB input.
-const killAfter = 2
+// test kills it: one, so that the restarted server has something to
+// resume from and as much of the run as possible is left for the next
+// server. Checkpoints come at most every 250 ms and no more often than
+// ten times what the last one took, so a second one could come after a
+// fast CI machine had finished the resumed run (it did, at 1 s).
+const killAfter = 1
 
 // killable is a server binary the test kills and starts again on the same
 // port and --state_dir, each start logging to its own file.
@@ -106,7 +109,7 @@ func (k *killable) start() {
 	k.generation++
 	k.log = filepath.Join(k.logDir, "server-"+strconv.Itoa(k.generation)+".log")
 	k.cmd = startBinaryTo(k.t, createLog(k.t, k.log), k.bin, k.port, k.dir,
-		"--checkpoint_interval=1s", "--serve_http=false", "--log_level=debug", "--log_kind=json")
+		"--checkpoint_interval=250ms", "--serve_http=false", "--log_level=debug", "--log_kind=json")
 }
 
 // killAfterCheckpoint SIGKILLs the server once it has saved n checkpoints
@@ -179,9 +182,13 @@ func endClient(t *testing.T, cmd *exec.Cmd, limit time.Duration, what, logPath s
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	if _, werr := testwait.RecvErr(context.Background(), testwait.Limit(t, limit), done); werr != nil {
-		cmd.Process.Kill()
-		<-done
-		t.Logf("%s (pid %d) still ran %v after its job ended DONE: killed; %s ends:\n%s", what, cmd.Process.Pid, limit, logPath, testkit.TailFile(logPath, 10))
+		// SIGABRT makes the client's faulthandler write its threads' stacks.
+		cmd.Process.Signal(syscall.SIGABRT)
+		if _, err := testwait.RecvErr(context.Background(), 30*time.Second, done); err != nil {
+			cmd.Process.Kill()
+			<-done
+		}
+		t.Logf("%s (pid %d) still ran %v after its job ended DONE: aborted; %s ends:\n%s", what, cmd.Process.Pid, limit, logPath, testkit.TailFile(logPath, 60))
 	}
 }
 
@@ -197,6 +204,7 @@ func startWordcount(t *testing.T, input, outDir string, args ...string) *exec.Cm
 	}
 	t.Cleanup(func() { logf.Close() })
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), "PYTHONFAULTHANDLER=1")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
