@@ -12,6 +12,7 @@ import (
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/store"
+	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -67,11 +68,14 @@ func TestRecordsSurviveRestart(t *testing.T) {
 	st := openStore(t, dir)
 	metrics := []*pipepb.MonitoringInfo{{Urn: "beam:metric:user:sum_int64:v1", Payload: []byte{7}}}
 	release := make(chan struct{})
+	// Subscribers see RUNNING before it is synced; Running returns after.
+	stuckSaved := make(chan struct{}, 1)
 	e1, stop1 := serveDurable(t, &fakeExec{execute: func(ctx context.Context, j *Job) error {
 		j.Running()
 		j.Message(jobpb.JobMessage_JOB_MESSAGE_BASIC, "hello from "+j.Name)
 		j.SetMetrics(metrics)
 		if j.Name == "stuck" {
+			stuckSaved <- struct{}{}
 			select {
 			case <-release:
 			case <-ctx.Done():
@@ -94,6 +98,9 @@ func TestRecordsSurviveRestart(t *testing.T) {
 	}
 	stuck := run.GetJobId()
 	e1.waitState(t, stuck, jobpb.JobState_RUNNING)
+	if _, err := testwait.RecvErr(context.Background(), 30*time.Second, stuckSaved); err != nil {
+		t.Fatalf("the stuck job's RUNNING was not saved: %v", err)
+	}
 	artifactDir := root + "/" + stuck
 	if err := os.MkdirAll(artifactDir, 0o755); err != nil {
 		t.Fatal(err)
