@@ -368,6 +368,9 @@ func (f *flow) nextWakeup() (at int64, ok bool) {
 			at, ok = t, true
 		}
 	}
+	if f.spillHeld() {
+		consider(f.now + spillPollMs)
+	}
 	for _, st := range f.stages {
 		if st.keyed != nil {
 			if t, has := st.keyed.nextTimerWakeup(f.now); has {

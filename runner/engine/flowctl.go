@@ -165,7 +165,7 @@ func (f *flow) panesWaitFor(st *stage) bool {
 // they hold; it reports whether a stage held before is held no more.
 func (f *flow) updateHolds() (lifted bool) {
 	if !f.flowOn() {
-		return false
+		return f.updateSpillHolds() // spillhold.go
 	}
 	was := map[*stage]bool{}
 	for _, st := range f.stages {

@@ -301,7 +301,8 @@ func (f *fullQueue) Queued() (int64, bool) { return 0, f.full }
 
 // TestFullSpillQueueKeepsDataInMemory: while the spill's write queue is
 // full, the engine spills nothing, pending input nor grouped values, and
-// keeps it in memory instead; the output is the same, and once the queue
+// keeps it in memory instead: here the queue fills while the bundle that
+// produces everything runs. The output is the same, and once the queue
 // takes more, it spills again.
 func TestFullSpillQueueKeepsDataInMemory(t *testing.T) {
 	plain := pendPipeline(t)
@@ -312,12 +313,23 @@ func TestFullSpillQueueKeepsDataInMemory(t *testing.T) {
 	}
 	defer st.Close()
 	for _, full := range []bool{true, false} {
-		pend, gbk := &fullQueue{st.Space("p/"), full}, &fullQueue{st.Space("g/"), full}
+		pend, gbk := &fullQueue{Spill: st.Space("p/")}, &fullQueue{Spill: st.Space("g/")}
 		limited := pendPipeline(t)
 		limited.PendingSpill, limited.PendingBudget = pend, 1<<20
 		limited.Stages[2].Agg.Spill, limited.Stages[2].Agg.SpillBudget = gbk, 64<<10
 		before := st.WrittenBytes()
-		got, _, _ := pendRun(t, limited, limited, false)
+		e, err := New(limited)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, b := range nextReady(e).Bundles { // "gen", started with room in the queue
+			pend.full, gbk.full = full, full
+			got = append(got, pendPlay(t, e, b)...)
+		}
+		rest, _ := pendDrive(t, e, nil)
+		got = append(got, rest...)
+		slices.Sort(got)
 		if !slices.Equal(got, want) {
 			t.Fatalf("full=%v: the sink got %d groups, differing from the %d in memory", full, len(got), len(want))
 		}
@@ -328,5 +340,43 @@ func TestFullSpillQueueKeepsDataInMemory(t *testing.T) {
 		if !full && written < 4<<20 {
 			t.Errorf("with room in the queue the engine spilled %d bytes; want its values and pending input", written)
 		}
+	}
+}
+
+// TestFullSpillQueueHoldsProducers: a batch job whose spill queue is full
+// starts no bundle of the stages that produce into what spills, and looks
+// again spillPollMs later; once the queue takes more, they run, and the
+// output is what it is without a spill.
+func TestFullSpillQueueHoldsProducers(t *testing.T) {
+	plain := pendPipeline(t)
+	want, _, _ := pendRun(t, plain, plain, false)
+	st, err := store.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	gbk := &fullQueue{Spill: st.Space("g/"), full: true}
+	limited := pendPipeline(t)
+	limited.Stages[2].Agg.Spill, limited.Stages[2].Agg.SpillBudget = gbk, 64<<10
+	limited.StartTime = 1000
+	e, err := New(limited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := nextReady(e)
+	if len(rd.Bundles) != 0 || !rd.Wake || rd.WakeAt != 1000+spillPollMs {
+		t.Fatalf("with the queue full: %d bundles, wake %v at %d; want none, and a look again at %d", len(rd.Bundles), rd.Wake, rd.WakeAt, 1000+spillPollMs)
+	}
+	if ps := e.flow.stage("gen").fc.heldBy; !slices.Equal(ps, []string{spillHolder}) {
+		t.Fatalf("gen is held by %q, want the spill queue", ps)
+	}
+	gbk.full = false
+	e.AdvanceProcessingTime(rd.WakeAt)
+	got, _ := pendDrive(t, e, nil)
+	if !slices.Equal(got, want) {
+		t.Fatalf("the sink got %d groups, differing from the %d in memory", len(got), len(want))
+	}
+	if st.WrittenBytes() == 0 {
+		t.Errorf("the GroupByKey spilled nothing once the queue had room")
 	}
 }
