@@ -8,6 +8,7 @@ import (
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/runner/autoscale"
+	"github.com/beam-runner/beam-runner/runner/jobs"
 )
 
 // Autoscaling (issue 36, docs/scaling.md "Autoscaling"): every interval
@@ -113,6 +114,7 @@ func (d *driver) applyScale(e autoscale.EnvDecision, dec autoscale.Decision) {
 	}
 	d.r.log.Info("autoscaling", "env", e.ID, "from", e.Current, "to", e.Desired, "why", e.Reason)
 	d.r.job.Message(jobpb.JobMessage_JOB_MESSAGE_BASIC, scaleMessage(e, dec))
+	d.r.job.Stats().AddScaling(jobs.ScalingEvent{At: dec.AtMs, Env: e.ID, From: e.Current, To: e.Desired, Why: e.Reason})
 }
 
 // scaleMessage is a change's job message: its environment's line (old

@@ -24,6 +24,7 @@ type Stats struct {
 		sampled time.Time // last Sample
 		ratesAt int64     // last SetRates, Unix ms
 		desired map[string]int
+		scaling []ScalingEvent // oldest first, the last maxScalingEvents
 	}
 }
 
@@ -124,6 +125,30 @@ func (s *Stats) SetWorkers(n int) {
 func (s *Stats) SetDesiredWorkers(desired map[string]int) {
 	s.mu.Lock()
 	s.mu.desired = maps.Clone(desired)
+	s.mu.Unlock()
+}
+
+// ScalingEvent is one change the autoscaler made to an environment's
+// workers, for the web UI's scaling timeline.
+type ScalingEvent struct {
+	At   int64  `json:"at"` // Unix ms
+	Env  string `json:"env"`
+	From int    `json:"from"`
+	To   int    `json:"to"`
+	Why  string `json:"why"`
+}
+
+// maxScalingEvents bounds the timeline a long job keeps: the policy
+// changes workers at most once an interval, so this is hours of changes.
+const maxScalingEvents = 100
+
+// AddScaling records a change the autoscaler made.
+func (s *Stats) AddScaling(ev ScalingEvent) {
+	s.mu.Lock()
+	s.mu.scaling = append(s.mu.scaling, ev)
+	if n := len(s.mu.scaling); n > maxScalingEvents {
+		s.mu.scaling = slices.Clone(s.mu.scaling[n-maxScalingEvents:])
+	}
 	s.mu.Unlock()
 }
 
@@ -242,6 +267,8 @@ type StatsSnapshot struct {
 	// DesiredWorkers is, per environment, the workers the autoscaler
 	// last decided on; nil when the job does not scale.
 	DesiredWorkers map[string]int `json:"desired_workers,omitempty"`
+	// Scaling is the autoscaler's changes, oldest first.
+	Scaling []ScalingEvent `json:"scaling,omitempty"`
 }
 
 // Snapshot copies the statistics. A PCollection's count is the largest any
@@ -254,7 +281,7 @@ func (s *Stats) Snapshot() StatsSnapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := StatsSnapshot{Stages: make([]StageStats, len(s.mu.stages)), PCollections: s.pcollCountsLocked(), Workers: s.mu.workers,
-		RatesAt: s.mu.ratesAt, DesiredWorkers: maps.Clone(s.mu.desired)}
+		RatesAt: s.mu.ratesAt, DesiredWorkers: maps.Clone(s.mu.desired), Scaling: slices.Clone(s.mu.scaling)}
 	for i, st := range s.mu.stages {
 		c := *st
 		c.Rate = slices.Clone(st.Rate)

@@ -76,3 +76,20 @@ func TestStatsSampleRatesAndWatermarks(t *testing.T) {
 		t.Errorf("%d rate samples kept, want %d", n, RateSamples)
 	}
 }
+
+// TestStatsKeepsTheLastScalingEvents: the scaling timeline keeps the
+// newest maxScalingEvents changes, oldest first, and a snapshot is a copy.
+func TestStatsKeepsTheLastScalingEvents(t *testing.T) {
+	s := NewStats()
+	for i := range maxScalingEvents + 20 {
+		s.AddScaling(ScalingEvent{At: int64(i), Env: "py", From: i, To: i + 1, Why: "scale up"})
+	}
+	got := s.Snapshot().Scaling
+	if len(got) != maxScalingEvents || got[0].At != 20 || got[len(got)-1].At != maxScalingEvents+19 {
+		t.Fatalf("timeline holds %d events from %d to %d; want the last %d, 20 to %d", len(got), got[0].At, got[len(got)-1].At, maxScalingEvents, maxScalingEvents+19)
+	}
+	got[0].Env = "changed"
+	if s.Snapshot().Scaling[0].Env != "py" {
+		t.Fatal("a snapshot's timeline shares the stats' own")
+	}
+}

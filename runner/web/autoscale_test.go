@@ -17,6 +17,7 @@ import (
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+	"github.com/chromedp/chromedp"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/web"
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
@@ -207,6 +208,38 @@ func TestAutoscalingGrowsWorkersMidJob(t *testing.T) {
 		t.Errorf("%s still exported after the job ended: %v", web.DesiredWorkersMetric, d)
 	}
 	t.Logf("workers started: %d; decision: %s", tap.count("scale-up: worker takes bundles"), m[0])
+	rows := scalingRows(t, env, id)
+	if len(rows) == 0 || rows[len(rows)-1].Env != m[1] || rows[len(rows)-1].Workers != m[2]+" → "+m[3] || !strings.HasPrefix(rows[len(rows)-1].Why, "scale up") {
+		t.Errorf("the job page's scaling timeline = %+v; want its oldest row %s %s → %s, scale up", rows, m[1], m[2], m[3])
+	}
+}
+
+// scalingRow is a row of the job page's scaling timeline, as shown.
+type scalingRow struct {
+	Env     string `json:"env"`
+	Workers string `json:"workers"`
+	Why     string `json:"why"`
+}
+
+// scalingRows opens the job's page in Chromium and reads its scaling
+// timeline, newest first.
+func scalingRows(t *testing.T, env *jobtest.Env, id string) []scalingRow {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	bctx, stop := browser(ctx, t, chromiumPath(t))
+	defer stop()
+	if err := chromedp.Do(bctx, chromedp.Navigate(env.WebURL+"/#/job/"+id), chromedp.WaitVisible(`#scaling-body tr`)); err != nil {
+		t.Fatalf("waiting for the job page's scaling timeline: %v", err)
+	}
+	rows, err := chromedp.Run(bctx, chromedp.Evaluate[[]scalingRow](`[...document.querySelectorAll("#scaling-body tr")].map(tr => {
+			const td = tr.querySelectorAll("td");
+			return {env: td[1].textContent, workers: td[2].textContent, why: td[3].textContent};
+		})`))
+	if err != nil {
+		t.Fatalf("reading the job page's scaling timeline: %v", err)
+	}
+	return rows
 }
 
 // A streaming job that started with 3 workers (--workers_per_environment)

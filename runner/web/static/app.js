@@ -202,6 +202,20 @@ function renderJob(d) {
   renderStages(d);
   renderPColls(d);
   renderMetrics(d);
+  renderScaling(d);
+}
+
+// renderScaling shows the autoscaler's changes (--autoscaling=ds2),
+// newest first, and what it wants now; hidden for a job that never scaled.
+function renderScaling(d) {
+  const events = d.stats.scaling || [], want = d.stats.desired_workers || {};
+  $("scaling").hidden = events.length === 0 && Object.keys(want).length === 0;
+  $("scaling-desired").textContent = Object.keys(want).length
+    ? "wanted now: " + Object.keys(want).sort().map((e) => `${e} ${want[e]}`).join(", ") : "";
+  $("scaling-body").replaceChildren(...events.slice().reverse().map((e) =>
+    el("tr", { "data-env": e.env, "data-from": e.from, "data-to": e.to },
+      el("td", {}, new Date(e.at).toLocaleTimeString()), el("td", {}, e.env),
+      el("td", { class: "num" }, `${e.from} → ${e.to}`), el("td", {}, e.why))));
 }
 
 function name(d, id) { return d.names[id] || id; }
