@@ -73,7 +73,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "beam-runner: --"+err.Error())
 		os.Exit(2)
 	}
-	if err := run(logger, workers.Options{StartTimeout: fl.WorkerStartTimeout, FnAPI: fnListen, Pools: pools}); err != nil {
+	if err := run(logger, workers.Options{StartTimeout: fl.WorkerStartTimeout, FnAPI: fnListen, Pools: pools, PoolRefresh: fl.PoolRefresh()}); err != nil {
 		logger.Error("beam-runner failed", "error", err)
 		os.Exit(1)
 	}

@@ -46,6 +46,9 @@ type poolState struct {
 	name string
 	down bool
 	why  string // why it is down
+	// retired: its host no longer resolves (members.go); it gets no new
+	// slot, and its slots were drained.
+	retired bool
 }
 
 type slot struct {

@@ -30,8 +30,9 @@ func (b *Board) AddSlot(p int) int {
 	return len(b.slots) - 1
 }
 
-// LeastActivePool is the pool, of those not down, with the fewest active
-// slots (ties: the lowest), where a new worker goes; -1 if all are down.
+// LeastActivePool is the pool, of those not down nor retired, with the
+// fewest active slots (ties: the lowest), where a new worker goes; -1 if
+// there is none.
 func (b *Board) LeastActivePool() int {
 	per := make([]int, len(b.pools))
 	for _, s := range b.slots {
@@ -41,7 +42,7 @@ func (b *Board) LeastActivePool() int {
 	}
 	best := -1
 	for p := range b.pools {
-		if !b.pools[p].down && (best < 0 || per[p] < per[best]) {
+		if !b.pools[p].down && !b.pools[p].retired && (best < 0 || per[p] < per[best]) {
 			best = p
 		}
 	}

@@ -56,22 +56,33 @@ func (p *Pool) poolsFor(ctx context.Context, envID string, env *pipepb.Environme
 	if len(all[sdk]) == 0 {
 		return "", nil, fmt.Errorf("environment %q asks for the server's worker pools of SDK %s (EXTERNAL %s), but none are named: start the server with --worker_pools=%s=HOST:PORT, or give the job --%s", envID, sdk, worker.PoolsEndpoint, sdk, jobs.PoolsOption)
 	}
-	pools := placement.Expand(all[sdk], func(host string) ([]string, error) {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		return net.DefaultResolver.LookupHost(ctx, host)
-	})
-	return sdk, pools, nil
+	return sdk, placement.Expand(all[sdk], p.lookup(ctx)), nil
 }
 
-// startRemote starts environment i's workers on its pools.
-func (p *Pool) startRemote(ctx context.Context, i int, envID, sdk string, pools []placement.Pool, env *pipepb.Environment) error {
+// lookup resolves a pool's host (Options.Lookup, by default DNS), within
+// a few seconds.
+func (p *Pool) lookup(ctx context.Context) func(host string) ([]string, error) {
+	look := p.opts.Lookup
+	if look == nil {
+		look = net.DefaultResolver.LookupHost
+	}
+	return func(host string) ([]string, error) {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return look(ctx, host)
+	}
+}
+
+// startRemote starts environment i's workers on its pools, expanded from
+// specs (which a running job resolves again: members.go).
+func (p *Pool) startRemote(ctx context.Context, i int, envID, sdk string, specs, pools []placement.Pool, env *pipepb.Environment) error {
 	var names []string
 	for _, pl := range pools {
 		names = append(names, pl.String())
 	}
 	p.log.Info("environment runs on worker pools", "env", envID, "sdk", sdk, "pools", strings.Join(names, ","))
 	rm := newRemote(ctx, p, envID, i, sdk, pools, externalParams(env))
+	rm.specs = specs
 	p.remotes[envID] = rm // stopped with the job, even if it does not start
 	if err := rm.start(); err != nil {
 		return err

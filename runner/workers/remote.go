@@ -30,8 +30,8 @@ type remote struct {
 	p      *Pool
 	envID  string
 	envIdx int
-	pools  []placement.Pool
-	poolOf []int // slot -> pool index
+	specs  []placement.Pool // as named, before Expand: members.go resolves them again
+	poolOf []int            // slot -> pool index
 	params map[string]string
 	ws     *Set
 	ctx    context.Context // the job's; cancelled by stop
@@ -39,9 +39,10 @@ type remote struct {
 	wg     sync.WaitGroup // goroutines starting workers and probing pools
 
 	mu      sync.Mutex
-	ids     []string // slot -> its current worker's id
-	starts  []int    // slot -> workers started there so far
-	busy    []bool   // slot -> a start is under way
+	pools   []placement.Pool // by the board's pool index; grows as pools join
+	ids     []string         // slot -> its current worker's id
+	starts  []int            // slot -> workers started there so far
+	busy    []bool           // slot -> a start is under way
 	handles map[string]worker.Handle
 	poolIDs map[string]int // every worker id started -> its pool, for errors
 }
@@ -85,6 +86,7 @@ func (rm *remote) start() error {
 		rm.ws.mu.Unlock()
 		switch {
 		case up:
+			rm.goRun(rm.watchPools)
 			return nil
 		case !starting:
 			return fmt.Errorf("environment %q: %w", rm.envID, rm.noneLeft())
@@ -112,7 +114,7 @@ func (rm *remote) bringUp(w int) {
 	}
 	defer rm.release(w)
 	p := rm.poolAt(w)
-	fw, err := rm.launch(id, rm.pools[p].Addr)
+	fw, err := rm.launch(id, rm.poolAddr(p))
 	if err == nil {
 		err = rm.attach(w, fw)
 	}
@@ -247,7 +249,7 @@ func (rm *remote) lostSlot(w int, id string, cause error) {
 	var restart bool
 	rm.ws.update(func(b *placement.Board) { restart = b.Lost(w) })
 	if restart {
-		rm.p.log.Warn("worker lost; starting another on its pool", "env", rm.envID, "worker", id, "pool", rm.pools[rm.poolAt(w)].Addr, "cause", cause)
+		rm.p.log.Warn("worker lost; starting another on its pool", "env", rm.envID, "worker", id, "pool", rm.poolAddr(rm.poolAt(w)), "cause", cause)
 		rm.goRun(func() { rm.bringUp(w) })
 	}
 }
@@ -262,7 +264,7 @@ func (rm *remote) down(p int, why string) {
 	if !revive {
 		return
 	}
-	addr := rm.pools[p].Addr
+	addr := rm.poolAddr(p)
 	rm.p.log.Warn("worker pool down", "env", rm.envID, "pool", addr, "why", why)
 	rm.p.job.Message(jobpb.JobMessage_JOB_MESSAGE_WARNING,
 		fmt.Sprintf("worker pool %s of environment %q is down (%s): its bundles run on the other pools until it answers again", addr, rm.envID, why))
@@ -272,12 +274,17 @@ func (rm *remote) down(p int, why string) {
 // revive probes pool p, less often the longer it stays down, and once it
 // answers starts its workers again.
 func (rm *remote) revive(p int) {
-	addr := rm.pools[p].Addr
+	addr := rm.poolAddr(p)
 	for delay := time.Second; ; delay = min(2*delay, reviveMax) {
 		select {
 		case <-time.After(delay):
 		case <-rm.ctx.Done():
 			return
+		}
+		var retired bool
+		rm.ws.update(func(b *placement.Board) { retired = b.Retired(p) })
+		if retired {
+			return // its host left: nothing to revive
 		}
 		if probe(rm.ctx, addr) == nil {
 			break
@@ -320,6 +327,13 @@ func (rm *remote) poolOfWorker(id string) (string, bool) {
 		return "", false
 	}
 	return rm.pools[p].Addr, true
+}
+
+// poolAddr is pool p's address.
+func (rm *remote) poolAddr(p int) string {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	return rm.pools[p].Addr
 }
 
 func (rm *remote) stopHandle(id string) {
@@ -369,11 +383,14 @@ func (rm *remote) slots() int {
 	return len(rm.poolOf)
 }
 
-// grow starts one more worker, on the pool running the fewest (a host
-// added to the pool's Service since the job started is not among them:
-// pools are resolved when the job starts).
-func (rm *remote) grow() {
-	w := rm.ws.addSlot(func(b *placement.Board) int { return b.LeastActivePool() })
+// grow starts one more worker, on the pool running the fewest (a pod
+// that joined the pool's Service while the job runs, once a refresh found
+// it: members.go).
+func (rm *remote) grow() { rm.growOn(func(b *placement.Board) int { return b.LeastActivePool() }) }
+
+// growOn starts one more worker, on the pool pick chooses.
+func (rm *remote) growOn(pick func(b *placement.Board) int) {
+	w := rm.ws.addSlot(pick)
 	if w < 0 {
 		rm.p.log.Warn("scale-up: every worker pool of the environment is down", "env", rm.envID)
 		return

@@ -56,7 +56,7 @@ func (p *Pool) Start(ctx context.Context) error {
 			return err
 		}
 		if remote != nil {
-			if err := p.startRemote(ctx, i, envID, sdk, remote, env); err != nil {
+			if err := p.startRemote(ctx, i, envID, sdk, pools[sdk], remote, env); err != nil {
 				return err
 			}
 			_, lo, hi, _ := jobs.EnvWorkers(p.job.Options, env, p.scale)

@@ -39,6 +39,12 @@ type Options struct {
 	// Scaling is the server's autoscaling (--autoscaling and its
 	// bounds), which a job's options override; zero: off.
 	Scaling jobs.Scaling
+	// PoolRefresh is how often a running job resolves its pools' hosts
+	// again, to use pods that joined and drain those that left
+	// (members.go); 0 means every 10 s, negative never.
+	PoolRefresh time.Duration
+	// Lookup resolves a pool's host; nil: DNS.
+	Lookup func(ctx context.Context, host string) ([]string, error)
 }
 
 // Pool is a job's SDK workers: its Fn API server, each environment's

@@ -56,6 +56,9 @@ type Flags struct {
 	// WorkerPools are the --worker_pools specs, in order (the flag may be
 	// given more than once); placement.ParsePools reads them.
 	WorkerPools Strings
+	// WorkerPoolsRefresh is how often a running job resolves its pools'
+	// hosts again; 0 never.
+	WorkerPoolsRefresh time.Duration
 	// Deprecated lists the deprecated flags given, each with what to use
 	// instead, for the server to warn about once its logger is up.
 	Deprecated []string
@@ -113,6 +116,7 @@ func Register(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.SDKJavaClasspath, "sdk_java_classpath", "", "directory of jars that local Java SDK workers run Beam's Java harness from, before the job's staged jars (default: the staged jars if they carry the harness, else the local Maven repository, else fetched once with mvn into beam-runner/java in the user's cache dir)")
 	fs.StringVar(&f.VenvDir, "venv_dir", "", "where virtualenvs for jobs' Python requirements are kept and reused (default: beam-runner/venvs in the user's cache dir)")
 	fs.StringVar(&f.StateDir, "state_dir", "", "directory of the durable store: job records and streaming jobs' checkpoints survive restarts (default: none; job records are kept in memory and jobs spill to a temporary store in $TMPDIR, removed at exit); \"none\": keep nothing and spill nothing")
+	fs.DurationVar(&f.WorkerPoolsRefresh, "worker_pools_refresh", 10*time.Second, "how often a running job resolves its --worker_pools hosts again: a pod that joined a headless Service gets its workers mid-job, and one that left has its workers drained, then stopped; 0 resolves them only when a job starts")
 	fs.Var(&f.WorkerPools, "worker_pools", "worker pools to run SDK workers on, by SDK: SDK=HOST:PORT[/WORKERS],... (WORKERS: how many the pool's host runs, default 1), e.g. python=host1:50000/2,host2:50000/2; repeat it or join SDKs with ; for several. Python environments (PROCESS, Beam's SDK image, EXTERNAL worker_pools) then run there; a host name with several addresses (a headless Service) is one pool each. See docs/scaling.md")
 	return f
 }
@@ -132,6 +136,15 @@ func (f *Flags) FnAPIListen() (fnapi.Listen, error) {
 
 // Pools reads --worker_pools.
 func (f *Flags) Pools() (placement.Pools, error) { return placement.ParsePools(f.WorkerPools...) }
+
+// PoolRefresh is --worker_pools_refresh as workers.Options.PoolRefresh
+// has it (negative: never).
+func (f *Flags) PoolRefresh() time.Duration {
+	if f.WorkerPoolsRefresh <= 0 {
+		return -1
+	}
+	return f.WorkerPoolsRefresh
+}
 
 // registerScaling defines the autoscaling flags, a job's defaults: its
 // options of the same names override them.
