@@ -53,6 +53,9 @@ func (d *driver) newScaler(now time.Time) *scaler {
 	for _, env := range s.envs {
 		s.policy.State.LastChangeMs[env] = now.UnixMilli()
 	}
+	if err := d.restoreScaling(s); err != nil {
+		d.r.log.Warn("autoscaling: starts afresh", "err", err)
+	}
 	return s
 }
 

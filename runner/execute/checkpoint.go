@@ -18,21 +18,28 @@ import (
 )
 
 // Checkpoint format: the magic bytes, checkpointVersion as a uvarint, then
-// three sections, each a uvarint length and its bytes: the engine's
-// snapshot (engine.SnapshotRequeuingFlight, its own versioned format),
-// the user-state snapshot (userstate.Store.Snapshot, likewise) and the committed metrics
-// (jobpb.MetricResults). All three are taken at one consistent point of
-// the driver, between two commits.
+// sections, each a uvarint length and its bytes: the engine's snapshot
+// (engine.SnapshotRequeuingFlight, its own versioned format), the
+// user-state snapshot (userstate.Store.Snapshot, likewise), the committed
+// metrics (jobpb.MetricResults) and, from version 2, the autoscaler's
+// memory (savedScaling as JSON; empty when the job does not scale). All
+// are taken at one consistent point of the driver, between two commits.
+// Version 1 (three sections) is still read: a server upgrade resumes the
+// jobs the older one checkpointed.
 const (
 	checkpointMagic   = "BRCKPT"
-	checkpointVersion = 1
+	checkpointVersion = 2
 )
+
+// sectionsOf is how many sections each readable version has.
+var sectionsOf = map[uint64]int{1: 3, 2: 4}
 
 // checkpoint is what a job needs to resume where it was.
 type checkpoint struct {
 	engine  []byte
 	state   []byte
 	metrics []*pipepb.MonitoringInfo
+	scaling []byte
 }
 
 func (c checkpoint) encode() ([]byte, error) {
@@ -41,7 +48,7 @@ func (c checkpoint) encode() ([]byte, error) {
 		return nil, fmt.Errorf("encoding metrics: %w", err)
 	}
 	out := append([]byte(checkpointMagic), binary.AppendUvarint(nil, checkpointVersion)...)
-	for _, sec := range [][]byte{c.engine, c.state, m} {
+	for _, sec := range [][]byte{c.engine, c.state, m, c.scaling} {
 		out = binary.AppendUvarint(out, uint64(len(sec)))
 		out = append(out, sec...)
 	}
@@ -59,12 +66,13 @@ func decodeCheckpoint(data []byte) (checkpoint, error) {
 	if n <= 0 {
 		return c, fmt.Errorf("checkpoint: damaged version")
 	}
-	if v != checkpointVersion {
-		return c, fmt.Errorf("checkpoint format version %d; this beam-runner reads version %d", v, checkpointVersion)
+	nsec, ok := sectionsOf[v]
+	if !ok {
+		return c, fmt.Errorf("checkpoint format version %d; this beam-runner reads versions 1 to %d", v, checkpointVersion)
 	}
 	rest = rest[n:]
-	var secs [3][]byte
-	for i := range secs {
+	secs := make([][]byte, 4)
+	for i := range nsec {
 		l, n := binary.Uvarint(rest)
 		if n <= 0 || l > uint64(len(rest)-n) {
 			return c, fmt.Errorf("checkpoint: section %d is damaged or cut short", i)
@@ -78,7 +86,7 @@ func decodeCheckpoint(data []byte) (checkpoint, error) {
 	if err := proto.Unmarshal(secs[2], &m); err != nil {
 		return c, fmt.Errorf("checkpoint metrics: %w", err)
 	}
-	return checkpoint{engine: secs[0], state: secs[1], metrics: m.GetCommitted()}, nil
+	return checkpoint{engine: secs[0], state: secs[1], metrics: m.GetCommitted(), scaling: secs[3]}, nil
 }
 
 // checkpointPolicy decides when the driver checkpoints: right after a
@@ -197,6 +205,7 @@ func (r *run) restoreEngine(spec engine.Spec) (*engine.Engine, error) {
 		return nil, fmt.Errorf("resuming job %s: its user state: %w", r.job.ID, err)
 	}
 	r.state = st
+	r.resumedScaling = c.scaling
 	r.metrics.AddBundle(c.metrics)
 	r.job.SetMetrics(r.metrics.Results())
 	msg := r.resumedMessage(eng.Finished())
@@ -249,7 +258,7 @@ func (d *driver) checkpoint(ctx context.Context) <-chan struct{} {
 		close(done)
 		return done
 	}
-	c := checkpoint{state: r.state.Snapshot(), metrics: r.metrics.Results()}
+	c := checkpoint{state: r.state.Snapshot(), metrics: r.metrics.Results(), scaling: d.scaleSnapshot()}
 	d.seq++
 	taking := time.Since(start)
 	prev := d.saving

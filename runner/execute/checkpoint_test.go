@@ -15,7 +15,8 @@ import (
 
 func TestCheckpointRoundTrip(t *testing.T) {
 	in := checkpoint{engine: []byte("engine state"), state: nil,
-		metrics: []*pipepb.MonitoringInfo{{Urn: "beam:metric:user:sum_int64:v1", Payload: []byte{42}}}}
+		metrics: []*pipepb.MonitoringInfo{{Urn: "beam:metric:user:sum_int64:v1", Payload: []byte{42}}},
+		scaling: []byte(`{"workers":{"go":3}}`)}
 	data, err := in.encode()
 	if err != nil {
 		t.Fatal(err)
@@ -24,8 +25,22 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(out.engine, in.engine) || len(out.state) != 0 || len(out.metrics) != 1 || out.metrics[0].GetPayload()[0] != 42 {
+	if !bytes.Equal(out.engine, in.engine) || len(out.state) != 0 || len(out.metrics) != 1 || out.metrics[0].GetPayload()[0] != 42 || !bytes.Equal(out.scaling, in.scaling) {
 		t.Errorf("decoded %+v, want %+v", out, in)
+	}
+}
+
+// TestCheckpointVersion1StillReads: a checkpoint an older server wrote
+// (three sections, no autoscaling state) resumes on this one.
+func TestCheckpointVersion1StillReads(t *testing.T) {
+	v1 := append([]byte(checkpointMagic), 1)
+	for _, sec := range []string{"engine", "state", ""} {
+		v1 = append(v1, byte(len(sec)))
+		v1 = append(v1, sec...)
+	}
+	c, err := decodeCheckpoint(v1)
+	if err != nil || string(c.engine) != "engine" || string(c.state) != "state" || c.scaling != nil {
+		t.Fatalf("version 1: %+v, %v; want its engine and state, no scaling", c, err)
 	}
 }
 
@@ -43,7 +58,7 @@ func TestCheckpointRefusals(t *testing.T) {
 		want string
 	}{
 		"empty":     {nil, "not a beam-runner checkpoint"},
-		"newer":     {newer, "format version 2"},
+		"newer":     {newer, "format version 3"},
 		"truncated": {good[:len(good)-1], "cut short"},
 		"trailing":  {append(append([]byte{}, good...), 0), "after its last section"},
 	} {

@@ -29,6 +29,9 @@ type run struct {
 	// closed when the run's Execute returns, so none waits for it after.
 	savepoints chan savepointReq
 	ended      chan struct{}
+	// resumedScaling is the autoscaler's memory in the checkpoint the job
+	// resumed from (savedScaling); nil if none.
+	resumedScaling []byte
 	// concurrency records how many bundles of each stage ran at once.
 	concurrency concurrency
 

@@ -50,7 +50,7 @@ func (d *driver) onSavepoint(req savepointReq) error {
 	snap, err := d.eng.SnapshotRequeuingFlight()
 	var data []byte
 	if err == nil {
-		c := checkpoint{engine: snap, state: d.r.state.Snapshot(), metrics: d.r.metrics.Results()}
+		c := checkpoint{engine: snap, state: d.r.state.Snapshot(), metrics: d.r.metrics.Results(), scaling: d.scaleSnapshot()}
 		data, err = c.encode()
 	}
 	if err == nil {

@@ -2,7 +2,9 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -22,12 +24,18 @@ import (
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
 	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	"github.com/chromedp/chromedp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*pacedSource)(nil)).Elem())
 	register.Function1x1(slowIdentity)
+	register.Function1x0(discardInt)
 }
+
+func discardInt(int64) {}
 
 // pacedSource is an unbounded source of the positions [0, N): PerTick of
 // them, then a resume after EveryMs, so a streaming job's input rate is
@@ -292,4 +300,60 @@ func maxOf(m map[string]float64) float64 {
 		best = max(best, v)
 	}
 	return best
+}
+
+// A streaming job that scaled up is cancelled at a savepoint; started
+// from it on another server, it resumes at the workers it had rather than
+// at the minimum, as its checkpoint carries the autoscaler's memory.
+func TestAutoscalingResumesAtItsWorkers(t *testing.T) {
+	env, tap := startScaling(t, 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pipeline := func(s beam.Scope) {
+		src := beam.ParDo(s, &pacedSource{N: 1 << 30, PerTick: 10, EveryMs: 100}, beam.Impulse(s))
+		beam.ParDo0(s, discardInt, beam.ParDo(s, slowIdentity, beam.Reshuffle(s, src)))
+	}
+	id, _, err := env.Submit(ctx, "autoscale-resume", pipeline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, time.Minute, "a new worker to take bundles", func() bool {
+		return tap.count("scale-up: worker takes bundles") >= 1
+	})
+	grown := int(maxOf(desired(t, env, id)))
+	dir := filepath.Join(t.TempDir(), "savepoint")
+	if err := savepointRPC(ctx, env.Endpoint, id, dir, "cancel"); err != nil {
+		t.Fatal(err)
+	}
+	env2, _ := startScaling(t, 5*time.Minute)
+	restored, _, err := env2.SubmitWith(ctx, "autoscale-resume", map[string]any{jobs.FromSavepointOption: dir}, pipeline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("resumes at %d workers (from 1), as last decided before the restart", grown)
+	var msgs string
+	testwait.Until(t, time.Minute, "the restored job's message that it resumes at its workers", func() bool {
+		mctx, mcancel := context.WithTimeout(ctx, 2*time.Second)
+		defer mcancel()
+		msgs, _ = jobtest.Messages(mctx, env2.Client, restored)
+		return strings.Contains(msgs, want)
+	})
+	if _, err := env2.Client.Cancel(ctx, &jobpb.CancelJobRequest{JobId: restored}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// savepointRPC asks the server at endpoint for a savepoint of job in dir,
+// then does what then says ("", "cancel", "drain").
+func savepointRPC(ctx context.Context, endpoint, job, dir, then string) error {
+	conn, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	req, err := structpb.NewStruct(map[string]any{"job_id": job, "dir": dir, "then": then})
+	if err != nil {
+		return err
+	}
+	return conn.Invoke(ctx, jobs.SavepointMethod, req, &structpb.Struct{})
 }
