@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -30,6 +31,13 @@ const (
 	// The jar Surefire scans; classes.txt must name each of its classes
 	// that carry the category.
 	javaTestsJar = "org/apache/beam/beam-sdks-java-core/2.73.0/beam-sdks-java-core-2.73.0-tests.jar"
+	// The pinned Beam (go.mod), whose Java test sources are in its Go
+	// module; the pom's beam-test-sources profile compiles from there the
+	// file below, which shadows the 2.73.0 tests jar's FileIOTest (2.73's
+	// testMatchWatchForNewFiles gives up 1 s after a new file, 2.77's 10 s).
+	beamModule     = "github.com/apache/beam/sdks/v2"
+	beamJavaTests  = "java/core/src/test/java"
+	beamPinnedTest = "org/apache/beam/sdk/io/FileIOTest.java"
 )
 
 // javaRun is what one Maven invocation runs: the ValidatesRunner category
@@ -107,6 +115,10 @@ func runMaven(ctx context.Context, cfg config, work, endpoint, build string, jr 
 			return err
 		}
 	}
+	tests, err := beamJavaTestsDir(ctx)
+	if err != nil {
+		return err
+	}
 	logPath := filepath.Join(work, "java-mvn.log")
 	log, err := os.Create(logPath)
 	if err != nil {
@@ -114,7 +126,7 @@ func runMaven(ctx context.Context, cfg config, work, endpoint, build string, jr 
 	}
 	defer log.Close()
 	args := []string{"-B", "-o", "-q", "-f", filepath.Join(javaProject, "pom.xml"), "test",
-		"-DjobEndpoint=" + endpoint, "-DbuildDir=" + build,
+		"-DjobEndpoint=" + endpoint, "-DbuildDir=" + build, "-DbeamJavaTests=" + tests,
 		fmt.Sprintf("-DforkCount=%d", cfg.javaForks),
 		fmt.Sprintf("-DtestTimeoutSeconds=%d", int(cfg.javaTestTimeout.Seconds())),
 		"-Dmaven.test.failure.ignore=true"}
@@ -131,6 +143,25 @@ func runMaven(ctx context.Context, cfg config, work, endpoint, build string, jr 
 		return fmt.Errorf("mvn: %w\n--- %s ---\n%s", err, logPath, tailFile(logPath, 30))
 	}
 	return nil
+}
+
+// beamJavaTestsDir is the pinned Beam's Java test source tree in the Go
+// module cache. Maven's copy of the file silently copies nothing when it
+// is missing (and 2.73.0's class would run instead): checked here.
+func beamJavaTestsDir(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", beamModule).Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m %s: %w", beamModule, err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" {
+		return "", fmt.Errorf("%s is not in the module cache (go mod download %s)", beamModule, beamModule)
+	}
+	dir := filepath.Join(mod, filepath.FromSlash(beamJavaTests))
+	if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(beamPinnedTest))); err != nil {
+		return "", err
+	}
+	return dir, nil
 }
 
 // readReports reads one Surefire run's reports, which must name some test.

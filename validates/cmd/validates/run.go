@@ -132,7 +132,7 @@ func runSuites(ctx context.Context, cfg config, work string, bins binaries, srv 
 	runPythonSuites(ctx, cfg, work, bins, srv.endpoint, rep, prismExpected)
 	from, expFrom := len(rep.results), len(rep.expected)
 	runJava(ctx, cfg, work, srv.endpoint, rep)
-	rep.summarize("Java ValidatesRunner and listed NeedsRunner (beam-sdks-java-core 2.73.0 tests)", from, expFrom)
+	rep.summarize("Java ValidatesRunner and listed NeedsRunner (beam-sdks-java-core 2.73.0 tests; FileIOTest from 2.77.0 source)", from, expFrom)
 	if err := srv.exitedEarly(); err != nil {
 		rep.problems = append([]string{err.Error()}, rep.problems...)
 	}
