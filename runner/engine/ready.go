@@ -158,7 +158,9 @@ func (e *Engine) readyPending(st *stage, free int, gate bool) ([]*bundle, bool) 
 	if len(st.pending) == 0 || !e.flow.canRun(st) {
 		return nil, true
 	}
-	taken, bytes, rest, err := e.flow.pend.take(st, st.pending)
+	in, later := e.flow.flowSlice(st)
+	taken, bytes, rest, err := e.flow.pend.take(st, in)
+	rest = append(rest, later...)
 	if err != nil {
 		e.flow.fail(fmt.Errorf("stage %s: %w", st.spec.ID, err))
 		return nil, false
