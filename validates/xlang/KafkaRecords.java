@@ -6,6 +6,9 @@
 //   java -cp 'kafka/lib/*' KafkaRecords.java consume BOOTSTRAP TOPIC N TIMEOUT_MS
 //   java -cp 'kafka/lib/*' KafkaRecords.java follow BOOTSTRAP TOPIC
 //   java -cp 'kafka/lib/*' KafkaRecords.java committed BOOTSTRAP GROUP TOPIC PARTITIONS TIMEOUT_MS
+//   java -cp 'kafka/lib/*' KafkaRecords.java fill BOOTSTRAP TOPIC N VALUE_BYTES
+//   java -cp 'kafka/lib/*' KafkaRecords.java ends BOOTSTRAP TOPIC
+//   java -cp 'kafka/lib/*' KafkaRecords.java quota BOOTSTRAP CONSUMER_BYTES_PER_SEC
 //
 // produce reads lines "TIMESTAMP_MS<TAB>KEY<TAB>VALUE" and sends each as a
 // record with that create time (so windows over it are deterministic), to
@@ -20,6 +23,13 @@
 // committed waits until GROUP has committed offsets with metadata for
 // partitions 0..PARTITIONS-1 of TOPIC (what KafkaIO's exactly-once sink
 // stores per shard), and prints "PARTITION<TAB>METADATA" for each.
+// fill sends N records of its own making (key "kI%100", a value of
+// VALUE_BYTES), batched, to the topic's partitions in turn: millions in
+// seconds, where produce's lines would be read and sent one by one.
+// ends prints the sum of the topic's partitions' end offsets: the records
+// a reader from the earliest offset has yet to read, before it reads.
+// quota sets the broker's default consumer byte rate (a dynamic client
+// quota for every client id): the broker throttles fetches past it.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -49,11 +59,18 @@ public class KafkaRecords {
       consume(args[1], args[2], Integer.parseInt(args[3]), Long.parseLong(args[4]));
     } else if (args.length == 3 && args[0].equals("follow")) {
       follow(args[1], args[2]);
+    } else if (args.length == 5 && args[0].equals("fill")) {
+      fill(args[1], args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]));
+    } else if (args.length == 3 && args[0].equals("ends")) {
+      ends(args[1], args[2]);
+    } else if (args.length == 3 && args[0].equals("quota")) {
+      quota(args[1], Double.parseDouble(args[2]));
     } else if (args.length == 6 && args[0].equals("committed")) {
       committed(args[1], args[2], args[3], Integer.parseInt(args[4]), Long.parseLong(args[5]));
     } else {
       System.err.println("usage: produce BOOTSTRAP TOPIC | consume BOOTSTRAP TOPIC N TIMEOUT_MS"
-          + " | follow BOOTSTRAP TOPIC | committed BOOTSTRAP GROUP TOPIC PARTITIONS TIMEOUT_MS");
+          + " | follow BOOTSTRAP TOPIC | committed BOOTSTRAP GROUP TOPIC PARTITIONS TIMEOUT_MS"
+          + " | fill BOOTSTRAP TOPIC N VALUE_BYTES | ends BOOTSTRAP TOPIC | quota BOOTSTRAP CONSUMER_BYTES_PER_SEC");
       System.exit(2);
     }
   }
@@ -94,6 +111,62 @@ public class KafkaRecords {
       }
     }
     System.err.println("produced " + n + " records to " + topic);
+  }
+
+  static void fill(String bootstrap, String topic, int n, int valueBytes) throws Exception {
+    Properties p = new Properties();
+    p.put("bootstrap.servers", bootstrap);
+    p.put("acks", "all");
+    p.put("enable.idempotence", "true");
+    // Large batches: the records are small, and per-request overhead
+    // would otherwise bound the rate.
+    p.put("linger.ms", "20");
+    p.put("batch.size", String.valueOf(512 * 1024));
+    p.put("key.serializer", StringSerializer.class.getName());
+    p.put("value.serializer", StringSerializer.class.getName());
+    String value = "v".repeat(valueBytes);
+    java.util.concurrent.atomic.AtomicReference<Exception> failed = new java.util.concurrent.atomic.AtomicReference<>();
+    try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+      int partitions = producer.partitionsFor(topic).size();
+      for (int i = 0; i < n && failed.get() == null; i++) {
+        producer.send(new ProducerRecord<>(topic, i % partitions, "k" + (i % 100), value),
+            (meta, e) -> { if (e != null) failed.compareAndSet(null, e); });
+      }
+      producer.flush();
+    }
+    if (failed.get() != null) {
+      throw failed.get();
+    }
+    System.err.println("filled " + topic + " with " + n + " records");
+  }
+
+  static void ends(String bootstrap, String topic) throws InterruptedException {
+    Properties p = new Properties();
+    p.put("bootstrap.servers", bootstrap);
+    p.put("key.deserializer", StringDeserializer.class.getName());
+    p.put("value.deserializer", StringDeserializer.class.getName());
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
+      long sum = 0;
+      for (long end : consumer.endOffsets(partitions(consumer, topic, System.currentTimeMillis() + 30000)).values()) {
+        sum += end;
+      }
+      System.out.println(sum);
+    }
+  }
+
+  static void quota(String bootstrap, double bytesPerSec) throws Exception {
+    Properties p = new Properties();
+    p.put("bootstrap.servers", bootstrap);
+    // A null client id is the default entity: every client without a
+    // quota of its own.
+    org.apache.kafka.common.quota.ClientQuotaEntity all = new org.apache.kafka.common.quota.ClientQuotaEntity(
+        java.util.Collections.singletonMap(org.apache.kafka.common.quota.ClientQuotaEntity.CLIENT_ID, null));
+    try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(p)) {
+      admin.alterClientQuotas(List.of(new org.apache.kafka.common.quota.ClientQuotaAlteration(all,
+          List.of(new org.apache.kafka.common.quota.ClientQuotaAlteration.Op("consumer_byte_rate", bytesPerSec)))))
+          .all().get();
+    }
+    System.err.println("consumer_byte_rate " + bytesPerSec + " for every client");
   }
 
   static void consume(String bootstrap, String topic, int want, long timeoutMs)

@@ -18,6 +18,12 @@
 // SIGKILLed twice and restarted on the same --state_dir, its counts read
 // back with read_committed: each exactly once (docs/durability.md).
 //
+// TestKafkaBackPressure (backpressure_test.go) preloads a topic with 2
+// million records and runs a Python pipeline whose one stage is over ten
+// times slower than KafkaIO's read, sampling the server's RSS and store:
+// flat with flow control, growing without it (docs/scaling.md,
+// "Back-pressure, measured"), then DS2 adding workers.
+//
 // Each runs against the expansion service started two ways: with
 // --alsoStartLoopbackWorker, whose environment is an anyof of Java's SDK
 // image and the service's own worker pool (EXTERNAL), which the runner

@@ -7,8 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -257,43 +255,6 @@ func sample(t *testing.T, srv *crashingServer, web int, id string, c *countLog, 
 	return s
 }
 
-func procStatusKB(pid int, field string) int64 {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
-
-// scrape sums each metric family of the server's /metrics over its labels.
-func scrape(t *testing.T, port int) map[string]float64 {
-	resp, err := http.Get(fmt.Sprintf("http://localhost:%d/metrics", port))
-	if err != nil {
-		t.Logf("/metrics: %v", err)
-		return nil
-	}
-	defer resp.Body.Close()
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		name, val, ok := strings.Cut(line, " ")
-		if i := strings.IndexByte(name, '{'); i >= 0 {
-			name = name[:i]
-		}
-		if v, err := strconv.ParseFloat(strings.Fields(val)[0], 64); ok && err == nil {
-			out[name] += v
-		}
-	}
-	return out
-}
-
 // checkpointTimes lists, sorted, what the checkpoints of job id saved
 // after since took, from the server's JSON log.
 func checkpointTimes(logPath, id string, since time.Time) []time.Duration {
@@ -415,13 +376,4 @@ func envDuration(name string, def time.Duration) time.Duration {
 		return d
 	}
 	return def
-}
-
-func freeTCPPort(t *testing.T) int {
-	l, err := net.Listen("tcp", "localhost:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

@@ -104,7 +104,8 @@ func pythonKafkaCounts(t *testing.T, srv runnerServer, exp, boot, mode string) {
 	}
 }
 
-// countJob is kafka_counts.py running in the background.
+// countJob is a Python pipeline script (kafka_counts.py,
+// kafka_backpressure.py) running in the background.
 type countJob struct {
 	id    string
 	cmd   *exec.Cmd
@@ -114,9 +115,16 @@ type countJob struct {
 
 func startCountJob(t *testing.T, ctx context.Context, srv runnerServer, exp, boot, in, out string) *countJob {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, python, "kafka_counts.py", exp, boot, in, out, fmt.Sprint(windowMs/1000),
+	return startPyJob(t, ctx, "kafka_counts-"+in, "kafka_counts.py", exp, boot, in, out, fmt.Sprint(windowMs/1000),
 		"--runner=PortableRunner", "--job_endpoint="+srv.endpoint, "--environment_type=LOOPBACK")
-	j := &countJob{cmd: cmd, lines: make(chan string, 1000), log: filepath.Join(logDir(t), "kafka_counts-"+in+".log")}
+}
+
+// startPyJob runs a Python pipeline script that prints "JOB <id>" once its
+// job runs, its stderr in NAME.log, and returns once it has printed that.
+func startPyJob(t *testing.T, ctx context.Context, name, script string, args ...string) *countJob {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, python, append([]string{script}, args...)...)
+	j := &countJob{cmd: cmd, lines: make(chan string, 1000), log: filepath.Join(logDir(t), name+".log")}
 	logf, err := os.Create(j.log)
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +151,7 @@ func startCountJob(t *testing.T, ctx context.Context, srv runnerServer, exp, boo
 			return j
 		}
 	}
-	t.Fatalf("kafka_counts.py ended before its job ran; log %s ends:\n%s", j.log, testkit.TailFile(j.log, 40))
+	t.Fatalf("%s ended before its job ran; log %s ends:\n%s", script, j.log, testkit.TailFile(j.log, 40))
 	return nil
 }
 
@@ -156,7 +164,7 @@ func (j *countJob) wait(t *testing.T) string {
 		}
 	}
 	if err := j.cmd.Wait(); err != nil {
-		t.Errorf("kafka_counts.py: %v; log %s ends:\n%s", err, j.log, testkit.TailFile(j.log, 40))
+		t.Errorf("%s: %v; log %s ends:\n%s", j.cmd.Args[1], err, j.log, testkit.TailFile(j.log, 40))
 	}
 	return state
 }
