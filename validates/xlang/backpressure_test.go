@@ -1,4 +1,4 @@
-//go:build xlang
+//go:build xlang && backpressure
 
 package xlang
 
