@@ -51,7 +51,7 @@ xlang:
 	$(GO) test -tags xlang -count=1 -timeout 20m ./validates/xlang
 
 # The Kafka back-pressure check of docs/scaling.md ("Back-pressure,
-# measured"): about 6 minutes, and not in `test` while it fails its bound.
+# measured"): about 6 minutes, too long for `test`.
 backpressure:
 	$(GO) test -tags 'xlang backpressure' -count=1 -timeout 20m -run TestKafkaBackPressure -v ./validates/xlang
 

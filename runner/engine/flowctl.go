@@ -324,6 +324,19 @@ func (e *Engine) flowCheckpoints() []SplitRequest {
 	return out
 }
 
+// FlowTick, between two ticks, asks for the checkpoints flow control
+// wants of running source bundles (flowCheckpoints) and nothing else.
+// A Kafka read that resumes takes tens of thousands of records in its
+// first few hundred milliseconds (its consumer's fetches come back at
+// once): asked only every tick, it poured that burst into a stage whose
+// bound was 1 MiB. The driver calls it often while a source runs under
+// flow control; the other split policies keep the tick.
+func (e *Engine) FlowTick() {
+	if !e.draining {
+		e.splits = append(e.splits, e.flowCheckpoints()...)
+	}
+}
+
 // outputLimits is, for each splittable stage with TimedCheckpoints, the
 // least bound of the stages it produces into.
 func (f *flow) outputLimits() map[*stage]int64 {

@@ -215,6 +215,24 @@ func (d *driver) onTick(ctx context.Context) {
 	d.eng.Tick()
 }
 
+// flowTickEvery is how often a flow-controlled job looks at its running
+// bundles' output between ticks, so that a source pouring out a backlog
+// is checkpointed at about its consumers' bound (engine.FlowTick).
+const flowTickEvery = 25 * time.Millisecond
+
+// onFlowTick feeds the engine the running bundles' output so far and
+// lets flow control ask for source checkpoints.
+func (d *driver) onFlowTick() {
+	if len(d.inflight) == 0 {
+		return
+	}
+	d.syncClock()
+	for id, rec := range d.inflight {
+		d.eng.NoteOutput(id, rec.outBytes.Load())
+	}
+	d.eng.FlowTick()
+}
+
 // onDrain starts the drain: the engine's next Ready checkpoints the
 // running splittable bundles.
 func (d *driver) onDrain() {
@@ -303,6 +321,12 @@ func (d *driver) run(ctx context.Context) error {
 	defer d.abandon(cancel)
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
+	var flowTick <-chan time.Time // flow control's checkpoints of sources
+	if d.eng.FlowControlled() {
+		ft := time.NewTicker(flowTickEvery)
+		defer ft.Stop()
+		flowTick = ft.C
+	}
 	for {
 		rd, err := d.handle(ctx)
 		if err != nil || (rd.Done && d.pending == 0) {
@@ -323,6 +347,8 @@ func (d *driver) run(ctx context.Context) error {
 			d.onProgress(p)
 		case <-tick.C:
 			d.onTick(ctx)
+		case <-flowTick:
+			d.onFlowTick()
 		case <-d.drainCh:
 			d.onDrain()
 		case req := <-d.r.savepoints:
