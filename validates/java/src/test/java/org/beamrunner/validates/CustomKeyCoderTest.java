@@ -56,7 +56,7 @@ import org.junit.runners.JUnit4;
 public class CustomKeyCoderTest {
   private static final int ELEMENTS = 20_000;
   private static final int KEYS = 13;
-  private static final int VOID_ELEMENTS = 5_000;
+  private static final int VOID_ELEMENTS = ELEMENTS;
   private static final int PAUSE_EVERY = 100;
   private static final long PAUSE_MILLIS = 5;
   private static final String BUNDLES = "runningCountBundles";
@@ -217,7 +217,7 @@ public class CustomKeyCoderTest {
             .setCoder(KvCoder.of(VoidCoder.of(), VarLongCoder.of()))
             .apply(MapElements.into(TypeDescriptors.longs()).via(KV::getValue));
     PAssert.that(counts).containsInAnyOrder(want);
-    // One key: the runner may run the keyed stage as one bundle (it did, 5,000 elements), so
+    // One key: the runner may run the keyed stage as one bundle (it did, 20,000 elements), so
     // no bundle count is required here; the keying stage before it is split.
     p.run();
   }
