@@ -299,19 +299,27 @@ type fullQueue struct {
 
 func (f *fullQueue) Queued() (int64, bool) { return 0, f.full }
 
-// TestFullSpillQueueKeepsDataInMemory: while the spill's write queue is
-// full, the engine spills nothing, pending input nor grouped values, and
-// keeps it in memory instead: here the queue fills while the bundle that
-// produces everything runs. The output is the same, and once the queue
-// takes more, it spills again.
-func TestFullSpillQueueKeepsDataInMemory(t *testing.T) {
+// inMemoryAndStore is what pendPipeline's sink gets without a spill, and
+// a store for a spilling run to compare with it, closed with the test.
+func inMemoryAndStore(t *testing.T) ([]string, *store.Store) {
+	t.Helper()
 	plain := pendPipeline(t)
 	want, _, _ := pendRun(t, plain, plain, false)
 	st, err := store.Open(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
+	return want, st
+}
+
+// TestFullSpillQueueKeepsDataInMemory: while the spill's write queue is
+// full, the engine spills nothing, pending input nor grouped values, and
+// keeps it in memory instead: here the queue fills while the bundle that
+// produces everything runs. The output is the same, and once the queue
+// takes more, it spills again.
+func TestFullSpillQueueKeepsDataInMemory(t *testing.T) {
+	want, st := inMemoryAndStore(t)
 	for _, full := range []bool{true, false} {
 		pend, gbk := &fullQueue{Spill: st.Space("p/")}, &fullQueue{Spill: st.Space("g/")}
 		limited := pendPipeline(t)
@@ -348,13 +356,7 @@ func TestFullSpillQueueKeepsDataInMemory(t *testing.T) {
 // again spillPollMs later; once the queue takes more, they run, and the
 // output is what it is without a spill.
 func TestFullSpillQueueHoldsProducers(t *testing.T) {
-	plain := pendPipeline(t)
-	want, _, _ := pendRun(t, plain, plain, false)
-	st, err := store.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	want, st := inMemoryAndStore(t)
 	gbk := &fullQueue{Spill: st.Space("g/"), full: true}
 	limited := pendPipeline(t)
 	limited.Stages[2].Agg.Spill, limited.Stages[2].Agg.SpillBudget = gbk, 64<<10
