@@ -67,15 +67,29 @@ func (d *driver) onSavepoint(req savepointReq) error {
 }
 
 // CheckRestore implements jobs.Savepointer: the checkpoint in a
-// savepoint restores only into the same fused plan (stages, their
-// transforms, materialised PCollections and their coders), since the
-// engine's state is kept by stage and PCollection id.
-func (e *Executor) CheckRestore(m *savepoint.Manifest, prepared any) error {
+// savepoint must be one this executor reads, and it restores only into
+// the same fused plan (stages, their transforms, materialised
+// PCollections and their coders), since the engine's state is kept by
+// stage and PCollection id.
+func (e *Executor) CheckRestore(sp *savepoint.Savepoint, prepared any) error {
 	pl, ok := prepared.(*plan.Plan)
 	if !ok {
 		return fmt.Errorf("the executor has no plan of the pipeline to check")
 	}
-	return shapeDiff(m.Shape, planShape(pl))
+	if _, err := decodeCheckpoint(sp.Checkpoint); err != nil {
+		return fmt.Errorf("its %s: %w", savepoint.CheckpointFile, err)
+	}
+	return shapeDiff(shapeOf(sp.Manifest.Shape, sp.Manifest.Transforms), shapeOf(planShape(pl), planNames(pl)))
+}
+
+// planNames maps each transform of pl's pipeline, by id, to its unique
+// name.
+func planNames(pl *plan.Plan) map[string]string {
+	out := map[string]string{}
+	for id, t := range pl.Components.GetTransforms() {
+		out[id] = t.GetUniqueName()
+	}
+	return out
 }
 
 // planShape describes what of plan pl a checkpoint's state is kept by:
@@ -103,19 +117,52 @@ func planShape(pl *plan.Plan) []string {
 	return out
 }
 
+// shape is a plan's shape (planShape) and the unique names of its
+// transforms by id, which name them in a refusal.
+type shape struct {
+	lines []string
+	names map[string]string
+}
+
+func shapeOf(lines []string, names map[string]string) shape { return shape{lines, names} }
+
 // shapeDiff refuses a new plan whose shape differs from the savepoint's,
-// naming the first difference. Pure.
-func shapeDiff(old, now []string) error {
+// naming the first difference and the transforms of its stages. Pure.
+func shapeDiff(old, now shape) error {
 	const why = "this beam-runner restores a savepoint only into a pipeline that fuses into the same stages and PCollections with the same coders (a step's code may change; adding, removing or rewiring steps may not yet)"
-	for i := range max(len(old), len(now)) {
+	for i := range max(len(old.lines), len(now.lines)) {
 		switch {
-		case i >= len(old):
-			return fmt.Errorf("the new pipeline has %q, which the savepoint's has not: %s", now[i], why)
-		case i >= len(now):
-			return fmt.Errorf("the savepoint's pipeline has %q, which the new one has not: %s", old[i], why)
-		case old[i] != now[i]:
-			return fmt.Errorf("the savepoint's pipeline has %q where the new one has %q: %s", old[i], now[i], why)
+		case i >= len(old.lines):
+			return fmt.Errorf("the new pipeline has %s, which the savepoint's has not: %s", now.describe(i), why)
+		case i >= len(now.lines):
+			return fmt.Errorf("the savepoint's pipeline has %s, which the new one has not: %s", old.describe(i), why)
+		case old.lines[i] != now.lines[i]:
+			return fmt.Errorf("the savepoint's pipeline has %s where the new one has %s: %s", old.describe(i), now.describe(i), why)
 		}
 	}
 	return nil
+}
+
+// describe quotes line i and, for a stage, names its transforms by
+// unique name: ids differ between SDKs and say little to a user. A
+// transform the runner made (an SDF's expansion, "e3/PairWithRestriction")
+// is named after the one it came from.
+func (s shape) describe(i int) string {
+	line := s.lines[i]
+	_, ids, ok := strings.Cut(line, "): ")
+	if !ok || !strings.HasPrefix(line, "stage ") || len(s.names) == 0 {
+		return fmt.Sprintf("%q", line)
+	}
+	var names []string
+	for _, id := range strings.Split(ids, ", ") {
+		base, rest, _ := strings.Cut(id, "/")
+		if n, ok := s.names[id]; ok {
+			names = append(names, fmt.Sprintf("%q", n))
+		} else if n, ok := s.names[base]; ok {
+			names = append(names, fmt.Sprintf("%q", n+"/"+rest))
+		} else {
+			names = append(names, id)
+		}
+	}
+	return fmt.Sprintf("%q (transforms %s)", line, strings.Join(names, ", "))
 }

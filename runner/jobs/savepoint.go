@@ -37,8 +37,9 @@ type Savepointer interface {
 	// it.
 	Savepoint(ctx context.Context, jobID string, stop bool, write func(Taken) error) error
 	// CheckRestore refuses a pipeline, as the executor's Plan prepared
-	// it, that a savepoint of manifest m cannot start.
-	CheckRestore(m *savepoint.Manifest, prepared any) error
+	// it, that savepoint sp cannot start, and a checkpoint in sp the
+	// executor cannot read: at submission, not when the job starts.
+	CheckRestore(sp *savepoint.Savepoint, prepared any) error
 }
 
 // Then says what a savepoint request does once the savepoint is written.
@@ -156,7 +157,7 @@ func (s *Service) fromSavepoint(p *pipepb.Pipeline, opts *structpb.Struct, prepa
 	if err := savepoint.Check(sp.Manifest.Steps, steps, nil); err != nil {
 		return nil, "", fmt.Errorf("the pipeline cannot start from savepoint %s:\n%w", dir, err)
 	}
-	if err := sv.CheckRestore(&sp.Manifest, prepared); err != nil {
+	if err := sv.CheckRestore(sp, prepared); err != nil {
 		return nil, "", fmt.Errorf("the pipeline cannot start from savepoint %s: %w", dir, err)
 	}
 	return sp.Checkpoint, dir, nil

@@ -60,7 +60,7 @@ func (savepointResumer) Savepoint(context.Context, string, bool, func(Taken) err
 	return fmt.Errorf("no savepoints here")
 }
 
-func (savepointResumer) CheckRestore(*savepoint.Manifest, any) error { return nil }
+func (savepointResumer) CheckRestore(*savepoint.Savepoint, any) error { return nil }
 
 // TestJobFromSavepointRestartsFromIt: a job started from a savepoint
 // gets its checkpoint as Resume, and a server restart before the job's

@@ -31,8 +31,13 @@ const (
 	// FormatName names the format in every manifest.
 	FormatName = "beam-runner-savepoint"
 	// Version is the format version this build writes and the newest it
-	// reads. Bump it when a file or field changes meaning.
-	Version = 1
+	// reads. Bump it when a file or field changes meaning, including the
+	// executor's checkpoint format that CheckpointFile holds: an older
+	// server must refuse the savepoint by name at submission, not fail
+	// the job it started. Version 2: the checkpoint may be the
+	// executor's checkpoint format 2 (with the autoscaler's memory), and
+	// the manifest lists the pipeline's transforms. Version 1 is read.
+	Version = 2
 )
 
 // Manifest describes a savepoint.
@@ -49,6 +54,9 @@ type Manifest struct {
 	PipelineSHA256   string `json:"pipeline_sha256"`
 	CheckpointSHA256 string `json:"checkpoint_sha256"`
 	Steps            []Step `json:"steps"`
+	// Transforms names every transform of the pipeline, id to unique
+	// name (from version 2), so that a shape's ids read as names.
+	Transforms map[string]string `json:"transforms,omitempty"`
 	// Shape is the executor's fused plan the checkpoint belongs to
 	// (stages and materialised PCollections), which a new pipeline's
 	// must match while the checkpoint cannot be remapped onto another.
@@ -78,7 +86,8 @@ func New(jobID, jobName string, p *pipepb.Pipeline, checkpoint []byte, seq uint6
 		return nil, fmt.Errorf("encoding the pipeline: %w", err)
 	}
 	m := Manifest{Format: FormatName, Version: Version, JobID: jobID, JobName: jobName, Created: now.UTC(),
-		Sequence: seq, PipelineSHA256: digest(pb), CheckpointSHA256: digest(checkpoint), Steps: steps, Shape: shape}
+		Sequence: seq, PipelineSHA256: digest(pb), CheckpointSHA256: digest(checkpoint), Steps: steps,
+		Transforms: TransformNames(p), Shape: shape}
 	return &Savepoint{Manifest: m, Checkpoint: checkpoint, Pipeline: p}, nil
 }
 
@@ -155,12 +164,17 @@ func syncDir(dir string) error {
 // Read reads the savepoint in dir, refusing one of another or a newer
 // format, or whose files do not match their digests.
 func Read(dir string) (*Savepoint, error) {
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("savepoint %s: %w", dir, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("savepoint %s is not a directory", dir)
+	}
 	mf, err := os.ReadFile(filepath.Join(dir, ManifestFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s is not a savepoint: it has no %s", dir, ManifestFile)
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("savepoint %s: %w", dir, err)
 	}
 	m, err := ParseManifest(mf)
 	if err != nil {
@@ -208,4 +222,13 @@ func ParseManifest(data []byte) (*Manifest, error) {
 		return nil, fmt.Errorf("savepoint format %s version %d is not a version", FormatName, m.Version)
 	}
 	return &m, nil
+}
+
+// TransformNames maps each transform of p, by id, to its unique name.
+func TransformNames(p *pipepb.Pipeline) map[string]string {
+	out := map[string]string{}
+	for id, t := range p.GetComponents().GetTransforms() {
+		out[id] = t.GetUniqueName()
+	}
+	return out
 }

@@ -99,3 +99,49 @@ func TestANewerFormatVersionIsRefusedByName(t *testing.T) {
 		t.Errorf("ParseManifest of another format: %v", err)
 	}
 }
+
+// A missing, non-directory or garbled savepoint is refused by an error
+// naming its path, never read as an empty one.
+func TestReadNamesTheDamagedPath(t *testing.T) {
+	root := t.TempDir()
+	missing := filepath.Join(root, "missing")
+	file := filepath.Join(root, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	garbled := filepath.Join(root, "garbled")
+	if err := savepoint.Write(garbled, newSavepoint(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(garbled, savepoint.ManifestFile), []byte(`{"format": "beam-runner-sav`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ dir, want string }{
+		{missing, "savepoint " + missing + ": stat " + missing + ": no such file or directory"},
+		{file, "savepoint " + file + " is not a directory"},
+		{garbled, "savepoint " + garbled + ": MANIFEST.json does not parse"},
+	} {
+		if _, err := savepoint.Read(c.dir); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Read(%s): %v, want %q", c.dir, err, c.want)
+		}
+	}
+}
+
+// A version 1 manifest (no transforms) is still read; this build writes
+// its own version, with every transform's unique name.
+func TestVersionOneIsReadAndTransformsAreListed(t *testing.T) {
+	sp := newSavepoint(t)
+	if sp.Manifest.Version != savepoint.Version || len(sp.Manifest.Transforms) != len(sp.Pipeline.GetComponents().GetTransforms()) {
+		t.Errorf("a new manifest: version %d, %d transforms; want %d and the pipeline's %d", sp.Manifest.Version,
+			len(sp.Manifest.Transforms), savepoint.Version, len(sp.Pipeline.GetComponents().GetTransforms()))
+	}
+	for id, name := range sp.Manifest.Transforms {
+		if got := sp.Pipeline.GetComponents().GetTransforms()[id].GetUniqueName(); got != name {
+			t.Errorf("transform %s named %q, the pipeline says %q", id, name, got)
+		}
+	}
+	m, err := savepoint.ParseManifest([]byte(`{"format":"beam-runner-savepoint","version":1,"job_id":"j","steps":[],"shape":["stage s0 (kind 1): e1"]}`))
+	if err != nil || m.Version != 1 || m.Transforms != nil || len(m.Shape) != 1 {
+		t.Errorf("a version 1 manifest: %+v, %v", m, err)
+	}
+}
