@@ -17,7 +17,8 @@ import (
 // (issue 38): a checkpoint's two fsyncs once held record.mu, so the
 // driver's job messages and metrics waited behind them. A lint over the
 // source: a synced write is a Commit whose argument is not the literal
-// false, or a Checkpoint (Job.Checkpoint syncs), and any function of the
+// false, a Checkpoint (Job.Checkpoint syncs) or a savepoint.Write (it
+// syncs each file and directory), and any function of the
 // package that reaches one by calls outside goroutines and function
 // literals (which run later, on a writer). A mutex is held from a Lock
 // until an Unlock that is a statement of the function's own body (one
@@ -43,6 +44,8 @@ func (r *rec) save() { r.b.Commit(true) }
 func (r *rec) good() { r.mu.Lock(); r.n++; r.mu.Unlock(); r.save() }
 func (r *rec) queued() { r.mu.Lock(); defer r.mu.Unlock(); r.w.enqueue(func() { r.save() }); r.b.Commit(false) }
 func (r *rec) branch() { r.mu.Lock(); if r.n > 0 { r.mu.Unlock(); return }; r.save(); r.mu.Unlock() }
+func (r *rec) spLocked() { savepoint.Write(r.dir, r.sp) }
+func (r *rec) spAfter() { r.mu.Lock(); r.n++; r.mu.Unlock(); savepoint.Write(r.dir, r.sp) }
 `
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "p.go", src, 0)
@@ -50,12 +53,12 @@ func (r *rec) branch() { r.mu.Lock(); if r.n > 0 { r.mu.Unlock(); return }; r.sa
 		t.Fatal(err)
 	}
 	got := strings.Join(lockedSyncs(fset, []*ast.File{f}), "\n")
-	for _, want := range []string{"bad calls save", "badLocked calls Commit", "branch calls save"} {
+	for _, want := range []string{"bad calls save", "badLocked calls Commit", "branch calls save", "spLocked calls Write"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lint reported:\n%s\nwant %q", got, want)
 		}
 	}
-	for _, not := range []string{"good calls", "queued calls"} {
+	for _, not := range []string{"good calls", "queued calls", "spAfter calls"} {
 		if strings.Contains(got, not) {
 			t.Errorf("lint reported:\n%s\nwant nothing for %q", got, not)
 		}
@@ -181,12 +184,16 @@ func callName(c *ast.CallExpr) string {
 	return ""
 }
 
-// syncedWrite reports whether c is a Commit that may sync, or a
-// Checkpoint.
+// syncedWrite reports whether c is a Commit that may sync, a Checkpoint
+// or a savepoint.Write.
 func syncedWrite(c *ast.CallExpr) bool {
 	switch callName(c) {
 	case "Checkpoint":
 		return true
+	case "Write":
+		sel, _ := c.Fun.(*ast.SelectorExpr)
+		pkg, ok := sel.X.(*ast.Ident)
+		return ok && pkg.Name == "savepoint"
 	case "Commit":
 		if len(c.Args) != 1 {
 			return false
