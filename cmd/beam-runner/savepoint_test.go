@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/metrics"
@@ -61,16 +62,18 @@ func expectedCounting(start, end time.Time, interval time.Duration) (counters, m
 
 // TestSavepointThenRestoreCountsEachWindowOnce: a streaming job with
 // user state (each key's running count) and a windowed count over a
-// periodic impulse writes a savepoint while ticks flow (the job goes on),
-// then is cancelled at a second savepoint (cancel --savepoint), which is
-// copied; a new job of the same pipeline submitted to another server
-// with --from_savepoint starts from the copy and runs to the impulse's
-// end. Every (key, window) is counted exactly and
+// periodic impulse, on a server with a --state_dir (so it checkpoints
+// too), writes a savepoint while ticks flow (the job goes on; the
+// savepoint goes under the state dir), then is cancelled at a second
+// savepoint (cancel --savepoint), which is copied; a new job of the same
+// pipeline submitted to another server, with another --state_dir, with
+// --from_savepoint starts from the copy and runs to the impulse's end. Every (key, window) is counted exactly and
 // fired once across the two jobs (the new one carries the old one's
 // committed metrics), and each key's running count reaches its total: the
 // user state carried over.
 func TestSavepointThenRestoreCountsEachWindowOnce(t *testing.T) {
-	env := jobtest.Start(t)
+	stateDir := t.TempDir()
+	env := jobtest.StartWith(t, &jobtest.Options{StateDir: stateDir})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now().Truncate(time.Second).Add(time.Second)
@@ -84,26 +87,36 @@ func TestSavepointThenRestoreCountsEachWindowOnce(t *testing.T) {
 		c, _ := countingMetrics(t, ctx, env, old)
 		return countPrefix(c, "fires_") >= 2*counting.Keys
 	})
-	dirs := t.TempDir()
-	first := filepath.Join(dirs, "first")
-	out := mustRun(t, "savepoint", "--endpoint="+env.Endpoint, old, first)
-	if !strings.Contains(out, "savepoint 1 written to "+first+"; job RUNNING") {
-		t.Errorf("savepoint printed %q", out)
+	// The first savepoint goes where none is named: under the state dir.
+	var taken savepointJSON
+	if err := json.Unmarshal([]byte(mustRun(t, "savepoint", "--endpoint="+env.Endpoint, "--json", old)), &taken); err != nil {
+		t.Fatal(err)
+	}
+	first := taken.Dir
+	if filepath.Dir(first) != filepath.Join(stateDir, "savepoints") || !strings.HasPrefix(filepath.Base(first), old+"-") || taken.State != "RUNNING" {
+		t.Errorf("savepoint --json = %+v; want a new directory under %s and the job running", taken, filepath.Join(stateDir, "savepoints"))
 	}
 	m := readManifest(t, first)
-	if m.JobID != old || m.Sequence != 1 || len(m.Steps) != 2 {
+	if m.JobID != old || m.Sequence != taken.Sequence || len(m.Steps) != 2 || m.Transforms[m.Steps[0].TransformID] != m.Steps[0].Name {
 		t.Errorf("first savepoint's manifest: %+v", m)
 	}
+	dirs := t.TempDir()
 	second := filepath.Join(dirs, "second")
 	var got savepointJSON
 	if err := json.Unmarshal([]byte(mustRun(t, "cancel", "--endpoint="+env.Endpoint, "--savepoint", "--savepoint_dir="+second, "--wait", "--json", old)), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got != (savepointJSON{ID: old, Dir: second, Sequence: 2, State: "CANCELLED"}) {
-		t.Errorf("cancel --savepoint --wait --json = %+v", got)
+	t.Logf("savepoints at checkpoints %d and %d", taken.Sequence, got.Sequence)
+	// The job is durable, so its periodic checkpoints count in the
+	// sequence too.
+	if got.ID != old || got.Dir != second || got.Sequence <= taken.Sequence || got.State != "CANCELLED" {
+		t.Errorf("cancel --savepoint --wait --json = %+v; want job %s's savepoint after %d in %s, cancelled", got, old, taken.Sequence, second)
 	}
-	if st := readManifest(t, second); st.Sequence != 2 {
-		t.Errorf("second savepoint's sequence %d, want 2", st.Sequence)
+	if st := readManifest(t, second); st.Sequence != got.Sequence {
+		t.Errorf("second savepoint's sequence %d, want %d", st.Sequence, got.Sequence)
+	}
+	if m := readManifest(t, first); m.JobID != old {
+		t.Errorf("the first savepoint, after its job ended: %+v", m)
 	}
 	wantC, wantM := expectedCounting(start, end, interval)
 	oldC, _ := countingMetrics(t, ctx, env, old)
@@ -122,7 +135,7 @@ func TestSavepointThenRestoreCountsEachWindowOnce(t *testing.T) {
 	if err := os.CopyFS(copied, os.DirFS(second)); err != nil {
 		t.Fatal(err)
 	}
-	env2 := jobtest.Start(t)
+	env2 := jobtest.StartWith(t, &jobtest.Options{StateDir: t.TempDir()})
 	restored, _, err := env2.SubmitWith(ctx, "counting", map[string]any{jobs.FromSavepointOption: copied}, moved)
 	if err != nil {
 		t.Fatal(err)
@@ -203,8 +216,10 @@ func TestDrainWithSavepoint(t *testing.T) {
 
 // TestFromSavepointRefusals: a job submitted --from_savepoint is refused
 // at Prepare, before any job exists, when its stateful step's value
-// coder changed (the error names the step and the coders) and when the
-// savepoint's format is newer than the server's (named in the error).
+// coder changed (the error names the step and the coders), when a step
+// was added (naming it), when the savepoint is
+// missing or damaged (naming its path) and when the savepoint's format
+// is newer than the server's (named in the error); the server goes on.
 func TestFromSavepointRefusals(t *testing.T) {
 	env := jobtest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -232,6 +247,36 @@ func TestFromSavepointRefusals(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("submitting a changed value coder: %v; want it refused saying %q", err, want)
 		}
+	}
+
+	// A step added: the fused plan differs, and the refusal names the
+	// steps added.
+	_, _, err = env.SubmitWith(ctx, "counting", map[string]any{jobs.FromSavepointOption: dir}, func(s beam.Scope) {
+		counting.Pipeline(start, end, interval, false)(s)
+		beam.ParDo(s.Scope("extra"), strings.ToUpper, beam.Create(s.Scope("extra"), "a"))
+	})
+	for _, want := range []string{"cannot start from savepoint " + dir, `the new pipeline adds "`, `"extra/strings.ToUpper"`, "fuses into the same stages"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("submitting an added step: %v; want it refused saying %q", err, want)
+		}
+	}
+	// A missing savepoint, and a damaged one, are refused naming their
+	// path.
+	missing := filepath.Join(t.TempDir(), "gone")
+	_, _, err = env.SubmitWith(ctx, "counting", map[string]any{jobs.FromSavepointOption: missing}, counting.Pipeline(start, end, interval, false))
+	if want := "savepoint " + missing + ": stat " + missing + ": no such file"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("submitting from a missing savepoint: %v; want it refused saying %q", err, want)
+	}
+	damaged := filepath.Join(t.TempDir(), "damaged")
+	if err := os.CopyFS(damaged, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(damaged, savepoint.CheckpointFile), []byte("BRCKPT?"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = env.SubmitWith(ctx, "counting", map[string]any{jobs.FromSavepointOption: damaged}, counting.Pipeline(start, end, interval, false))
+	if want := "savepoint " + damaged + ": checkpoint.bin is damaged or was replaced"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("submitting from a damaged savepoint: %v; want it refused saying %q", err, want)
 	}
 
 	manifest := filepath.Join(dir, savepoint.ManifestFile)

@@ -127,9 +127,23 @@ type shape struct {
 func shapeOf(lines []string, names map[string]string) shape { return shape{lines, names} }
 
 // shapeDiff refuses a new plan whose shape differs from the savepoint's,
-// naming the first difference and the transforms of its stages. Pure.
+// naming the steps added and removed, or else the first difference
+// (a rewiring) with the transforms of its stages. Pure.
 func shapeDiff(old, now shape) error {
 	const why = "this beam-runner restores a savepoint only into a pipeline that fuses into the same stages and PCollections with the same coders (a step's code may change; adding, removing or rewiring steps may not yet)"
+	if len(old.names) == 0 || len(now.names) == 0 {
+		old.names, now.names = nil, nil // a version 1 savepoint: ids on both sides
+	}
+	if added, removed := stepsDiff(old, now); len(added)+len(removed) > 0 {
+		var what []string
+		if len(added) > 0 {
+			what = append(what, "adds "+strings.Join(added, ", "))
+		}
+		if len(removed) > 0 {
+			what = append(what, "removes "+strings.Join(removed, ", "))
+		}
+		return fmt.Errorf("the new pipeline %s: %s", strings.Join(what, " and "), why)
+	}
 	for i := range max(len(old.lines), len(now.lines)) {
 		switch {
 		case i >= len(old.lines):
@@ -143,10 +157,51 @@ func shapeDiff(old, now shape) error {
 	return nil
 }
 
+// stepsDiff lists, quoted and sorted, the transforms the stages of now
+// have and old's have not, and the reverse.
+func stepsDiff(old, now shape) (added, removed []string) {
+	o, n := old.transforms(), now.transforms()
+	for _, t := range slices.Sorted(maps.Keys(n)) {
+		if !o[t] {
+			added = append(added, t)
+		}
+	}
+	for _, t := range slices.Sorted(maps.Keys(o)) {
+		if !n[t] {
+			removed = append(removed, t)
+		}
+	}
+	return added, removed
+}
+
+// transforms is the set of s's stages' transforms, each as name does.
+func (s shape) transforms() map[string]bool {
+	out := map[string]bool{}
+	for _, line := range s.lines {
+		if _, ids, ok := strings.Cut(line, "): "); ok && strings.HasPrefix(line, "stage ") {
+			for _, id := range strings.Split(ids, ", ") {
+				out[s.name(id)] = true
+			}
+		}
+	}
+	return out
+}
+
+// name quotes transform id's unique name; a transform the runner made
+// (an SDF's expansion, "e3/PairWithRestriction") is named after the one
+// it came from, and one s has no name of keeps its id.
+func (s shape) name(id string) string {
+	base, rest, _ := strings.Cut(id, "/")
+	if n, ok := s.names[id]; ok {
+		return fmt.Sprintf("%q", n)
+	} else if n, ok := s.names[base]; ok {
+		return fmt.Sprintf("%q", n+"/"+rest)
+	}
+	return id
+}
+
 // describe quotes line i and, for a stage, names its transforms by
-// unique name: ids differ between SDKs and say little to a user. A
-// transform the runner made (an SDF's expansion, "e3/PairWithRestriction")
-// is named after the one it came from.
+// unique name: ids differ between SDKs and say little to a user.
 func (s shape) describe(i int) string {
 	line := s.lines[i]
 	_, ids, ok := strings.Cut(line, "): ")
@@ -155,14 +210,7 @@ func (s shape) describe(i int) string {
 	}
 	var names []string
 	for _, id := range strings.Split(ids, ", ") {
-		base, rest, _ := strings.Cut(id, "/")
-		if n, ok := s.names[id]; ok {
-			names = append(names, fmt.Sprintf("%q", n))
-		} else if n, ok := s.names[base]; ok {
-			names = append(names, fmt.Sprintf("%q", n+"/"+rest))
-		} else {
-			names = append(names, id)
-		}
+		names = append(names, s.name(id))
 	}
 	return fmt.Sprintf("%q (transforms %s)", line, strings.Join(names, ", "))
 }

@@ -3,6 +3,7 @@ package execute
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,10 +49,23 @@ func TestShapeDiffOfRealPlans(t *testing.T) {
 		t.Errorf("a moved impulse (a stateless payload) changed the shape: %v", err)
 	}
 	err := shapeDiff(old, countingShape(t, t0, true))
-	for _, want := range []string{"restores a savepoint only into a pipeline that fuses into the same stages", `(transforms "ticks/periodic.Impulse/`} {
+	for _, want := range []string{`the new pipeline adds "Impulse", "beam.createFn", "extra/strings.ToUpper": `, "restores a savepoint only into a pipeline that fuses into the same stages"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("an added step: %v, want the shape refused saying %q", err, want)
 		}
+	}
+	if err := shapeDiff(countingShape(t, t0, true), old); err == nil || !strings.Contains(err.Error(), `the new pipeline removes "Impulse", "beam.createFn", "extra/strings.ToUpper": `) {
+		t.Errorf("a removed step: %v", err)
+	}
+	// A version 1 savepoint names no transforms: ids on both sides.
+	noNames := shapeOf(old.lines, nil)
+	if err := shapeDiff(noNames, countingShape(t, t0, false)); err != nil {
+		t.Errorf("a version 1 savepoint's shape against the same plan: %v", err)
+	}
+	rewired := shapeOf(slices.Clone(old.lines), old.names)
+	rewired.lines[1], rewired.lines[2] = rewired.lines[2], rewired.lines[1]
+	if err := shapeDiff(old, rewired); err == nil || !strings.Contains(err.Error(), `where the new one has "stage`) || !strings.Contains(err.Error(), `(transforms "ticks/`) {
+		t.Errorf("stages in another order: %v", err)
 	}
 	if err := shapeDiff(shapeOf([]string{"a", "b"}, nil), shapeOf([]string{"a"}, nil)); err == nil || !strings.Contains(err.Error(), `the savepoint's pipeline has "b", which the new one has not`) {
 		t.Errorf("a shorter shape: %v", err)

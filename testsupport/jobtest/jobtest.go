@@ -25,6 +25,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/execute"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/server"
+	"github.com/beam-runner/beam-runner/runner/store"
 	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -55,6 +56,11 @@ type Options struct {
 	RateWindow  time.Duration
 	// Scaling is the server's autoscaling flags.
 	Scaling jobs.Scaling
+	// StateDir, if set, is the server's --state_dir: a durable store
+	// there keeps its job records and checkpoints (every
+	// CheckpointInterval, 1 s if zero) and takes its spills.
+	StateDir           string
+	CheckpointInterval time.Duration
 }
 
 // StartWith is Start with the server's options changed by o.
@@ -73,11 +79,13 @@ func StartWith(t testing.TB, o *Options) *Env {
 		opts.Parallelism = max(o.Parallelism, opts.Parallelism)
 		opts.RateWindow, opts.Workers.Scaling = o.RateWindow, o.Scaling
 	}
+	st := openStateDir(t, o, &opts)
 	addr, srv := Serve(t, server.Config{
 		Executor: execute.New(opts),
 		Logger:   logger,
 		WebAddr:  "127.0.0.1:0",
 		Pprof:    true,
+		Store:    st,
 	})
 	web := waitWeb(t, srv)
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -91,6 +99,27 @@ func StartWith(t testing.TB, o *Options) *Env {
 	}
 	t.Cleanup(func() { pool.Stop(context.Background()) })
 	return &Env{Endpoint: addr, WebURL: "http://" + web, Client: jobpb.NewJobServiceClient(conn), pool: pool, work: t.TempDir()}
+}
+
+// openStateDir opens o's StateDir, as the binary's --state_dir does, for
+// the server's records and opts' spills and checkpoints; nil without
+// one. The store closes after the server stops (cleanups run last
+// first).
+func openStateDir(t testing.TB, o *Options, opts *execute.Options) *store.Store {
+	if o == nil || o.StateDir == "" {
+		return nil
+	}
+	st, err := store.Open(o.StateDir, opts.Logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	opts.Memory.Store = st
+	opts.CheckpointInterval = o.CheckpointInterval
+	if opts.CheckpointInterval == 0 {
+		opts.CheckpointInterval = time.Second
+	}
+	return st
 }
 
 // Serve runs a job server of cfg on a free loopback port until the test
