@@ -33,6 +33,24 @@ func (c Codec) Count(chunks [][]byte) int64 {
 	return n
 }
 
+// Span is how many elements chunks hold and the least and greatest of
+// their event times (both 0 when there are none).
+func (c Codec) Span(chunks [][]byte) (n, minTS, maxTS int64) {
+	for _, ch := range chunks {
+		coders.EachRaw(ch, c.wv, func(v *coders.WindowedValue, _ []byte) error {
+			if n == 0 || v.Timestamp < minTS {
+				minTS = v.Timestamp
+			}
+			if n == 0 || v.Timestamp > maxTS {
+				maxTS = v.Timestamp
+			}
+			n++
+			return nil
+		})
+	}
+	return n, minTS, maxTS
+}
+
 // Chunks turns a stream's frames into chunks of whole elements without
 // copying them where they already are: only frames an element spans are
 // joined. The engine keeps chunks by reference (a GroupByKey does until

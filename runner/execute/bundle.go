@@ -98,9 +98,11 @@ func (r *run) commit(eng *engine.Engine, ss *sdkStage, d bundleDone) error {
 		infos = withoutPCollectionMetrics(infos)
 	}
 	r.metrics.AddBundle(infos)
-	if err := eng.Commit(d.b.ID, engine.Result{Data: out, Timers: timers, Residuals: residuals(d.res)}); err != nil {
+	res := engine.Result{Data: out, Timers: timers, Residuals: residuals(d.res)}
+	if err := eng.Commit(d.b.ID, res); err != nil {
 		return err
 	}
+	r.logCommit(eng, ss, d.b, res)
 	return nil
 }
 
