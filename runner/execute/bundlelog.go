@@ -1,6 +1,7 @@
 package execute
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -37,14 +38,51 @@ func (r *run) logCommit(eng *engine.Engine, ss *sdkStage, b engine.Bundle, res e
 	for _, rd := range res.Residuals {
 		rs = append(rs, fmt.Sprintf("delay=%dms hold=%s", rd.Delay, wmText(rd.Hold)))
 	}
-	timers := 0
-	for _, t := range b.Timers {
-		timers += len(t)
+	var tin, tout []string
+	for _, tf := range ss.stage.Timers {
+		ts := engine.TimerStream{Transform: tf.Transform, Family: tf.Family}
+		if in := b.Timers[ts]; len(in) > 0 {
+			tin = append(tin, r.timersText(tf.Family, tf.Coder, in))
+		}
+		if set := res.Timers[ts]; len(set) > 0 {
+			tout = append(tout, r.timersText(tf.Family, tf.Coder, bytes.Join(set, nil)))
+		}
 	}
 	n, lo, hi := ss.input.Span(b.Input)
 	r.log.Debug("bundle committed", "stage", ss.stage.ID, "bundle", b.ID,
 		"inputs", fmt.Sprintf("%d elems ts [%s, %s]", n, wmText(lo), wmText(hi)),
-		"timer_bytes", timers, "outputs", strings.Join(outs, "; "), "residuals", strings.Join(rs, "; "))
+		"timers_in", strings.Join(tin, "; "), "timers_set", strings.Join(tout, "; "),
+		"outputs", strings.Join(outs, "; "), "residuals", strings.Join(rs, "; "))
+}
+
+// timersText is a family's encoded timers in brief: how many set, the
+// span of their fire and hold times, how many cleared.
+func (r *run) timersText(family, coder string, b []byte) string {
+	c, err := coders.CompileTimer(r.plan.Components.GetCoders(), coder)
+	if err != nil {
+		return family + ": " + err.Error()
+	}
+	var set, cleared int
+	var f0, f1, h0, h1 int64
+	for off := 0; off < len(b); {
+		var t coders.Timer
+		k, err := c.Parse(b[off:], &t)
+		if err != nil {
+			return fmt.Sprintf("%s: at byte %d: %v", family, off, err)
+		}
+		off += k
+		if t.Clear {
+			cleared++
+			continue
+		}
+		if set == 0 {
+			f0, f1, h0, h1 = t.Fire, t.Fire, t.Hold, t.Hold
+		}
+		f0, f1, h0, h1 = min(f0, t.Fire), max(f1, t.Fire), min(h0, t.Hold), max(h1, t.Hold)
+		set++
+	}
+	return fmt.Sprintf("%s: %d set fire [%s, %s] hold [%s, %s], %d cleared", family, set,
+		wmText(f0), wmText(f1), wmText(h0), wmText(h1), cleared)
 }
 
 // wmText is a watermark or hold in milliseconds as a UTC time, or its
