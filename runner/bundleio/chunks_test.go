@@ -37,3 +37,27 @@ func TestElementChunks(t *testing.T) {
 		t.Errorf("truncated stream gave %q, want its tail kept for the engine to report", trunc)
 	}
 }
+
+// TestSpan counts the elements of several chunks and spans their event
+// times, whichever chunk holds the least and greatest.
+func TestSpan(t *testing.T) {
+	cs := map[string]*pipepb.Coder{
+		"b":  {Spec: &pipepb.FunctionSpec{Urn: coders.URNBytes}},
+		"gw": {Spec: &pipepb.FunctionSpec{Urn: coders.URNGlobalWindow}},
+		"wv": {Spec: &pipepb.FunctionSpec{Urn: coders.URNWindowedValue}, ComponentCoderIds: []string{"b", "gw"}},
+	}
+	wv, err := coders.CompileWindowedValue(cs, "wv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(ts int64) []byte {
+		return coders.AppendWindowedValue(nil, ts, 1, nil, coders.NoFiringPane, coders.AppendLengthPrefixed(nil, []byte("x")))
+	}
+	chunks := [][]byte{append(at(5), at(9)...), at(-3), at(7)}
+	if n, lo, hi := (Codec{wv}).Span(chunks); n != 4 || lo != -3 || hi != 9 {
+		t.Errorf("Span = %d [%d, %d], want 4 [-3, 9]", n, lo, hi)
+	}
+	if n, lo, hi := (Codec{wv}).Span(nil); n != 0 || lo != 0 || hi != 0 {
+		t.Errorf("Span(nil) = %d [%d, %d], want 0 [0, 0]", n, lo, hi)
+	}
+}
