@@ -1,6 +1,9 @@
 package elastic
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -50,7 +53,7 @@ func samples(cores [][]float64) []Sample {
 		for h := range cpu {
 			cpu[h] += c[h] * 2
 		}
-		ss = append(ss, Sample{At: float64(2 * i), HostCPU: append([]float64(nil), cpu...)})
+		ss = append(ss, Sample{At: float64(2 * i), Backlog: -1, HostCPU: append([]float64(nil), cpu...)})
 	}
 	return ss
 }
@@ -70,6 +73,17 @@ func TestBusyHostsAndTimeToWorkers(t *testing.T) {
 	}
 	if got := TimeToWorkers(ss, busy, up, 3, 7); got != -1 {
 		t.Errorf("TimeToWorkers past the step's end = %v, want -1", got)
+	}
+}
+
+func TestLagIsKafkaIOsBacklogOnceReported(t *testing.T) {
+	s := Sample{Produced: 1000, Read: 200, Backlog: -1}
+	if Lag(s) != 800 {
+		t.Errorf("without a backlog, Lag = %d, want produced - read = 800", Lag(s))
+	}
+	s.Backlog = 12.4
+	if Lag(s) != 12 || Unread(s) != 800 {
+		t.Errorf("with a backlog of 12.4, Lag = %d (want 12), Unread = %d (want 800)", Lag(s), Unread(s))
 	}
 }
 
@@ -118,7 +132,7 @@ func TestAnalyzeSteps(t *testing.T) {
 	}
 	// Converged at 36 + settle = 46 s: the 5 s count at 40 s is before it.
 	if b.Decisions != 1 || b.OtherEvents != 1 || b.ToDecision != 6 || b.ToWorkers != 10 || b.Workers != 2 ||
-		b.P99 != 1500 || b.Counts != 2 || b.BusyHosts != 2 || b.EndLag != 50 {
+		b.P99 != 1500 || b.StepP99 != 5000 || b.Counts != 2 || b.BusyHosts != 2 || b.EndLag != 50 {
 		t.Errorf("second step %+v", b)
 	}
 	// One worker for 36 s (first interval ending past 36 s: 34..36), two for 24.
@@ -126,7 +140,7 @@ func TestAnalyzeSteps(t *testing.T) {
 		t.Errorf("totals %+v", tot)
 	}
 	table := Table(r, steps, tot)
-	for _, want := range []string{"| 0:30–1:00 | 100 | 1 | yes | 0 | 6 s | 10 s | 2 (2) | 1.2 / 1.5 s |", "84 worker-seconds", "against 180"} {
+	for _, want := range []string{"| 0:30–1:00 | 100 | 1 | yes | 0 | 6 s | 10 s | 2 (2) | 1.2 / 1.5 s | 2 | 5.0 s |", "84 worker-seconds", "against 180"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
@@ -142,5 +156,30 @@ func TestSVGHasEveryPanelAndSeries(t *testing.T) {
 		if !strings.Contains(svg, want) {
 			t.Errorf("the plot lacks %q", want)
 		}
+	}
+}
+
+// TestLoadDecodesTheRunsRecord: testdata/smoke-run.json is a cut of the
+// smoke run's JSON as validates/xlang/elastic_test.go wrote it; every
+// field it holds must decode into Run (the two schemas are kept in step
+// by hand).
+func TestLoadDecodesTheRunsRecord(t *testing.T) {
+	b, err := os.ReadFile("testdata/smoke-run.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var r Run
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("the run's record does not decode strictly: %v", err)
+	}
+	s := r.Samples[0]
+	if r.Config.PoolEnv == "" || r.Config.Rate == 0 || len(r.Steps) != 4 || s.Produced == 0 || len(s.HostCPU) != r.Config.Hosts ||
+		len(s.Desired) == 0 || len(r.Events) == 0 || r.Outputs[0].At == 0 {
+		t.Errorf("fields left empty: %+v", r)
+	}
+	if _, err := Load("testdata/smoke-run.json"); err != nil {
+		t.Error(err)
 	}
 }

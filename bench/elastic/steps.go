@@ -44,13 +44,17 @@ func analyzeStep(r *Run, busy []int, st Step, t1 float64) StepResult {
 	res.Stable = converged <= t1
 	res.ToWorkers = TimeToWorkers(r.Samples, busy, ups, st.At, t1)
 	res.Workers = WorkersAt(r.Events, r.Config.PoolEnv, r.Config.Initial, t1)
-	var lat []int64
+	var lat, all []int64
 	for _, o := range r.Outputs {
+		if o.At >= st.At && o.At < t1 {
+			all = append(all, o.Ms)
+		}
 		if o.At >= converged && o.At < t1 {
 			lat = append(lat, o.Ms)
 		}
 	}
 	res.P50, res.P99, res.Counts = Percentile(lat, 50), Percentile(lat, 99), len(lat)
+	res.StepP99 = Percentile(all, 99)
 	for i, s := range r.Samples {
 		if s.At >= t1 {
 			break

@@ -26,7 +26,7 @@ func SVG(r *Run) string {
 		ss    []series
 	}{
 		{"records/s", rateSeries(r)},
-		{"lag (records in Kafka)", []series{{"lag", "#d62728", lagPoints(r)}}},
+		{"lag (records in Kafka)", lagSeries(r)},
 		{"workers", workerSeries(r)},
 		{"latency after window end (s)", latencySeries(r)},
 	}
@@ -103,12 +103,14 @@ func rateSeries(r *Run) []series {
 	return []series{in, read}
 }
 
-func lagPoints(r *Run) []point {
-	var pts []point
+func lagSeries(r *Run) []series {
+	lag := series{name: "KafkaIO backlog", color: "#d62728"}
+	unread := series{name: "produced − counted read", color: "#aaaaaa"}
 	for _, s := range r.Samples {
-		pts = append(pts, point{s.At, float64(Lag(s))})
+		lag.pts = append(lag.pts, point{s.At, float64(Lag(s))})
+		unread.pts = append(unread.pts, point{s.At, float64(Unread(s))})
 	}
-	return pts
+	return []series{lag, unread}
 }
 
 func workerSeries(r *Run) []series {
