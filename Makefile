@@ -13,7 +13,7 @@ RACE_PKGS = ./fnapi/... ./dataplane/... ./stateplane/... ./harness/... ./worker/
 	./runner/metrics/... ./runner/store/... ./runner/artifacts/... ./runner/server/... \
 	./testsupport/serverproc/...
 
-.PHONY: test setup warm unit race faults multihost xlang backpressure validates run
+.PHONY: test setup warm unit race faults multihost xlang backpressure elastic validates run
 
 # setup mostly waits on package registries: the Go test binaries compile
 # meanwhile (warm), and the stages below find them in the build cache.
@@ -54,6 +54,15 @@ xlang:
 # measured"): about 6 minutes, too long for `test`.
 backpressure:
 	$(GO) test -tags 'xlang backpressure' -count=1 -timeout 20m -run TestKafkaBackPressure -v ./validates/xlang
+
+# The elastic benchmark (docs/bench/elastic.md): DS2 sizing the workers of
+# a Kafka job on network-namespace hosts while its input rate steps
+# R, 2R, R/2, R (ELASTIC_STEP each, default 4m: about 20 minutes in all);
+# needs root, like multihost. Records .work/elastic/run.json, then writes
+# the plot and prints the table.
+elastic:
+	$(GO) test -tags 'xlang elastic' -count=1 -timeout 60m -run TestElastic -v ./validates/xlang
+	$(GO) run ./bench/cmd/elastic -run .work/elastic/run.json -svg docs/bench/elastic.svg
 
 setup:
 	scripts/setup.sh

@@ -69,22 +69,22 @@ func TestHosts(t *testing.T) {
 		got := job.run(t, hosts, func(running time.Time) {
 			// Killed once its workers have done some of the job's work, so
 			// bundles are in flight on it, however fast the machine is.
-			cpu0 := victim.cpuSeconds()
+			cpu0 := victim.CPUSeconds()
 			err := testwait.For(context.Background(), 5*time.Minute, func() (bool, error) {
-				return victim.cpuSeconds()-cpu0 >= victimWork, nil
+				return victim.CPUSeconds()-cpu0 >= victimWork, nil
 			})
-			killed = victim.kill()
+			killed = victim.Kill()
 			t.Logf("killed %d processes of %s (its pool and workers) %v after the job started running (%v)",
-				killed, victim.name, time.Since(running).Round(time.Millisecond), err)
+				killed, victim.Name, time.Since(running).Round(time.Millisecond), err)
 		})
 		if killed == 0 {
-			t.Fatalf("nothing of %s was running to kill", victim.name)
+			t.Fatalf("nothing of %s was running to kill", victim.Name)
 		}
 		testkit.RequireSame(t, got.out, three.out)
-		if !strings.Contains(srv.log.String(), `"worker pool down"`) || !strings.Contains(srv.log.String(), victim.poolAddr()) {
-			t.Errorf("the server did not mark %s's pool (%s) down", victim.name, victim.poolAddr())
+		if !strings.Contains(srv.log.String(), `"worker pool down"`) || !strings.Contains(srv.log.String(), victim.PoolAddr()) {
+			t.Errorf("the server did not mark %s's pool (%s) down", victim.Name, victim.PoolAddr())
 		}
-		t.Logf("with %s killed: %s", victim.name, got)
+		t.Logf("with %s killed: %s", victim.Name, got)
 	})
 }
 
@@ -215,7 +215,7 @@ func (s *jobServer) run(t *testing.T, py string, args []string, hosts []*host, o
 	t.Helper()
 	var pools []string
 	for _, h := range hosts {
-		pools = append(pools, h.poolAddr())
+		pools = append(pools, h.PoolAddr())
 	}
 	return s.runOn(t, py, args, pools, hosts, out, during)
 }
@@ -358,7 +358,7 @@ func (s *jobServer) stateTime(before map[string]bool, state string) (time.Time, 
 func perHostCPU(hosts []*host) []float64 {
 	var out []float64
 	for _, h := range hosts {
-		out = append(out, h.cpuSeconds())
+		out = append(out, h.CPUSeconds())
 	}
 	return out
 }

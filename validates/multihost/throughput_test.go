@@ -20,7 +20,7 @@ import (
 func TestDataPlaneThroughput(t *testing.T) {
 	py := python(t)
 	hosts := newHosts(t, py, 1)
-	if err := hosts[0].setQuota(-1); err != nil {
+	if err := hosts[0].SetQuota(-1); err != nil {
 		t.Fatal(err)
 	}
 	srv := startServer(t)
@@ -28,7 +28,7 @@ func TestDataPlaneThroughput(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out.txt")
 	args := []string{"gbk.py", out, strconv.Itoa(n), strconv.Itoa(size)}
 	before := srv.jobIDs()
-	res := srv.runOn(t, py, args, []string{hosts[0].poolAddr() + "/2"}, hosts, out, nil)
+	res := srv.runOn(t, py, args, []string{hosts[0].PoolAddr() + "/2"}, hosts, out, nil)
 	checkGBK(t, res.out, n, size)
 	in, outB := srv.dataPlaneBytes(t, before)
 	total := float64(in+outB) / 1e6
