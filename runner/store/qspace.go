@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -26,16 +27,49 @@ func (x *Scratch) QueuedSpace(prefix string) *QueuedSpace {
 // that of an earlier write (or the scratch's removal): a failed write
 // fails every operation after it.
 func (sp *QueuedSpace) WriteRun(keys, values [][]byte) error {
-	op := &spillOp{keys: make([][]byte, len(keys)), vals: make([][]byte, len(keys)), sorted: true}
+	return sp.x.queue().push(encodeRun(sp.prefix, keys, values))
+}
+
+// encodeRun copies the pairs once, straight into a Pebble batch's
+// representation (a 12-byte header, then each pair as its kind and two
+// length-prefixed strings) of exactly their size; the op's keys and
+// values are views of it. The writer hands Pebble that copy: a copy per
+// pair for the queue and a growing batch built from it held about three
+// times a run's bytes while it was written.
+func encodeRun(prefix []byte, keys, values [][]byte) *spillOp {
+	size := batchHeaderLen
 	for i := range keys {
-		op.keys[i] = append(slices.Clip(sp.prefix), keys[i]...)
-		op.vals[i] = bytes.Clone(values[i])
+		k, v := len(prefix)+len(keys[i]), len(values[i])
+		size += 1 + uvarintLen(k) + k + uvarintLen(v) + v
+	}
+	op := &spillOp{keys: make([][]byte, len(keys)), vals: make([][]byte, len(keys)), sorted: true}
+	op.repr = make([]byte, batchHeaderLen, size)
+	binary.LittleEndian.PutUint32(op.repr[8:batchHeaderLen], uint32(len(keys)))
+	for i := range keys {
+		op.repr = append(op.repr, byte(pebble.InternalKeyKindSet))
+		op.repr = binary.AppendUvarint(op.repr, uint64(len(prefix)+len(keys[i])))
+		at := len(op.repr)
+		op.repr = append(append(op.repr, prefix...), keys[i]...)
+		op.keys[i] = op.repr[at:len(op.repr):len(op.repr)]
+		op.repr = binary.AppendUvarint(op.repr, uint64(len(values[i])))
+		at = len(op.repr)
+		op.repr = append(op.repr, values[i]...)
+		op.vals[i] = op.repr[at:len(op.repr):len(op.repr)]
 		op.n += int64(len(op.keys[i]) + len(values[i]))
 		if i > 0 && bytes.Compare(op.keys[i-1], op.keys[i]) >= 0 {
 			op.sorted = false
 		}
 	}
-	return sp.x.queue().push(op)
+	return op
+}
+
+// batchHeaderLen is a Pebble batch representation's header: its sequence
+// number (set by Pebble when it commits) and its count.
+const batchHeaderLen = 12
+
+func uvarintLen(n int) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(b[:], uint64(n))
 }
 
 // DeletePrefix queues the deletion of every key of the space with the

@@ -1,8 +1,6 @@
 package store
 
 import (
-	"bytes"
-	"maps"
 	"slices"
 	"sync"
 
@@ -32,8 +30,9 @@ type spillQueue struct {
 // spillOp is a queued write (keys and values, with the space's prefix)
 // or, with del set, a DeletePrefix.
 type spillOp struct {
-	keys, vals [][]byte
-	sorted     bool // keys ascend, so a scan finds its prefix by search
+	repr       []byte   // the writes as a Pebble batch (encodeRun)
+	keys, vals [][]byte // views of repr
+	sorted     bool     // keys ascend, so a scan finds its prefix by search
 	n          int64
 	del        []byte
 }
@@ -114,8 +113,8 @@ func (q *spillQueue) apply(op *spillOp) error {
 		return x.do(func(db *pebble.DB) error { return db.DeleteRange(op.del, end, pebble.NoSync) })
 	}
 	b := new(pebble.Batch)
-	for i, k := range op.keys {
-		_ = b.Set(k, op.vals[i], nil)
+	if err := b.SetRepr(op.repr); err != nil {
+		return err
 	}
 	return x.write(b, int(op.n))
 }
@@ -176,98 +175,4 @@ func (q *spillQueue) pending() ([]*spillOp, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return slices.Clone(q.ops), q.err
-}
-
-// overlay is what ops make of the keys with prefix: each key's last
-// write, or gone if a later delete dropped it, in key order; and the
-// deletes' prefixes that cover keys with prefix, which hide those keys
-// on disk that no later op wrote.
-type overlay struct {
-	keys []string
-	vals map[string]queuedVal
-	dels [][]byte
-}
-
-type queuedVal struct {
-	v    []byte
-	gone bool // deleted after its write
-}
-
-func newOverlay(ops []*spillOp, prefix []byte) *overlay {
-	o := &overlay{vals: map[string]queuedVal{}}
-	for _, op := range ops {
-		if op.del != nil {
-			if bytes.HasPrefix(op.del, prefix) || bytes.HasPrefix(prefix, op.del) {
-				o.dels = append(o.dels, op.del)
-				for k := range o.vals {
-					if bytes.HasPrefix([]byte(k), op.del) {
-						o.vals[k] = queuedVal{gone: true}
-					}
-				}
-			}
-			continue
-		}
-		lo, hi := op.span(prefix)
-		for i := lo; i < hi; i++ {
-			if bytes.HasPrefix(op.keys[i], prefix) {
-				o.vals[string(op.keys[i])] = queuedVal{v: op.vals[i]}
-			}
-		}
-	}
-	o.keys = slices.Sorted(maps.Keys(o.vals))
-	return o
-}
-
-// span bounds the op's keys that may have prefix.
-func (op *spillOp) span(prefix []byte) (int, int) {
-	if !op.sorted {
-		return 0, len(op.keys)
-	}
-	lo, _ := slices.BinarySearchFunc(op.keys, prefix, bytes.Compare)
-	hi := len(op.keys)
-	if end := prefixEnd(prefix); end != nil {
-		hi, _ = slices.BinarySearchFunc(op.keys, end, bytes.Compare)
-	}
-	return lo, hi
-}
-
-// hidden reports whether a key on disk is covered by a queued delete.
-func (o *overlay) hidden(k []byte) bool {
-	for _, d := range o.dels {
-		if bytes.HasPrefix(k, d) {
-			return true
-		}
-	}
-	return false
-}
-
-// merge calls fn for every key of the overlay and of the disk's scan (the
-// overlay's winning), in key order; scan is nil for an empty disk.
-func (o *overlay) merge(scan func(func(k, v []byte) error) error, fn func(k, v []byte) error) error {
-	i := 0
-	emit := func(upTo []byte) error { // the overlay's keys before upTo (nil: all)
-		for ; i < len(o.keys) && (upTo == nil || o.keys[i] < string(upTo)); i++ {
-			if qv := o.vals[o.keys[i]]; !qv.gone {
-				if err := fn([]byte(o.keys[i]), qv.v); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	if scan != nil {
-		err := scan(func(k, v []byte) error {
-			if err := emit(k); err != nil {
-				return err
-			}
-			if _, ok := o.vals[string(k)]; ok || o.hidden(k) {
-				return nil // the overlay's (emitted next round) or deleted
-			}
-			return fn(k, v)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return emit(nil)
 }

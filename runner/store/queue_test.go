@@ -121,9 +121,9 @@ func TestQueuedSpaceMatchesModel(t *testing.T) {
 		switch r := rng.IntN(10); {
 		case r < 6:
 			var kvs []string
-			for range 1 + rng.IntN(4) {
+			for j := range 1 + rng.IntN(4) { // a key twice in a run: the later wins
 				k := key()
-				model[k] = fmt.Sprint(i)
+				model[k] = fmt.Sprintf("%d.%d", i, j)
 				kvs = append(kvs, k+"="+model[k])
 			}
 			writeQueued(t, sp, kvs...)
