@@ -1,6 +1,11 @@
 package engine
 
-import "github.com/beam-runner/beam-runner/runner/stagekind"
+import (
+	"math"
+
+	"github.com/beam-runner/beam-runner/runner/engine/agg"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
+)
 
 // A GroupByKey hands out the panes it fired as its readers take them:
 // its readers' pending input and the input of their bundles in flight are
@@ -34,7 +39,21 @@ func (f *flow) paneBudget(st *stage) int {
 		}
 		most = max(most, pendingBytes(c)+flightBytes(c))
 	}
-	return max(f.pullBytes()-most, 0)
+	return min(max(f.pullBytes()-most, 0), f.pendingRoom())
+}
+
+// pendingRoom bounds the panes a GroupByKey hands out while the spill
+// queue is full: past the pending budget they would stay in memory
+// instead of spilling (pendingSpill.admit), so it hands out only what
+// fits in the budget and the rest waits in the GroupByKey until the
+// writer catches up. The driver writing each
+// spill itself had paced it so.
+func (f *flow) pendingRoom() int {
+	p := f.pend
+	if p == nil || !agg.SpillFull(p.sp) {
+		return math.MaxInt
+	}
+	return max(p.budget-p.mem-p.flight, 0)
 }
 
 func pendingBytes(st *stage) int {

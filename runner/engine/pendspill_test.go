@@ -110,7 +110,7 @@ func pendDrive(t *testing.T, e *Engine, between func(e *Engine, sofar []string) 
 			t.Fatal(e.flow.err)
 		}
 		if len(bs) == 0 && bundlesInFlight(e) == 0 {
-			t.Fatal("stuck: nothing ready and nothing in flight")
+			t.Fatalf("stuck: nothing ready and nothing in flight (pend %+v)", e.flow.pend)
 		}
 		flight := 0
 		for _, b := range bs {
@@ -380,5 +380,52 @@ func TestFullSpillQueueHoldsProducers(t *testing.T) {
 	}
 	if st.WrittenBytes() == 0 {
 		t.Errorf("the GroupByKey spilled nothing once the queue had room")
+	}
+}
+
+// TestFullSpillQueuePacesPanes: while the spill's queue is full, a
+// GroupByKey hands its readers only what fits in the pending budget,
+// since past it their input would stay in memory rather than spill; the
+// output is the same once the queue takes more.
+func TestFullSpillQueuePacesPanes(t *testing.T) {
+	want, st := inMemoryAndStore(t)
+	pend := &fullQueue{Spill: st.Space("p/")}
+	limited := pendPipeline(t)
+	limited.PendingSpill, limited.PendingBudget = pend, 128<<10
+	e, err := New(limited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	most, fullRounds := 0, 0
+	for !e.flow.done() {
+		rd := nextReady(e)
+		for _, b := range rd.Bundles {
+			if b.Stage == "gen" { // the queue fills while it runs
+				pend.full = true
+			}
+			got = append(got, pendPlay(t, e, b)...)
+			if pend.full {
+				most = max(most, e.flow.pend.mem+e.flow.pend.flight)
+			}
+		}
+		if pend.full {
+			fullRounds++
+			pend.full = fullRounds < 20 // then the writer catches up
+		}
+		if len(rd.Bundles) == 0 {
+			if !rd.Wake {
+				t.Fatal("nothing ready and no wake-up")
+			}
+			e.AdvanceProcessingTime(rd.WakeAt)
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("the sink got %d groups, differing from the %d in memory", len(got), len(want))
+	}
+	// A GroupByKey stops handing out once past its room: one pane over.
+	if bound := 2 * limited.PendingBudget; most > bound {
+		t.Errorf("pending input in memory reached %d bytes with the queue full; want about the budget, at most %d", most, bound)
 	}
 }

@@ -47,12 +47,18 @@ type Viewing interface {
 
 // SpillFull reports whether sp queues its writes and its queue is full.
 func SpillFull(sp Spill) bool {
+	_, full := spillQueued(sp)
+	return full
+}
+
+// spillQueued is Queuing.Queued, or nothing for a Spill that writes
+// before it returns.
+func spillQueued(sp Spill) (bytes int64, full bool) {
 	q, ok := sp.(Queuing)
 	if !ok {
-		return false
+		return 0, false
 	}
-	_, full := q.Queued()
-	return full
+	return q.Queued()
 }
 
 // spiller moves the batch path's buffered values to a Spill past budget
@@ -83,10 +89,17 @@ type spiller struct {
 const elemOverhead = 48
 
 // note counts an added value and reports whether to spill: the budget
-// is passed and the spill's queue (if it has one) takes more.
+// is passed, counting what the spill's queue (if it has one) still holds
+// in memory, and the queue takes more. Without the queue's bytes a spill
+// of a whole window into a slow queue let the next window fill the
+// budget again while the first was still in memory.
 func (s *spiller) note(key, value []byte) bool {
 	s.bytes += len(key) + len(value) + elemOverhead
-	return s.bytes > s.budget && !SpillFull(s.sp)
+	if s.bytes <= s.budget/2 { // a spill is never a run of a few values
+		return false
+	}
+	queued, full := spillQueued(s.sp)
+	return s.bytes+int(queued) > s.budget && !full
 }
 
 // spillWin writes a window's in-memory values as one sorted run and drops
