@@ -174,7 +174,7 @@ func (e *Executor) Plan(p *pipepb.Pipeline) (any, error) {
 func jobPlan(j *jobs.Job, p *pipepb.Pipeline) (*plan.Plan, error) {
 	pl, ok := j.Prepared.(*plan.Plan)
 	if !ok || p != j.Pipeline {
-		return spec.Plan(p)
+		return spec.PlanStarting(p, jobs.StartStages(j.Options))
 	}
 	for id, env := range p.GetComponents().GetEnvironments() {
 		if pl.Components.Environments == nil {

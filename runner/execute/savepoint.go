@@ -7,9 +7,15 @@ import (
 	"slices"
 	"strings"
 
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/savepoint"
+	"github.com/beam-runner/beam-runner/runner/spec"
+	"github.com/beam-runner/beam-runner/runner/userstate"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // savepointReq asks a job's driver for a savepoint (jobs.Savepointer).
@@ -66,21 +72,109 @@ func (d *driver) onSavepoint(req savepointReq) error {
 	return d.jobCtx.Err()
 }
 
-// CheckRestore implements jobs.Savepointer: the checkpoint in a
-// savepoint must be one this executor reads, and it restores only into
-// the same fused plan (stages, their transforms, materialised
-// PCollections and their coders), since the engine's state is kept by
-// stage and PCollection id.
-func (e *Executor) CheckRestore(sp *savepoint.Savepoint, prepared any) error {
-	pl, ok := prepared.(*plan.Plan)
-	if !ok {
-		return fmt.Errorf("the executor has no plan of the pipeline to check")
+// Restore implements jobs.Savepointer: the checkpoint in a savepoint
+// must be one this executor reads, and its state is remapped onto the
+// new pipeline's plan (remap.go): a pipeline that fuses into the same
+// stages takes it as it is; another takes what the two share by name,
+// its plan keeping as stage boundaries the PCollections that hold saved
+// input. What would be lost or misread is refused, naming the step.
+func (e *Executor) Restore(sp *savepoint.Savepoint, p *pipepb.Pipeline, opts *structpb.Struct, o jobs.RestoreOptions) (jobs.Restored, error) {
+	c, err := decodeCheckpoint(sp.Checkpoint)
+	if err != nil {
+		return jobs.Restored{}, fmt.Errorf("its %s: %w", savepoint.CheckpointFile, err)
 	}
-	if _, err := decodeCheckpoint(sp.Checkpoint); err != nil {
-		return fmt.Errorf("its %s: %w", savepoint.CheckpointFile, err)
+	oldPl, err := spec.PlanStarting(sp.Pipeline, sp.Manifest.StartStage)
+	if err != nil {
+		return jobs.Restored{}, fmt.Errorf("its %s does not plan: %w", savepoint.PipelineFile, err)
 	}
-	return shapeDiff(shapeOf(sp.Manifest.Shape, sp.Manifest.Transforms), shapeOf(planShape(pl), planNames(pl)))
+	newPl, err := spec.PlanStarting(p, nil)
+	if err != nil {
+		return jobs.Restored{}, err
+	}
+	if len(o.Mapping) == 0 && len(sp.Manifest.StartStage) == 0 &&
+		shapeDiff(shapeOf(sp.Manifest.Shape, sp.Manifest.Transforms), shapeOf(planShape(newPl), planNames(newPl))) == nil {
+		return jobs.Restored{Checkpoint: sp.Checkpoint, Prepared: newPl}, nil // the same plan: as it is
+	}
+	rc, err := remapCheckpoint(c, oldPl, p, opts, o)
+	if err != nil {
+		return jobs.Restored{}, err
+	}
+	data, err := rc.ckpt.encode()
+	return jobs.Restored{Checkpoint: data, Prepared: rc.plan, StartStage: rc.starts}, err
 }
+
+// remapped is a checkpoint remapped onto a new pipeline's plan.
+type remapped struct {
+	ckpt   checkpoint
+	plan   *plan.Plan
+	starts []string
+}
+
+// remapCheckpoint moves checkpoint c of a job of plan oldPl onto
+// pipeline p's plan. Pure.
+func remapCheckpoint(c checkpoint, oldPl *plan.Plan, p *pipepb.Pipeline, opts *structpb.Struct, o jobs.RestoreOptions) (remapped, error) {
+	cfg := spec.Config{Options: opts}
+	oldSpec, err := spec.Build(oldPl, cfg)
+	if err != nil {
+		return remapped{}, fmt.Errorf("the savepoint's pipeline: %w", err)
+	}
+	held, err := engine.SnapshotHeld(oldSpec, c.engine)
+	if err != nil {
+		return remapped{}, fmt.Errorf("its %s: %w", savepoint.CheckpointFile, err)
+	}
+	newPl, err := spec.PlanStarting(p, nil)
+	if err != nil {
+		return remapped{}, err
+	}
+	r := remapping{old: indexPlan(oldPl), now: indexPlan(newPl), m: o.Mapping, drop: o.AllowDropped}
+	starts := startStage(r, held)
+	if len(starts) > 0 {
+		if newPl, err = spec.PlanStarting(p, starts); err != nil {
+			return remapped{}, err
+		}
+		r.now = indexPlan(newPl)
+	}
+	h, err := rehoming(r, held)
+	if err != nil {
+		return remapped{}, err
+	}
+	newSpec, err := spec.Build(newPl, cfg)
+	if err != nil {
+		return remapped{}, err
+	}
+	if c.engine, err = engine.Rehome(oldSpec, c.engine, newSpec, h); err != nil {
+		return remapped{}, err
+	}
+	if c.state, err = userstate.RenameTransforms(c.state, h.Transforms); err != nil {
+		return remapped{}, err
+	}
+	c.metrics = renameMetrics(c.metrics, h.Transforms)
+	return remapped{ckpt: c, plan: newPl, starts: starts}, nil
+}
+
+// renameMetrics keeps the committed metrics of transforms the new
+// pipeline has, under their new ids, and those of no transform.
+func renameMetrics(ms []*pipepb.MonitoringInfo, rename map[string]string) []*pipepb.MonitoringInfo {
+	var out []*pipepb.MonitoringInfo
+	for _, m := range ms {
+		id, ok := m.GetLabels()[metricTransformLabel]
+		if !ok {
+			out = append(out, m)
+			continue
+		}
+		to, ok := rename[id]
+		if !ok {
+			continue
+		}
+		m = proto.Clone(m).(*pipepb.MonitoringInfo)
+		m.Labels[metricTransformLabel] = to
+		out = append(out, m)
+	}
+	return out
+}
+
+// metricTransformLabel is the label naming a metric's transform.
+const metricTransformLabel = "PTRANSFORM"
 
 // planNames maps each transform of pl's pipeline, by id, to its unique
 // name.

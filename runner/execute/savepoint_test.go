@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/savepoint"
 	"github.com/beam-runner/beam-runner/runner/spec"
@@ -28,6 +30,13 @@ func countingPlan(t *testing.T, start time.Time, extra bool) *plan.Plan {
 		t.Fatal(err)
 	}
 	return pl
+}
+
+func countingProto(t *testing.T, start time.Time) *pipepb.Pipeline {
+	t.Helper()
+	p, s := beam.NewPipelineWithRoot()
+	counting.Pipeline(start, start.Add(time.Minute), 20*time.Millisecond, false)(s)
+	return gopipe.ForTest(t, p)
 }
 
 func countingShape(t *testing.T, start time.Time, extra bool) shape {
@@ -93,7 +102,7 @@ func TestShapeDescribeNamesTransforms(t *testing.T) {
 	}
 }
 
-// CheckRestore refuses, naming the file, a savepoint whose checkpoint
+// Restore refuses, naming the file, a savepoint whose checkpoint
 // this executor cannot read (damaged, or of a newer checkpoint format
 // with its digest made to match), and accepts the same plan's.
 func TestCheckRestoreReadsTheCheckpoint(t *testing.T) {
@@ -115,8 +124,8 @@ func TestCheckRestoreReadsTheCheckpoint(t *testing.T) {
 		{"newer", newer, fmt.Sprintf("checkpoint.bin: checkpoint format version %d; this beam-runner reads versions 1 to %d", checkpointVersion+1, checkpointVersion)},
 		{"not one", []byte("{}"), "checkpoint.bin: not a beam-runner checkpoint"},
 	} {
-		sp := &savepoint.Savepoint{Checkpoint: c.data, Manifest: savepoint.Manifest{Shape: planShape(pl), Transforms: planNames(pl)}}
-		err := e.CheckRestore(sp, pl)
+		sp := &savepoint.Savepoint{Checkpoint: c.data, Pipeline: countingProto(t, t0), Manifest: savepoint.Manifest{Shape: planShape(pl), Transforms: planNames(pl)}}
+		_, err := e.Restore(sp, countingProto(t, t0), nil, jobs.RestoreOptions{})
 		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%s checkpoint: %v, want %q", c.name, err, c.want)
 		}

@@ -252,7 +252,7 @@ func (s *Service) restoreRecord(sv *saved) (*record, bool) {
 	// The job's workers and engine died with the previous server.
 	why := s.cannotResume(j)
 	if why == "" && ckpt == nil {
-		ckpt, why = savepointCheckpoint(j.Options)
+		ckpt, why = s.savepointCheckpoint(j)
 	}
 	if why == "" {
 		j.Resume = ckpt

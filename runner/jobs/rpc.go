@@ -54,20 +54,24 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 	if err != nil {
 		return nil, invalidArg("%v", err)
 	}
-	resume, from, err := s.fromSavepoint(req.GetPipeline(), req.GetPipelineOptions(), prepared)
+	from, err := s.fromSavepoint(req.GetPipeline(), req.GetPipelineOptions())
 	if err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
+	}
+	options, resume, fromDir := req.GetPipelineOptions(), []byte(nil), ""
+	if from != nil {
+		options, resume, fromDir, prepared = from.options, from.restored.Checkpoint, from.dir, from.restored.Prepared
 	}
 	p := &preparation{
 		id:       newID(req.GetJobName()),
 		name:     req.GetJobName(),
 		pipeline: req.GetPipeline(),
-		options:  req.GetPipelineOptions(),
+		options:  options,
 		created:  time.Now(),
 		size:     int64(proto.Size(req.GetPipeline()) + len(resume)), // a savepoint's checkpoint is held too
 		prepared: prepared,
 		resume:   resume,
-		from:     from,
+		from:     fromDir,
 	}
 	if err := s.reserve(p.size); err != nil {
 		return nil, err

@@ -36,10 +36,21 @@ type Savepointer interface {
 	// whose write succeeded commits nothing more, and the caller cancels
 	// it.
 	Savepoint(ctx context.Context, jobID string, stop bool, write func(Taken) error) error
-	// CheckRestore refuses a pipeline, as the executor's Plan prepared
-	// it, that savepoint sp cannot start, and a checkpoint in sp the
-	// executor cannot read: at submission, not when the job starts.
-	CheckRestore(sp *savepoint.Savepoint, prepared any) error
+	// Restore plans pipeline p (with options opts) to start from
+	// savepoint sp as o says, refusing what would lose or misread saved
+	// data and a checkpoint in sp the executor cannot read: at
+	// submission, not when the job starts. Pure apart from its reading.
+	Restore(sp *savepoint.Savepoint, p *pipepb.Pipeline, opts *structpb.Struct, o RestoreOptions) (Restored, error)
+}
+
+// Restored is a pipeline planned to start from a savepoint: the
+// checkpoint it restores (the savepoint's, remapped onto its plan), the
+// plan (what a Planner's Plan returns), and the transforms that plan
+// was made to start stages with (StartStageOption).
+type Restored struct {
+	Checkpoint []byte
+	Prepared   any
+	StartStage []string
 }
 
 // Then says what a savepoint request does once the savepoint is written.
@@ -82,6 +93,7 @@ func (s *Service) Savepoint(ctx context.Context, jobID, dir string, then Then) (
 	err = sv.Savepoint(ctx, jobID, then == ThenCancel, func(t Taken) error {
 		sp, err := savepoint.New(r.job.ID, r.job.Name, r.job.Pipeline, t.Checkpoint, t.Sequence, t.Shape, time.Now())
 		if err == nil {
+			sp.Manifest.StartStage = StartStages(r.job.Options)
 			err = savepoint.Write(dir, sp)
 		}
 		seq = t.Sequence
@@ -131,49 +143,68 @@ func (s *Service) savepointDir(jobID, dir string) (string, error) {
 
 // fromSavepoint reads the savepoint a new pipeline asks to start from
 // (FromSavepointOption), and refuses it if the pipeline cannot hold its
-// state; it returns the checkpoint to start from and the savepoint's
-// directory, nil and "" if none is asked.
-func (s *Service) fromSavepoint(p *pipepb.Pipeline, opts *structpb.Struct, prepared any) ([]byte, string, error) {
+// state; it returns what the job starts from, nil if no savepoint is
+// asked.
+func (s *Service) fromSavepoint(p *pipepb.Pipeline, opts *structpb.Struct) (*startFrom, error) {
 	v, ok := Option(opts, FromSavepointOption)
 	if !ok {
-		return nil, "", nil
+		return nil, nil
 	}
 	dir := v.GetStringValue()
 	if dir == "" {
-		return nil, "", fmt.Errorf("option %s: want a savepoint directory, got %v", FromSavepointOption, v.AsInterface())
+		return nil, fmt.Errorf("option %s: want a savepoint directory, got %v", FromSavepointOption, v.AsInterface())
 	}
+	return s.restoreFrom(dir, p, opts)
+}
+
+// startFrom is what a job started from a savepoint starts with.
+type startFrom struct {
+	dir      string
+	restored Restored
+	options  *structpb.Struct // the job's, with StartStageOption
+}
+
+// restoreFrom checks pipeline p against the savepoint in dir and plans
+// it to start from there.
+func (s *Service) restoreFrom(dir string, p *pipepb.Pipeline, opts *structpb.Struct) (*startFrom, error) {
 	sv, ok := s.opts.Executor.(Savepointer)
 	if !ok {
-		return nil, "", fmt.Errorf("option %s: this runner's executor cannot start jobs from savepoints", FromSavepointOption)
+		return nil, fmt.Errorf("option %s: this runner's executor cannot start jobs from savepoints", FromSavepointOption)
+	}
+	ro, err := restoreOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	sp, err := savepoint.Read(dir)
 	if err != nil {
-		return nil, "", fmt.Errorf("option %s: %w", FromSavepointOption, err)
+		return nil, fmt.Errorf("option %s: %w", FromSavepointOption, err)
 	}
 	steps, err := savepoint.Steps(p)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	if err := savepoint.Check(sp.Manifest.Steps, steps, nil); err != nil {
-		return nil, "", fmt.Errorf("the pipeline cannot start from savepoint %s:\n%w", dir, err)
+	if err := savepoint.CheckDropping(sp.Manifest.Steps, steps, ro.Mapping, ro.AllowDropped); err != nil {
+		return nil, fmt.Errorf("the pipeline cannot start from savepoint %s:\n%w", dir, err)
 	}
-	if err := sv.CheckRestore(sp, prepared); err != nil {
-		return nil, "", fmt.Errorf("the pipeline cannot start from savepoint %s: %w", dir, err)
+	rs, err := sv.Restore(sp, p, opts, ro)
+	if err != nil {
+		return nil, fmt.Errorf("the pipeline cannot start from savepoint %s: %w", dir, err)
 	}
-	return sp.Checkpoint, dir, nil
+	return &startFrom{dir: dir, restored: rs, options: withStartStages(opts, rs.StartStage)}, nil
 }
 
-// savepointCheckpoint is the checkpoint of the savepoint a job started
-// from, for a restart before the job's first checkpoint of its own (it
-// must not start from the beginning), or why it cannot be read.
-func savepointCheckpoint(opts *structpb.Struct) ([]byte, string) {
-	v, ok := Option(opts, FromSavepointOption)
+// savepointCheckpoint is the checkpoint of the savepoint job j started
+// from, remapped onto its plan, for a restart before the job's first
+// checkpoint of its own (it must not start from the beginning), or why
+// it cannot be had.
+func (s *Service) savepointCheckpoint(j *Job) ([]byte, string) {
+	v, ok := Option(j.Options, FromSavepointOption)
 	if !ok {
 		return nil, ""
 	}
-	sp, err := savepoint.Read(v.GetStringValue())
+	from, err := s.restoreFrom(v.GetStringValue(), j.Pipeline, j.Options)
 	if err != nil {
 		return nil, fmt.Sprintf("it started from a savepoint, and has no checkpoint of its own yet, but the savepoint cannot be read: %v", err)
 	}
-	return sp.Checkpoint, ""
+	return from.restored.Checkpoint, ""
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/savepoint"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -40,14 +41,14 @@ func TestFromSavepointOptionRefusals(t *testing.T) {
 	opts := func(v *structpb.Value) *structpb.Struct {
 		return &structpb.Struct{Fields: map[string]*structpb.Value{"beam:option:from_savepoint:v1": v}}
 	}
-	if ckpt, _, err := s.fromSavepoint(nil, &structpb.Struct{}, nil); ckpt != nil || err != nil {
+	if ckpt, err := s.fromSavepoint(nil, &structpb.Struct{}); ckpt != nil || err != nil {
 		t.Errorf("no option: %v, %v", ckpt, err)
 	}
-	if _, _, err := s.fromSavepoint(nil, opts(structpb.NewNumberValue(3)), nil); err == nil || !strings.Contains(err.Error(), "option from_savepoint: want a savepoint directory, got 3") {
+	if _, err := s.fromSavepoint(nil, opts(structpb.NewNumberValue(3))); err == nil || !strings.Contains(err.Error(), "option from_savepoint: want a savepoint directory, got 3") {
 		t.Errorf("a number: %v", err)
 	}
 	// An executor without savepoints cannot start from one.
-	if _, _, err := s.fromSavepoint(nil, opts(structpb.NewStringValue(t.TempDir())), nil); err == nil || !strings.Contains(err.Error(), "cannot start jobs from savepoints") {
+	if _, err := s.fromSavepoint(nil, opts(structpb.NewStringValue(t.TempDir()))); err == nil || !strings.Contains(err.Error(), "cannot start jobs from savepoints") {
 		t.Errorf("no Savepointer: %v", err)
 	}
 }
@@ -60,7 +61,9 @@ func (savepointResumer) Savepoint(context.Context, string, bool, func(Taken) err
 	return fmt.Errorf("no savepoints here")
 }
 
-func (savepointResumer) CheckRestore(*savepoint.Savepoint, any) error { return nil }
+func (savepointResumer) Restore(sp *savepoint.Savepoint, _ *pipepb.Pipeline, _ *structpb.Struct, _ RestoreOptions) (Restored, error) {
+	return Restored{Checkpoint: sp.Checkpoint}, nil
+}
 
 // TestJobFromSavepointRestartsFromIt: a job started from a savepoint
 // gets its checkpoint as Resume, and a server restart before the job's

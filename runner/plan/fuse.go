@@ -104,6 +104,11 @@ type Options struct {
 	// given the kind of its windows; nil accepts every strategy. Passed in
 	// so the plan does not depend on the engine.
 	Grouping func(ws *pipepb.WindowingStrategy, kind coders.WindowKind) error
+	// StartStage names transforms, by id, that must each start a stage
+	// (a fusion constraint): a job started from a savepoint keeps the
+	// PCollections that hold saved input materialised, as the stage
+	// boundaries they were. Ids the pipeline lacks are ignored.
+	StartStage []string
 }
 
 // Build validates and plans a pipeline, accepting every environment.
@@ -120,6 +125,9 @@ func BuildWith(p *pipepb.Pipeline, opts Options) (*Plan, error) {
 	}
 	if err := checkEnvironmentsAndWindows(g, opts); err != nil {
 		return nil, err
+	}
+	for _, id := range opts.StartStage {
+		g.breakBefore[id] = true
 	}
 	f := &fuser{g: g, producer: map[string]string{}, stageOf: map[string]*Stage{}, deps: map[*Stage]map[*Stage]bool{}}
 	for _, id := range g.leaves {

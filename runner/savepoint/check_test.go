@@ -71,3 +71,28 @@ func TestCheckRefusesChangedStateAndTimersAndKinds(t *testing.T) {
 		t.Errorf("Check refused added state, timers and steps: %v", err)
 	}
 }
+
+// A mapping renames a step by its name, or a composite's and all inside
+// it by the longest prefix; other names stay.
+func TestMappingApply(t *testing.T) {
+	m := savepoint.Mapping{"count": "tally", "count/inner": "deep", "x/y": "z"}
+	for in, want := range map[string]string{
+		"count": "tally", "count/Stateful": "tally/Stateful", "count/inner/a": "deep/a",
+		"counter/a": "counter/a", "x/y": "z", "x/yz": "x/yz", "other": "other",
+	} {
+		if got := m.Apply(in); got != want {
+			t.Errorf("Apply(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A grouping step whose windowing changed is refused; a removed step is
+// let go with allowDropped.
+func TestCheckRefusesChangedWindowingAndAllowsDropping(t *testing.T) {
+	old := []savepoint.Step{{Name: "g", Kind: savepoint.Grouping, Windowing: "fixed(1s)"}, {Name: "s", Kind: savepoint.Stateful}}
+	now := []savepoint.Step{{Name: "g", Kind: savepoint.Grouping, Windowing: "fixed(2s)"}}
+	err := savepoint.CheckDropping(old, now, nil, true)
+	if err == nil || !strings.Contains(err.Error(), `grouping step "g": its windowing changed from fixed(1s) to fixed(2s)`) || strings.Contains(err.Error(), `"s"`) {
+		t.Errorf("CheckDropping: %v", err)
+	}
+}

@@ -61,6 +61,11 @@ type Manifest struct {
 	// (stages and materialised PCollections), which a new pipeline's
 	// must match while the checkpoint cannot be remapped onto another.
 	Shape []string `json:"shape"`
+	// StartStage lists the transforms (by id) the job's plan was made to
+	// start stages with (plan.Options.StartStage), as the job that
+	// started from a savepoint kept its boundaries: the plan the
+	// checkpoint belongs to is the pipeline's planned with them.
+	StartStage []string `json:"start_stage,omitempty"`
 }
 
 // Savepoint is a savepoint as read back.

@@ -48,6 +48,11 @@ type Step struct {
 	// Timers its timer family ids.
 	State  map[string]string `json:"state,omitempty"`
 	Timers []string          `json:"timers,omitempty"`
+	// Windowing describes a grouping step's windowing strategy (window
+	// fn, trigger, accumulation, lateness, timestamp combiner): its
+	// groups are kept by it (from version 2's later manifests; empty in
+	// older ones, and then not compared).
+	Windowing string `json:"windowing,omitempty"`
 }
 
 // Steps lists p's stateful and grouping steps, by unique name. A
@@ -108,6 +113,9 @@ func step(comps *pipepb.Components, id string, t *pipepb.PTransform) (Step, bool
 	st.Key, st.Value = kvCoders(comps, pc.GetCoderId())
 	ws := comps.GetWindowingStrategies()[pc.GetWindowingStrategyId()]
 	st.Window = coderOf(comps, ws.GetWindowCoderId())
+	if st.Kind == Grouping {
+		st.Windowing = windowing(ws)
+	}
 	return st, true, nil
 }
 
@@ -185,4 +193,15 @@ func stateSpecs(comps *pipepb.Components, specs map[string]*pipepb.StateSpec) ma
 		}
 	}
 	return out
+}
+
+// windowing describes what of a windowing strategy a grouping step's
+// groups depend on; the environment of its window fn does not count.
+func windowing(ws *pipepb.WindowingStrategy) string {
+	fn := ws.GetWindowFn()
+	sum := sha256.Sum256(fn.GetPayload())
+	trig, _ := proto.MarshalOptions{Deterministic: true}.Marshal(ws.GetTrigger())
+	tsum := sha256.Sum256(trig)
+	return fmt.Sprintf("%s#%s trigger#%s %v lateness=%dms %v %v", fn.GetUrn(), hex.EncodeToString(sum[:6]),
+		hex.EncodeToString(tsum[:6]), ws.GetAccumulationMode(), ws.GetAllowedLateness(), ws.GetOutputTime(), ws.GetClosingBehavior())
 }

@@ -277,8 +277,12 @@ func (b builder) timerSpecs(s *plan.Stage) ([]engine.TimerSpec, error) {
 // Plan builds a job's plan, with the runner's own checks: every
 // environment is one the runner can start, and every GroupByKey's
 // windowing one it can group by.
-func Plan(p *pipepb.Pipeline) (*plan.Plan, error) {
-	return plan.BuildWith(p, plan.Options{Startable: worker.Supported, Grouping: agg.CheckStrategy})
+func Plan(p *pipepb.Pipeline) (*plan.Plan, error) { return PlanStarting(p, nil) }
+
+// PlanStarting is Plan with transforms (by id) that must each start a
+// stage (plan.Options.StartStage).
+func PlanStarting(p *pipepb.Pipeline, startStage []string) (*plan.Plan, error) {
+	return plan.BuildWith(p, plan.Options{Startable: worker.Supported, Grouping: agg.CheckStrategy, StartStage: startStage})
 }
 
 // HasTestStream reports whether the plan has a TestStream, under which

@@ -153,3 +153,25 @@ func readPieces(r *wire.Reader) [][]byte {
 	}
 	return ps
 }
+
+// RenameTransforms returns snapshot snap with each scope's transform
+// renamed by rename (old id to new), and the scopes of transforms it
+// does not name left out: a job started from a savepoint of another
+// version of its pipeline, whose transforms have other ids and whose
+// dropped steps' state goes (--allow_dropped_state). Pure.
+func RenameTransforms(snap []byte, rename map[string]string) ([]byte, error) {
+	old, err := RestoreStore(snap)
+	if err != nil {
+		return nil, err
+	}
+	s := NewStore()
+	for sc, c := range old.mu.scopes {
+		to, ok := rename[sc.Transform]
+		if !ok {
+			continue
+		}
+		sc.Transform = to
+		s.mu.scopes[sc] = c
+	}
+	return s.Snapshot(), nil
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/periodic"
 )
@@ -18,7 +19,8 @@ import (
 func init() {
 	register.DoFn2x2[beam.EventTime, []byte, int, int](&tickKeyFn{})
 	register.DoFn2x2[beam.EventTime, []byte, int, string](&tickKeyStrFn{})
-	register.DoFn5x1[context.Context, state.Provider, int, beam.V, func(int, beam.V), error](&runningFn{})
+	register.DoFn7x1[context.Context, beam.EventTime, state.Provider, timers.Provider, int, beam.V, func(int, beam.V), error](&runningFn{})
+	register.Function2x2(scaleFn)
 	register.DoFn4x0[context.Context, beam.Window, int, func(*beam.V) bool](&reportFn{})
 	register.Emitter2[int, beam.V]()
 	register.Iter1[beam.V]()
@@ -38,6 +40,26 @@ const Keys = 3
 // stringValues the values are strings (the stateful step's value coder
 // changes; its unique name does not).
 func Pipeline(start, end time.Time, interval time.Duration, stringValues bool) func(beam.Scope) {
+	return Version(start, end, interval, Variant{StringValues: stringValues})
+}
+
+// Variant is a version of Pipeline, as a job updated in place changes:
+// a changed value coder of the stateful step (StringValues), a
+// stateless step added after it (Scale: another fused plan), and the
+// stateful step under another scope (RunningScope, "running" if empty).
+type Variant struct {
+	StringValues bool
+	Scale        bool
+	RunningScope string
+}
+
+// Version is Pipeline as v changes it.
+func Version(start, end time.Time, interval time.Duration, v Variant) func(beam.Scope) {
+	stringValues := v.StringValues
+	running := v.RunningScope
+	if running == "" {
+		running = "running"
+	}
 	return func(s beam.Scope) {
 		ticks := periodic.Impulse(s.Scope("ticks"), start, end, interval, false)
 		var keyed beam.PCollection
@@ -46,7 +68,10 @@ func Pipeline(start, end time.Time, interval time.Duration, stringValues bool) f
 		} else {
 			keyed = beam.ParDo(s.Scope("key"), &tickKeyFn{IntervalMs: interval.Milliseconds()}, ticks)
 		}
-		seen := beam.ParDo(s.Scope("running"), &runningFn{Seen: state.MakeValueState[int]("seen")}, keyed)
+		seen := beam.ParDo(s.Scope(running), &runningFn{Seen: state.MakeValueState[int]("seen"), Flush: timers.InEventTime("flush")}, keyed)
+		if v.Scale {
+			seen = beam.ParDo(s.Scope("scale"), scaleFn, seen)
+		}
 		win := beam.WindowInto(s.Scope("window"), window.NewFixedWindows(time.Second), seen)
 		grouped := beam.GroupByKey(s.Scope("group"), win)
 		beam.ParDo0(s.Scope("report"), &reportFn{}, grouped)
@@ -70,12 +95,27 @@ func (f *tickKeyStrFn) ProcessElement(ts beam.EventTime, _ []byte) (int, string)
 	return Key(int64(ts), f.IntervalMs), fmt.Sprint(int64(ts) / f.IntervalMs)
 }
 
-// runningFn counts each key's elements in user state.
+// scaleFn is a stateless step that passes its elements on.
+func scaleFn(k int, v beam.V) (int, beam.V) { return k, v }
+
+// runningFn counts each key's elements in user state, and sets an
+// event-time timer a second after each, which reports the count it
+// finds (distribution "flushed_k<key>": timers carried across a
+// savepoint fire in the new job).
 type runningFn struct {
-	Seen state.Value[int]
+	Seen  state.Value[int]
+	Flush timers.EventTime
 }
 
-func (f *runningFn) ProcessElement(ctx context.Context, sp state.Provider, k int, v beam.V, emit func(int, beam.V)) error {
+// OnTimer reports the key's count when its timer fires.
+func (f *runningFn) OnTimer(ctx context.Context, sp state.Provider, tp timers.Provider, k int, _ timers.Context, emit func(int, beam.V)) error {
+	n, _, err := f.Seen.Read(sp)
+	beam.NewDistribution("counting", fmt.Sprintf("flushed_k%d", k)).Update(ctx, int64(n))
+	return err
+}
+
+func (f *runningFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, k int, v beam.V, emit func(int, beam.V)) error {
+	f.Flush.Set(tp, ts.ToTime().Add(time.Second))
 	n, _, err := f.Seen.Read(sp)
 	if err != nil {
 		return err

@@ -1,0 +1,33 @@
+package jobs
+
+import (
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+func TestRestoreOptions(t *testing.T) {
+	opts := func(kv map[string]any) *structpb.Struct {
+		s, err := structpb.NewStruct(kv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	ro, err := restoreOptions(opts(map[string]any{"beam:option:transform_name_mapping:v1": `{"running":"tally"}`, "allow_dropped_state": true}))
+	if err != nil || ro.Mapping["running"] != "tally" || !ro.AllowDropped {
+		t.Errorf("restoreOptions = %+v, %v", ro, err)
+	}
+	ro, err = restoreOptions(opts(map[string]any{"transform_name_mapping": map[string]any{"a": "b"}, "allow_dropped_state": "false"}))
+	if err != nil || ro.Mapping["a"] != "b" || ro.AllowDropped {
+		t.Errorf("restoreOptions of a struct = %+v, %v", ro, err)
+	}
+	if _, err := restoreOptions(opts(map[string]any{"transform_name_mapping": "[1]"})); err == nil || !strings.Contains(err.Error(), `option transform_name_mapping: want a JSON object of old to new unique names, {"old":"new"}`) {
+		t.Errorf("a list: %v", err)
+	}
+	o := withStartStages(opts(map[string]any{"a": "b"}), []string{"e3", "e7"})
+	if got := StartStages(o); len(got) != 2 || got[1] != "e7" {
+		t.Errorf("StartStages = %v", got)
+	}
+}
