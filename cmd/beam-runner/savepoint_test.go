@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/metrics"
@@ -249,15 +248,14 @@ func TestFromSavepointRefusals(t *testing.T) {
 		}
 	}
 
-	// A step added: the fused plan differs, and the refusal names the
-	// steps added.
-	_, _, err = env.SubmitWith(ctx, "counting", map[string]any{jobs.FromSavepointOption: dir}, func(s beam.Scope) {
-		counting.Pipeline(start, end, interval, false)(s)
-		beam.ParDo(s.Scope("extra"), strings.ToUpper, beam.Create(s.Scope("extra"), "a"))
-	})
-	for _, want := range []string{"cannot start from savepoint " + dir, `the new pipeline adds "`, `"extra/strings.ToUpper"`, "fuses into the same stages"} {
+	// The stateful step renamed, with no mapping: its state would be
+	// lost, and the refusal names it and the ways out. (A step added is
+	// no longer refused: the checkpoint is remapped, TestUpdate*.)
+	_, _, err = env.SubmitWith(ctx, "counting", map[string]any{jobs.FromSavepointOption: dir},
+		counting.Version(start, end, interval, counting.Variant{RunningScope: "tally"}))
+	for _, want := range []string{"cannot start from savepoint " + dir, `stateful step "running/counting.runningFn" is not in the new pipeline`, "--transform_name_mapping", "--allow_dropped_state"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("submitting an added step: %v; want it refused saying %q", err, want)
+			t.Errorf("submitting a renamed stateful step: %v; want it refused saying %q", err, want)
 		}
 	}
 	// A missing savepoint, and a damaged one, are refused naming their

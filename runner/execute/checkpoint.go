@@ -228,7 +228,9 @@ func (r *run) resumedMessage(finished []string) string {
 		}
 	}
 	from := "job resumed from its checkpoint"
-	if r.job.Savepoint != "" {
+	if r.job.Updates != "" {
+		from = fmt.Sprintf("job updated job %s from savepoint %s", r.job.Updates, r.job.Savepoint)
+	} else if r.job.Savepoint != "" {
 		from = "job started from savepoint " + r.job.Savepoint
 	}
 	if len(names) == 0 {

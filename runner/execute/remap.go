@@ -22,11 +22,11 @@ import (
 // planIndex names a plan's transforms and PCollections.
 type planIndex struct {
 	pl      *plan.Plan
-	name    map[string]string       // transform id -> unique name
-	byName  map[string]string       // unique name -> transform id
-	pcIdent map[string]string       // pcoll id -> producer name + "\x00" + tag
-	pcOf    map[string]string       // identity -> pcoll id
-	first   map[string]*plan.Stage  // first transform's name -> stage
+	name    map[string]string        // transform id -> unique name
+	byName  map[string]string        // unique name -> transform id
+	pcIdent map[string]string        // pcoll id -> producer name + "\x00" + tag
+	pcOf    map[string]string        // identity -> pcoll id
+	first   map[string]*plan.Stage   // first transform's name -> stage
 	readers map[string][]*plan.Stage // pcoll id -> stages whose main input it is
 }
 

@@ -10,10 +10,10 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/jobs"
-	"github.com/beam-runner/beam-runner/runner/userstate"
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/savepoint"
 	"github.com/beam-runner/beam-runner/runner/spec"
+	"github.com/beam-runner/beam-runner/runner/userstate"
 	"github.com/beam-runner/beam-runner/testsupport/counting"
 	"github.com/beam-runner/beam-runner/testsupport/gopipe"
 )

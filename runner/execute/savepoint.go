@@ -13,6 +13,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/plan"
 	"github.com/beam-runner/beam-runner/runner/savepoint"
 	"github.com/beam-runner/beam-runner/runner/spec"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 	"github.com/beam-runner/beam-runner/runner/userstate"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -307,4 +308,42 @@ func (s shape) describe(i int) string {
 		names = append(names, s.name(id))
 	}
 	return fmt.Sprintf("%q (transforms %s)", line, strings.Join(names, ", "))
+}
+
+// CheckUpdate implements jobs.Savepointer: before a running job stops,
+// the remapping of what its stages may hold (all they can: input,
+// keyed state, groups, source positions) onto p's plan must refuse
+// nothing.
+func (e *Executor) CheckUpdate(old *pipepb.Pipeline, oldStarts []string, p *pipepb.Pipeline, _ *structpb.Struct, o jobs.RestoreOptions) error {
+	oldPl, err := spec.PlanStarting(old, oldStarts)
+	if err != nil {
+		return fmt.Errorf("the running job's pipeline: %w", err)
+	}
+	newPl, err := spec.PlanStarting(p, nil)
+	if err != nil {
+		return err
+	}
+	held := mayHold(oldPl)
+	r := remapping{old: indexPlan(oldPl), now: indexPlan(newPl), m: o.Mapping, drop: o.AllowDropped}
+	if starts := startStage(r, held); len(starts) > 0 {
+		if newPl, err = spec.PlanStarting(p, starts); err != nil {
+			return err
+		}
+		r.now = indexPlan(newPl)
+	}
+	_, err = rehoming(r, held)
+	return err
+}
+
+// mayHold is all the stages of pl can hold at a savepoint.
+func mayHold(pl *plan.Plan) engine.Held {
+	h := engine.Held{Stages: map[string]engine.StageHeld{}, PColls: map[string]bool{}}
+	for _, s := range pl.Stages {
+		h.Stages[s.ID] = engine.StageHeld{Input: len(s.Inputs) > 0 && s.Kind == stagekind.SDK, Keyed: s.Stateful,
+			Grouped: s.Kind == stagekind.GBK, Residuals: s.Truncate != ""}
+		for _, si := range s.SideInputs {
+			h.PColls[si.PColl] = true
+		}
+	}
+	return h
 }

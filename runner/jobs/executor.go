@@ -51,6 +51,9 @@ type Job struct {
 	// Savepoint is the savepoint directory Resume was read from, for a
 	// new job started from one (FromSavepointOption); "" otherwise.
 	Savepoint string
+	// Updates is the job this one replaced (--update), from Savepoint;
+	// "" otherwise.
+	Updates string
 	// Prepared is what the executor's Plan returned at Prepare (see
 	// Planner); nil if it has none, as for a job resumed after a restart.
 	Prepared any

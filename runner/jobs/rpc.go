@@ -54,6 +54,13 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 	if err != nil {
 		return nil, invalidArg("%v", err)
 	}
+	updates, err := s.updateTarget(req.GetJobName(), req.GetPipelineOptions())
+	if err == nil && updates != "" {
+		err = s.checkUpdate(updates, req.GetPipeline(), req.GetPipelineOptions())
+	}
+	if err != nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
+	}
 	from, err := s.fromSavepoint(req.GetPipeline(), req.GetPipelineOptions())
 	if err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
@@ -72,6 +79,7 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 		prepared: prepared,
 		resume:   resume,
 		from:     fromDir,
+		updates:  updates,
 	}
 	if err := s.reserve(p.size); err != nil {
 		return nil, err
@@ -128,6 +136,14 @@ func (s *Service) Run(ctx context.Context, req *jobpb.RunJobRequest) (*jobpb.Run
 		s.discard(p)
 		return nil, status.Errorf(codes.FailedPrecondition, "job %q: %v", p.id, err)
 	}
+	if p.updates != "" {
+		from, err := s.takeOver(ctx, p.updates, p.pipeline, p.options)
+		if err != nil {
+			s.discard(p)
+			return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
+		}
+		p.options, p.resume, p.from, p.prepared = from.options, from.restored.Checkpoint, from.dir, from.restored.Prepared
+	}
 	pipeline := artifacts.Apply(p.pipeline, deps)
 	j := &Job{
 		ID:          p.id,
@@ -139,6 +155,7 @@ func (s *Service) Run(ctx context.Context, req *jobpb.RunJobRequest) (*jobpb.Run
 		Prepared:    p.prepared,
 		Resume:      p.resume,
 		Savepoint:   p.from,
+		Updates:     p.updates,
 	}
 	s.start(j)
 	return &jobpb.RunJobResponse{JobId: j.ID}, nil

@@ -41,6 +41,11 @@ type Savepointer interface {
 	// data and a checkpoint in sp the executor cannot read: at
 	// submission, not when the job starts. Pure apart from its reading.
 	Restore(sp *savepoint.Savepoint, p *pipepb.Pipeline, opts *structpb.Struct, o RestoreOptions) (Restored, error)
+	// CheckUpdate refuses pipeline p as an update of a running job of
+	// pipeline old (planned with oldStarts, StartStageOption) that would
+	// lose or misread what the job's stages may hold, before the job
+	// stops: it assumes every stage holds all it can.
+	CheckUpdate(old *pipepb.Pipeline, oldStarts []string, p *pipepb.Pipeline, opts *structpb.Struct, o RestoreOptions) error
 }
 
 // Restored is a pipeline planned to start from a savepoint: the

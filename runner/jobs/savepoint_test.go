@@ -61,6 +61,10 @@ func (savepointResumer) Savepoint(context.Context, string, bool, func(Taken) err
 	return fmt.Errorf("no savepoints here")
 }
 
+func (savepointResumer) CheckUpdate(*pipepb.Pipeline, []string, *pipepb.Pipeline, *structpb.Struct, RestoreOptions) error {
+	return nil
+}
+
 func (savepointResumer) Restore(sp *savepoint.Savepoint, _ *pipepb.Pipeline, _ *structpb.Struct, _ RestoreOptions) (Restored, error) {
 	return Restored{Checkpoint: sp.Checkpoint}, nil
 }

@@ -91,6 +91,7 @@ type preparation struct {
 	prepared any    // what the executor's Plan built (Job.Prepared)
 	resume   []byte // the savepoint's checkpoint it starts from (Job.Resume)
 	from     string // and its directory (Job.Savepoint)
+	updates  string // the running job it replaces (--update)
 }
 
 // NewService returns a Service and starts its janitor, which drops
