@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"slices"
 	"sync"
 
@@ -60,12 +61,18 @@ func (x *Scratch) queue() *spillQueue {
 	return x.q
 }
 
-// push queues op; it never waits.
+// push queues op; it never waits. A delete first drops the queued writes
+// it wholly covers that the writer has not begun: pending input read back
+// before the writer reached it then never goes to the disk, nor holds
+// memory while it waits.
 func (q *spillQueue) push(op *spillOp) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.err != nil {
 		return q.err
+	}
+	if op.del != nil {
+		q.dropCoveredLocked(op.del)
 	}
 	q.ops = append(q.ops, op)
 	q.bytes += op.n
@@ -75,6 +82,39 @@ func (q *spillQueue) push(op *spillOp) error {
 	}
 	q.cond.Broadcast()
 	return nil
+}
+
+// dropCoveredLocked drops the queued writes, bar the oldest (the writer
+// may be applying it), whose every key has prefix. Reads see the same:
+// the delete queued after them hides those keys anyway.
+func (q *spillQueue) dropCoveredLocked(prefix []byte) {
+	kept := q.ops[:min(len(q.ops), 1)]
+	for _, o := range q.ops[len(kept):] {
+		if o.del == nil && o.coveredBy(prefix) {
+			q.bytes -= o.n
+			continue
+		}
+		kept = append(kept, o)
+	}
+	clear(q.ops[len(kept):])
+	q.ops = kept
+}
+
+// coveredBy reports whether every key of a write op has prefix; the keys
+// with a prefix are a contiguous range, so a sorted op's ends tell.
+func (op *spillOp) coveredBy(prefix []byte) bool {
+	if len(op.keys) == 0 {
+		return false
+	}
+	if op.sorted {
+		return bytes.HasPrefix(op.keys[0], prefix) && bytes.HasPrefix(op.keys[len(op.keys)-1], prefix)
+	}
+	for _, k := range op.keys {
+		if !bytes.HasPrefix(k, prefix) {
+			return false
+		}
+	}
+	return true
 }
 
 // run applies the queued ops in order until the queue stops.

@@ -240,3 +240,49 @@ func TestQueuedSpaceView(t *testing.T) {
 		t.Errorf("a view of a removed scratch: %v, want ErrClosed", err)
 	}
 }
+
+// TestDeleteDropsQueuedWrites: a delete drops the queued writes it wholly
+// covers that the writer has not begun, so what is read back and dropped
+// before the writer reaches it is never written; other writes stay.
+func TestDeleteDropsQueuedWrites(t *testing.T) {
+	stall := diskstall.New(scratchWrites)
+	s := openOn(t, stall.Wrap(vfs.NewMem()))
+	defer s.Close()
+	defer stall.Release()
+	x := s.Scratch("job")
+	sp := x.QueuedSpace("pend/")
+	writeQueued(t, sp, "k0=first")
+	if err := sp.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	stall.Arm()
+	bulk := x.QueuedSpace("bulk/") // holds the writer in settle
+	for i := range 4 * scratchMemTable >> 20 {
+		if err := bulk.WriteRun([][]byte{fmt.Appendf(nil, "%04d", i)}, [][]byte{incompressible(1 << 20)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testwait.Closed(t, 20*time.Second, "the spill writer held by the disk", stall.Stalled)
+	before, _ := sp.Queued()
+	writeQueued(t, sp, "k1/a=x", "k1/b=y")
+	writeQueued(t, sp, "k1/c=z", "k2=kept")
+	if err := sp.DeletePrefix([]byte("k1/")); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := sp.Queued()
+	mixed := int64(len("pend/k1/c") + len("z") + len("pend/k2") + len("kept"))
+	if after != before+mixed {
+		t.Errorf("Queued %d before, %d after the delete; want the covered run gone, the mixed run's %d bytes kept", before, after, mixed)
+	}
+	written := s.WrittenBytes()
+	stall.Release()
+	if err := sp.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := scanQueued(t, sp, ""); got != "k0=first k2=kept" {
+		t.Errorf("scan once written: %q", got)
+	}
+	if n := s.WrittenBytes() - written; n != uint64(before+mixed) {
+		t.Errorf("wrote %d bytes after the delete, want the %d queued but the dropped run", n, before+mixed)
+	}
+}
