@@ -11,12 +11,12 @@ benchmark cancels it) and prints "STATE <state>".
 """
 import sys
 import time
-import typing
 
 import apache_beam as beam
-from apache_beam.io.kafka import ReadFromKafka, WriteToKafka
+from apache_beam.io.kafka import ReadFromKafka
 from apache_beam.options.pipeline_options import PipelineOptions
-from apache_beam.transforms import window
+
+import kafka_job
 
 
 class CpuStage(beam.DoFn):
@@ -64,24 +64,9 @@ def main(argv):
       | 'CpuStage' >> beam.ParDo(CpuStage(float(cpu_ms))))
   if float(wait_ms) > 0:
     records = records | 'WaitStage' >> beam.ParDo(WaitStage(float(wait_ms)))
-  _ = (
-      records
-      | beam.WindowInto(window.FixedWindows(int(window_s)))
-      | beam.combiners.Count.PerKey()
-      # Typed so that the Java sink gets bytes coders, not pickled tuples.
-      | beam.ParDo(FormatCount()).with_output_types(typing.Tuple[bytes, bytes])
-      | WriteToKafka(
-          producer_config={'bootstrap.servers': bootstrap},
-          topic=out_topic,
-          expansion_service=expansion))
-  result = p.run()
-  print('JOB', result._job_id, flush=True)
-  try:
-    result.wait_until_finish()
-  except RuntimeError as e:
-    # Python's portable runner raises for any end but DONE, a cancel too.
-    print(e, file=sys.stderr)
-  print('STATE', result.state, flush=True)
+  kafka_job.count_to_kafka(
+      records, FormatCount(), window_s, bootstrap, out_topic, expansion)
+  kafka_job.run_and_report(p)
 
 
 if __name__ == '__main__':

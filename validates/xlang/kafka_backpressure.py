@@ -17,6 +17,8 @@ from apache_beam.io.kafka import ReadFromKafka
 from apache_beam.metrics import Metrics
 from apache_beam.options.pipeline_options import PipelineOptions
 
+import kafka_job
+
 
 class SlowStage(beam.DoFn):
   """Spends a fixed CPU time per record: thread CPU time, so a loaded
@@ -53,14 +55,7 @@ def main(argv):
           expansion_service=expansion)
       | 'SlowStage' >> beam.ParDo(SlowStage(float(cost_ms)))
       | 'Sink' >> beam.ParDo(Sink()))
-  result = p.run()
-  print('JOB', result._job_id, flush=True)
-  try:
-    result.wait_until_finish()
-  except RuntimeError as e:
-    # Python's portable runner raises for any end but DONE, a cancel too.
-    print(e, file=sys.stderr)
-  print('STATE', result.state, flush=True)
+  kafka_job.run_and_report(p)
 
 
 if __name__ == '__main__':

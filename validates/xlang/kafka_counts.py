@@ -10,12 +10,12 @@ Prints "JOB <id>" once the job runs, then waits for it to end (the test
 drains it) and prints "STATE <state>".
 """
 import sys
-import typing
 
 import apache_beam as beam
-from apache_beam.io.kafka import ReadFromKafka, WriteToKafka
+from apache_beam.io.kafka import ReadFromKafka
 from apache_beam.options.pipeline_options import PipelineOptions
-from apache_beam.transforms import window
+
+import kafka_job
 
 
 class FormatCount(beam.DoFn):
@@ -28,7 +28,7 @@ def main(argv):
   expansion, bootstrap, in_topic, out_topic, window_s = argv[:5]
   opts = PipelineOptions(argv[5:], streaming=True)
   p = beam.Pipeline(options=opts)
-  _ = (
+  records = (
       p
       | ReadFromKafka(
           consumer_config={
@@ -36,23 +36,10 @@ def main(argv):
           },
           topics=[in_topic],
           timestamp_policy=ReadFromKafka.create_time_policy,
-          expansion_service=expansion)
-      | beam.WindowInto(window.FixedWindows(int(window_s)))
-      | beam.combiners.Count.PerKey()
-      # Typed so that the Java sink gets bytes coders, not pickled tuples.
-      | beam.ParDo(FormatCount()).with_output_types(typing.Tuple[bytes, bytes])
-      | WriteToKafka(
-          producer_config={'bootstrap.servers': bootstrap},
-          topic=out_topic,
           expansion_service=expansion))
-  result = p.run()
-  print('JOB', result._job_id, flush=True)
-  try:
-    result.wait_until_finish()
-  except RuntimeError as e:
-    # Python's portable runner raises for any end but DONE, DRAINED too.
-    print(e, file=sys.stderr)
-  print('STATE', result.state, flush=True)
+  kafka_job.count_to_kafka(
+      records, FormatCount(), window_s, bootstrap, out_topic, expansion)
+  kafka_job.run_and_report(p)
 
 
 if __name__ == '__main__':
