@@ -247,8 +247,9 @@ func (r *run) resumedMessage(finished []string) string {
 // spilled input referenced (engine.TakeSnapshot); reading that back,
 // writing it and its fsync is a command, writes one at a time in order. The
 // returned channel is closed once the checkpoint is written or given up:
-// a failure costs only the checkpoint, and the job goes on.
-func (d *driver) checkpoint(ctx context.Context) <-chan struct{} {
+// a failure costs only the checkpoint, and the job goes on. Trigger says
+// why it is taken, for the job page's history.
+func (d *driver) checkpoint(ctx context.Context, trigger string) <-chan struct{} {
 	r, done, start := d.r, make(chan struct{}), time.Now()
 	if d.spilledTooMuch() {
 		close(done)
@@ -295,6 +296,11 @@ func (d *driver) checkpoint(ctx context.Context) <-chan struct{} {
 				d.saving = nil
 			}
 			d.checkpointMeasured(took, len(data))
+			ev := jobs.CheckpointEvent{At: time.Now().UnixMilli(), Bytes: int64(len(data)), DurationMs: took.Milliseconds(), Trigger: trigger}
+			if err != nil {
+				ev.Error = err.Error()
+			}
+			r.job.Stats().AddCheckpoint(ev)
 			return nil
 		}
 	})
@@ -335,10 +341,10 @@ func (d *driver) checkpointMeasured(took time.Duration, size int) {
 
 // checkpointNow records a checkpoint taken at now with the policy and
 // takes it after handing out what is ready (see checkpoint).
-func (d *driver) checkpointNow(ctx context.Context, now time.Time) <-chan struct{} {
+func (d *driver) checkpointNow(ctx context.Context, now time.Time, trigger string) <-chan struct{} {
 	d.ckpt.taken(now)
 	d.advance()
-	return d.checkpoint(ctx)
+	return d.checkpoint(ctx, trigger)
 }
 
 // prepareCheckpoint runs on every tick: once a checkpoint is due, source

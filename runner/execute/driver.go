@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/beam-runner/beam-runner/runner/engine"
+	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/userstate"
 )
 
@@ -167,7 +168,7 @@ func (d *driver) onDone(ctx context.Context, bd bundleDone) error {
 	}
 	d.publishMetrics()
 	if now := time.Now(); d.ckpt.due(now) {
-		d.checkpointNow(ctx, now)
+		d.checkpointNow(ctx, now, jobs.TriggerInterval)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"strings"
+	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/harness"
@@ -56,6 +57,8 @@ func (d *driver) retry(ctx context.Context, ss *sdkStage, bd bundleDone, f engin
 	// The cause first, then where: the first line is what a user reads.
 	what := fmt.Sprintf("%s (%s, bundle %d, attempt %d of %d)",
 		head, r.bundlePlace(ss.stage, transform), bd.b.ID, bd.b.Attempt, d.eng.MaxAttempts())
+	r.job.Stats().AddFailure(jobs.BundleFailure{At: time.Now().UnixMilli(), Cause: head, Stage: cmp.Or(ss.treeOf, ss.stage.ID),
+		Transform: r.transformName(transform), Worker: f.Worker, Attempt: bd.b.Attempt})
 	if !f.User && r.loopback() {
 		// The worker lived in the client, which is gone: no one to retry for.
 		d.eng.Fail(bd.b.ID)
@@ -104,10 +107,12 @@ func (r *run) bundlePlace(st *plan.Stage, transform string) string {
 	if transform == "" {
 		return place
 	}
-	if name := r.plan.Components.GetTransforms()[transform].GetUniqueName(); name != "" {
-		transform = name
-	}
-	return fmt.Sprintf("%s, transform %q", place, transform)
+	return fmt.Sprintf("%s, transform %q", place, r.transformName(transform))
+}
+
+// transformName is a transform's unique name, else its id as given.
+func (r *run) transformName(id string) string {
+	return cmp.Or(r.plan.Components.GetTransforms()[id].GetUniqueName(), id)
 }
 
 // loopback reports whether the job's workers run inside its client

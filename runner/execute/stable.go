@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/beam-runner/beam-runner/runner/engine"
+	"github.com/beam-runner/beam-runner/runner/jobs"
 )
 
 // In a streaming job that checkpoints, a DoFn requiring stable input may
@@ -50,5 +51,5 @@ func (d *driver) checkpointStableInput(ctx context.Context, bs []engine.Bundle) 
 	if !needsStableCheckpoint(bs, func(id string) bool { return d.stable[id] }, true) {
 		return nil
 	}
-	return d.checkpointNow(ctx, time.Now())
+	return d.checkpointNow(ctx, time.Now(), jobs.TriggerStableInput)
 }

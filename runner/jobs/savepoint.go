@@ -67,6 +67,17 @@ const (
 	ThenDrain   Then = "drain"
 )
 
+// trigger names a savepoint taken before then, for the checkpoint history.
+func (then Then) trigger() string {
+	switch then {
+	case ThenCancel:
+		return TriggerCancel
+	case ThenDrain:
+		return TriggerDrain
+	}
+	return TriggerSavepoint
+}
+
 // SavepointResult says where a savepoint went and the job's state after.
 type SavepointResult struct {
 	Dir      string
@@ -95,15 +106,22 @@ func (s *Service) Savepoint(ctx context.Context, jobID, dir string, then Then) (
 		return nil, err
 	}
 	var seq uint64
+	ev, start := CheckpointEvent{Trigger: then.trigger(), Dir: dir}, time.Now()
 	err = sv.Savepoint(ctx, jobID, then == ThenCancel, func(t Taken) error {
 		sp, err := savepoint.New(r.job.ID, r.job.Name, r.job.Pipeline, t.Checkpoint, t.Sequence, t.Shape, time.Now())
 		if err == nil {
 			sp.Manifest.StartStage = StartStages(r.job.Options)
 			err = savepoint.Write(dir, sp)
 		}
-		seq = t.Sequence
+		seq, ev.Bytes, ev.Sequence = t.Sequence, int64(len(t.Checkpoint)), t.Sequence
 		return err
 	})
+	// The duration counts the wait for the driver's consistent point.
+	ev.At, ev.DurationMs = time.Now().UnixMilli(), time.Since(start).Milliseconds()
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	r.job.Stats().AddCheckpoint(ev)
 	if err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "job %s: savepoint not written: %v", jobID, err)
 	}

@@ -25,6 +25,7 @@ type Stats struct {
 		ratesAt int64     // last SetRates, Unix ms
 		desired map[string]int
 		scaling []ScalingEvent // oldest first, the last maxScalingEvents
+		history history        // checkpoints and failures (history.go)
 	}
 }
 
@@ -269,6 +270,12 @@ type StatsSnapshot struct {
 	DesiredWorkers map[string]int `json:"desired_workers,omitempty"`
 	// Scaling is the autoscaler's changes, oldest first.
 	Scaling []ScalingEvent `json:"scaling,omitempty"`
+	// Checkpoints are the last checkpoints and savepoints, oldest first;
+	// Savepoints the last savepoints alone; Exceptions the failed
+	// bundles, grouped by cause and place, in order first seen.
+	Checkpoints []CheckpointEvent `json:"checkpoints,omitempty"`
+	Savepoints  []CheckpointEvent `json:"savepoints,omitempty"`
+	Exceptions  []ExceptionGroup  `json:"exceptions,omitempty"`
 }
 
 // Snapshot copies the statistics. A PCollection's count is the largest any
@@ -282,6 +289,7 @@ func (s *Stats) Snapshot() StatsSnapshot {
 	defer s.mu.Unlock()
 	out := StatsSnapshot{Stages: make([]StageStats, len(s.mu.stages)), PCollections: s.pcollCountsLocked(), Workers: s.mu.workers,
 		RatesAt: s.mu.ratesAt, DesiredWorkers: maps.Clone(s.mu.desired), Scaling: slices.Clone(s.mu.scaling)}
+	s.snapshotHistoryLocked(&out)
 	for i, st := range s.mu.stages {
 		c := *st
 		c.Rate = slices.Clone(st.Rate)

@@ -203,6 +203,41 @@ function renderJob(d) {
   renderPColls(d);
   renderMetrics(d);
   renderScaling(d);
+  renderCheckpoints(d);
+  renderExceptions(d);
+}
+
+// renderCheckpoints shows the job's last checkpoints (--state_dir) and
+// savepoints, newest first; hidden for a job that took none.
+function renderCheckpoints(d) {
+  const cps = d.stats.checkpoints || [], sps = d.stats.savepoints || [];
+  $("checkpoints").hidden = cps.length === 0 && sps.length === 0;
+  $("checkpoints-body").replaceChildren(...cps.slice().reverse().map((c) =>
+    el("tr", { "data-trigger": c.trigger, "data-bytes": c.bytes, "data-ms": c.duration_ms, class: c.error ? "failed" : "" },
+      el("td", {}, new Date(c.at).toLocaleTimeString()), el("td", {}, c.trigger),
+      el("td", { class: "num", title: `${c.bytes} bytes` }, fmtBytes(c.bytes)),
+      el("td", { class: "num" }, `${c.duration_ms} ms`),
+      el("td", { title: c.error || c.dir || "" }, c.error ? "not written: " + clip(c.error, 120) : (c.dir || "")))));
+  $("savepoints").hidden = sps.length === 0;
+  $("savepoints-body").replaceChildren(...sps.slice().reverse().map((c) =>
+    el("tr", { "data-dir": c.dir },
+      el("td", {}, fmtTime(c.at)), el("td", {}, c.trigger), el("td", { class: "num" }, c.sequence),
+      el("td", { class: "num", title: `${c.bytes} bytes` }, fmtBytes(c.bytes)), el("td", {}, c.dir))));
+}
+
+// renderExceptions shows failed bundles grouped by cause, the group seen
+// last first; hidden for a job none of whose bundles failed.
+function renderExceptions(d) {
+  const groups = (d.stats.exceptions || []).slice().sort((a, b) => b.last - a.last);
+  $("exceptions").hidden = groups.length === 0;
+  const stageName = (id) => (d.stats.stages.find((s) => s.id === id) || {}).name || "";
+  $("exceptions-body").replaceChildren(...groups.map((g) =>
+    el("tr", { "data-stage": g.stage, "data-count": g.count },
+      el("td", { title: g.cause }, clip(g.cause, 160)),
+      el("td", { title: stageName(g.stage) }, `${g.stage} ${clip(stageName(g.stage), 32)}`),
+      el("td", {}, g.transform || ""), el("td", {}, g.worker), el("td", { class: "num" }, g.attempt),
+      el("td", { class: "num" }, g.count),
+      el("td", {}, new Date(g.first).toLocaleTimeString()), el("td", {}, new Date(g.last).toLocaleTimeString()))));
 }
 
 // renderScaling shows the autoscaler's changes (--autoscaling=ds2),
