@@ -81,8 +81,22 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 		from:     fromDir,
 		updates:  updates,
 	}
-	if err := s.reserve(p.size); err != nil {
+	if err := s.admit(p); err != nil {
 		return nil, err
+	}
+	s.log.Info("job prepared", "preparation_id", p.id, "name", p.name)
+	return &jobpb.PrepareJobResponse{
+		PreparationId:           p.id,
+		ArtifactStagingEndpoint: &pipepb.ApiServiceDescriptor{Url: s.stagingURL(ctx)},
+		StagingSessionToken:     p.id,
+	}, nil
+}
+
+// admit reserves a preparation's bytes, opens its staging session and
+// records it.
+func (s *Service) admit(p *preparation) error {
+	if err := s.reserve(p.size); err != nil {
+		return err
 	}
 	p.dir = filepath.Join(s.opts.ArtifactRoot, p.id)
 	// The preparation id doubles as the staging token: both are unguessable
@@ -93,18 +107,13 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 	}
 	if err := s.opts.Staging.Register(p.id, p.dir, deps); err != nil {
 		s.release(p.size)
-		return nil, status.Errorf(codes.Internal, "registering staging: %v", err)
+		return status.Errorf(codes.Internal, "registering staging: %v", err)
 	}
 	s.mu.Lock()
 	s.mu.prepared[p.id] = p
 	s.updateIdleLocked()
 	s.mu.Unlock()
-	s.log.Info("job prepared", "preparation_id", p.id, "name", p.name)
-	return &jobpb.PrepareJobResponse{
-		PreparationId:           p.id,
-		ArtifactStagingEndpoint: &pipepb.ApiServiceDescriptor{Url: s.stagingURL(ctx)},
-		StagingSessionToken:     p.id,
-	}, nil
+	return nil
 }
 
 // validate calls the executor, turning a panic into an error: a pipeline
