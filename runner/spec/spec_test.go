@@ -23,6 +23,9 @@ type namedSpace struct{ name string }
 func (namedSpace) WriteRun(keys, values [][]byte) error                 { return nil }
 func (namedSpace) Scan(prefix []byte, fn func(k, v []byte) error) error { return nil }
 func (namedSpace) DeletePrefix(prefix []byte) error                     { return nil }
+func (namedSpace) ScanFrom(prefix, from []byte, fn func(k, v []byte) error) error {
+	return nil
+}
 
 // gbkPlan plans Create -> key by length -> GroupByKey -> count, with no
 // environment to start.

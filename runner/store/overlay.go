@@ -36,7 +36,9 @@ type run struct {
 
 func (r *run) key() []byte { return r.op.keys[r.order[r.pos]] }
 
-func newOverlay(ops []*spillOp, prefix []byte) *overlay {
+// newOverlay reads ops' keys with prefix from the first at or after from
+// (nil: the prefix's first).
+func newOverlay(ops []*spillOp, prefix, from []byte) *overlay {
 	o := &overlay{}
 	for age, op := range ops {
 		if op.del != nil {
@@ -45,7 +47,7 @@ func newOverlay(ops []*spillOp, prefix []byte) *overlay {
 			}
 			continue
 		}
-		if order := op.indexes(prefix); len(order) > 0 {
+		if order := op.indexes(prefix, from); len(order) > 0 {
 			o.runs = append(o.runs, &run{op: op, age: age, order: order})
 		}
 	}
@@ -54,18 +56,21 @@ func newOverlay(ops []*spillOp, prefix []byte) *overlay {
 	return o
 }
 
-// indexes lists the op's keys with prefix, in key order.
-func (op *spillOp) indexes(prefix []byte) []int {
+// indexes lists the op's keys with prefix at or after from, in key order.
+func (op *spillOp) indexes(prefix, from []byte) []int {
+	if bytes.Compare(from, prefix) < 0 {
+		from = prefix
+	}
 	lo, hi := 0, len(op.keys)
 	if op.sorted {
-		lo, _ = slices.BinarySearchFunc(op.keys, prefix, bytes.Compare)
+		lo, _ = slices.BinarySearchFunc(op.keys, from, bytes.Compare)
 		if end := prefixEnd(prefix); end != nil {
 			hi, _ = slices.BinarySearchFunc(op.keys, end, bytes.Compare)
 		}
 	}
 	var order []int
 	for i := lo; i < hi; i++ {
-		if bytes.HasPrefix(op.keys[i], prefix) {
+		if bytes.HasPrefix(op.keys[i], prefix) && bytes.Compare(op.keys[i], from) >= 0 {
 			order = append(order, i)
 		}
 	}

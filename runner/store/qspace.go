@@ -82,17 +82,28 @@ func (sp *QueuedSpace) DeletePrefix(prefix []byte) error {
 // with the space's prefix removed: the queued ops laid over the disk. It
 // reads the disk for what is written already.
 func (sp *QueuedSpace) Scan(prefix []byte, fn func(key, value []byte) error) error {
+	return sp.ScanFrom(prefix, nil, fn)
+}
+
+// ScanFrom is Scan from the first key at or after from (a key of the
+// space, nil: the prefix's first), so a long read can go on where it
+// stopped without reading again what it passed.
+func (sp *QueuedSpace) ScanFrom(prefix, from []byte, fn func(key, value []byte) error) error {
 	full := append(slices.Clip(sp.prefix), prefix...)
+	var start []byte
+	if from != nil {
+		start = append(slices.Clip(sp.prefix), from...)
+	}
 	ops, err := sp.x.queue().pending()
 	if err != nil {
 		return err
 	}
-	o := newOverlay(ops, full)
+	o := newOverlay(ops, full, start)
 	strip := func(k, v []byte) error { return fn(k[len(sp.prefix):], v) }
 	opened := false
 	err = sp.x.do(func(db *pebble.DB) error {
 		opened = true
-		return o.merge(func(f func(k, v []byte) error) error { return scan(db, full, f) }, strip)
+		return o.merge(func(f func(k, v []byte) error) error { return scanReader(db, full, start, f) }, strip)
 	})
 	if err == nil && !opened { // nothing written yet: all is queued
 		err = o.merge(nil, strip)

@@ -35,6 +35,25 @@ func scanQueued(t *testing.T, sp *QueuedSpace, prefix string) string {
 	return strings.Join(out, " ")
 }
 
+// scanQueuedFrom is scanQueued from the first key at or after from ("":
+// the prefix's first).
+func scanQueuedFrom(t *testing.T, sp *QueuedSpace, prefix, from string) string {
+	t.Helper()
+	var start []byte
+	if from != "" {
+		start = []byte(from)
+	}
+	var out []string
+	err := sp.ScanFrom([]byte(prefix), start, func(k, v []byte) error {
+		out = append(out, string(k)+"="+string(v))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(out, " ")
+}
+
 func writeQueued(t *testing.T, sp *QueuedSpace, kvs ...string) {
 	t.Helper()
 	var keys, vals [][]byte
@@ -134,15 +153,18 @@ func TestQueuedSpaceMatchesModel(t *testing.T) {
 			}
 			maps.DeleteFunc(model, func(k, _ string) bool { return strings.HasPrefix(k, p) })
 		default:
-			p := key()[:rng.IntN(3)]
+			p, from := key()[:rng.IntN(3)], ""
+			if rng.IntN(2) == 0 { // a scan that goes on from a key
+				from = key()
+			}
 			var want []string
 			for _, k := range slices.Sorted(maps.Keys(model)) {
-				if strings.HasPrefix(k, p) {
+				if strings.HasPrefix(k, p) && k >= from {
 					want = append(want, k+"="+model[k])
 				}
 			}
-			if got := scanQueued(t, sp, p); got != strings.Join(want, " ") {
-				t.Fatalf("op %d: scan %q = %q, want %q", i, p, got, strings.Join(want, " "))
+			if got := scanQueuedFrom(t, sp, p, from); got != strings.Join(want, " ") {
+				t.Fatalf("op %d: scan %q from %q = %q, want %q", i, p, from, got, strings.Join(want, " "))
 			}
 		}
 	}

@@ -57,9 +57,19 @@ func (sp *Space) WriteRun(keys, values [][]byte) error {
 // Scan calls fn for every key of the space with the prefix, in order,
 // with the space's prefix removed.
 func (sp *Space) Scan(prefix []byte, fn func(key, value []byte) error) error {
+	return sp.ScanFrom(prefix, nil, fn)
+}
+
+// ScanFrom is Scan from the first key at or after from (a key of the
+// space, nil: the prefix's first).
+func (sp *Space) ScanFrom(prefix, from []byte, fn func(key, value []byte) error) error {
 	full := append(bytes.Clone(sp.prefix), prefix...)
+	var start []byte
+	if from != nil {
+		start = append(bytes.Clone(sp.prefix), from...)
+	}
 	return sp.sc.do(func(db *pebble.DB) error {
-		return scan(db, full, func(k, v []byte) error { return fn(k[len(sp.prefix):], v) })
+		return scanReader(db, full, start, func(k, v []byte) error { return fn(k[len(sp.prefix):], v) })
 	})
 }
 

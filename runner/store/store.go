@@ -121,12 +121,17 @@ func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
 }
 
 func scan(db *pebble.DB, prefix []byte, fn func(key, value []byte) error) error {
-	return scanReader(db, prefix, fn)
+	return scanReader(db, prefix, nil, fn)
 }
 
-// scanReader is scan over a database or a snapshot of one.
-func scanReader(db pebble.Reader, prefix []byte, fn func(key, value []byte) error) error {
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+// scanReader is scan over a database or a snapshot of one, from the
+// first key at or after from (nil: the prefix's first).
+func scanReader(db pebble.Reader, prefix, from []byte, fn func(key, value []byte) error) error {
+	lower := prefix
+	if bytes.Compare(from, prefix) > 0 {
+		lower = from
+	}
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(prefix)})
 	if err != nil {
 		return err
 	}

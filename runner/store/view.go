@@ -52,7 +52,7 @@ func (sp *QueuedSpace) View() (scan func(prefix []byte, fn func(key, value []byt
 func (v *spillView) scan(prefix []byte, fn func(key, value []byte) error) error {
 	sp := v.sp
 	full := append(slices.Clip(sp.prefix), prefix...)
-	o := newOverlay(v.ops, full)
+	o := newOverlay(v.ops, full, nil)
 	strip := func(k, val []byte) error { return fn(k[len(sp.prefix):], val) }
 	v.mu.Lock()
 	done, onDisk := v.done, v.snap != nil
@@ -72,7 +72,7 @@ func (v *spillView) scan(prefix []byte, fn func(key, value []byte) error) error 
 			return sp.x.closedErr()
 		}
 		read = true
-		return o.merge(func(f func(k, val []byte) error) error { return scanReader(v.snap, full, f) }, strip)
+		return o.merge(func(f func(k, val []byte) error) error { return scanReader(v.snap, full, nil, f) }, strip)
 	})
 	if err == nil && !read {
 		err = sp.x.closedErr()

@@ -45,6 +45,11 @@ type batchWin struct {
 	// iter reads a due window's panes, from where the last call stopped
 	// (a budgeted FireEncoded stops between panes); nil before the first.
 	iter *mergeIter
+	// readFrom is where a spilled due window's read goes on (readWin):
+	// the spill key of the next key's first value; nil before the first.
+	// memGroup is the next group of its values in memory, from iter.
+	readFrom []byte
+	memGroup []batchElem
 	// inflight counts the combines (tree.go) holding the window open.
 	inflight int
 }
@@ -269,19 +274,22 @@ func (b *batch) done() bool { return len(b.wins) == 0 && len(b.due) == 0 }
 // from there. vals are the pane's values in arrival order. With allowHot,
 // a key read back from the spill whose values pass the hot budget gets
 // only its first values in vals, the rest in pages named by hot (hot.go);
-// otherwise hot is always nil. A spilled window is read back whole.
+// otherwise hot is always nil.
 func (b *batch) eachPane(allowHot bool, f func(key, win []byte, vals []batchElem, ts int64, hot []byte) bool) {
 	for len(b.due) > 0 {
 		w := b.due[0]
 		if w.spilled {
-			b.spill.readWin(w, allowHot, func(es []batchElem, hot *hotRun) {
+			done := b.spill.readWin(w, allowHot, func(es []batchElem, hot *hotRun) bool {
 				ts := paneTime(w, es)
 				var token []byte
 				if hot != nil {
 					ts, token = min(ts, hot.ts), hot.token
 				}
-				f(es[0].key, w.win, es, ts, token)
+				return f(es[0].key, w.win, es, ts, token)
 			})
+			if !done {
+				return
+			}
 		} else if !b.eachWinPane(w, f) {
 			return
 		}

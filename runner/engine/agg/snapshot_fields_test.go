@@ -23,8 +23,8 @@ var snapshotFields = map[reflect.Type]string{
 	reflect.TypeOf(batch{}): "s wins due pending spill tree wm",
 	// next: restored as the count; spilled: refused; inflight: zero
 	// without combines in flight; blk, runs: saved as one list;
-	// iter: only due windows, which are never saved.
-	reflect.TypeOf(batchWin{}):  "win maxTS hold blk runs next spilled iter inflight",
+	// iter, readFrom, memGroup: only due windows, which are never saved.
+	reflect.TypeOf(batchWin{}):  "win maxTS hold blk runs next spilled iter readFrom memGroup inflight",
 	reflect.TypeOf(batchElem{}): "prefix key value out held",
 }
 

@@ -18,8 +18,12 @@ type Spill interface {
 	// after it returns.
 	WriteRun(keys, values [][]byte) error
 	// Scan calls fn for each key with the prefix in key order; the slices
-	// are valid only during the call.
+	// are valid only during the call. An error fn returns ends the scan
+	// and is returned.
 	Scan(prefix []byte, fn func(key, value []byte) error) error
+	// ScanFrom is Scan from the first key at or after from (nil: the
+	// prefix's first), for a read that goes on where it stopped.
+	ScanFrom(prefix, from []byte, fn func(key, value []byte) error) error
 	// DeletePrefix drops every key with the prefix.
 	DeletePrefix(prefix []byte) error
 }
@@ -163,92 +167,6 @@ func (s *spiller) writePiece() {
 		s.err = fmt.Errorf("agg: spilling: %w", err)
 	}
 	s.buf, s.ends = s.buf[:0], s.ends[:0]
-}
-
-// readWin returns a window's spilled values by key, in order, calling f
-// once per key, then drops them from the Spill. With allowHot and a hot
-// space, a key's values past the hot budget go to pages there instead of
-// memory, and f gets the first values and the pages' run.
-func (s *spiller) readWin(w *batchWin, allowHot bool, f func(es []batchElem, hot *hotRun)) {
-	s.spillWin(w) // the rest too, so one scan sees everything in order
-	if s.err != nil {
-		return
-	}
-	prefix := spillPrefix(w.win)
-	g := &spillGroup{s: s, maxTS: w.maxTS, allowHot: allowHot, f: f}
-	err := s.Scan(prefix, func(k, v []byte) error {
-		key, _, err := parseSpillKey(k[len(prefix):])
-		if err != nil {
-			return err
-		}
-		e, err := parseSpillValue(v)
-		if err != nil {
-			return err
-		}
-		return g.add(key, e)
-	})
-	if err == nil {
-		err = g.flush()
-	}
-	if err == nil {
-		err = s.sp.DeletePrefix(prefix)
-	}
-	if err != nil {
-		s.err = fmt.Errorf("agg: reading spilled window %x: %w", w.win, err)
-	}
-}
-
-// spillGroup gathers a spilled window's values one key at a time, as the
-// scan reads them in key order, and hands each key's on: as values, or,
-// past hotBytes, the first ones as values and the rest as a hot run.
-type spillGroup struct {
-	s        *spiller
-	maxTS    int64
-	allowHot bool
-	f        func(es []batchElem, hot *hotRun)
-	cur      []batchElem
-	key      []byte
-	bytes    int
-	hot      *hotWriter
-}
-
-func (g *spillGroup) add(key []byte, e batchElem) error {
-	if len(g.cur) > 0 && !bytes.Equal(key, g.key) {
-		if err := g.flush(); err != nil {
-			return err
-		}
-	}
-	e.key, e.prefix = key, keyPrefix(key)
-	if len(g.cur) == 0 {
-		g.key = key
-	}
-	if g.hot != nil {
-		return g.hot.add(e, g.maxTS)
-	}
-	g.cur = append(g.cur, e)
-	g.bytes += len(e.value)
-	if g.allowHot && g.s.hot != nil && g.bytes > g.s.hotBytes {
-		g.hot = g.s.newHotWriter(g.maxTS)
-	}
-	return nil
-}
-
-// flush hands on the current key's values, if any, and starts the next.
-func (g *spillGroup) flush() error {
-	if len(g.cur) == 0 {
-		return nil
-	}
-	var run *hotRun
-	if g.hot != nil {
-		r, err := g.hot.finish()
-		if err != nil {
-			return err
-		}
-		run = r
-	}
-	g.f(g.cur, run)
-	g.cur, g.bytes, g.hot = nil, 0, nil
-	return nil
 }
 
 // Scan scans the spill (a method so hot.go's pages share its errors).

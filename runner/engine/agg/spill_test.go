@@ -119,3 +119,53 @@ func TestSpillKeyOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestSpilledWindowHandedOutAsTaken: a spilled window's panes are handed
+// out a budget at a time, as an in-memory window's are, going on where
+// the last call stopped, whether the spill writes at once or queues its
+// writes: the same bytes in the end as all at once in memory.
+func TestSpilledWindowHandedOutAsTaken(t *testing.T) {
+	st, err := store.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const budget = 2000
+	run := func(sp Spill) (all []byte, first int, calls int) {
+		cfg := goSDK(tDefault(), coders.GlobalWindow)
+		cfg.Spill, cfg.SpillBudget = sp, 1000
+		g, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewSource(5))
+		for i := 0; i < 5000; i++ {
+			key := []byte{byte(r.Intn(7)), 0, byte(r.Intn(256))}
+			if err := g.Add(key, nil, []byte{byte(i), byte(i >> 8)}, int64(i), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g.AdvanceWatermark(coders.MaxTimestamp)
+		for ; g.Due() && calls < 10_000; calls++ {
+			n := 0
+			g.FireEncodedUpTo(1<<12, budget, func(c []byte) { all, n = append(all, c...), n+len(c) })
+			if calls == 0 {
+				first = n
+			}
+		}
+		if err := g.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return all, first, calls
+	}
+	want, _, _ := run(nil)
+	for name, sp := range map[string]Spill{"space": st.Space("a/"), "queued": st.Scratch("job").QueuedSpace("b/")} {
+		got, first, calls := run(sp)
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: the panes handed out differ from those in memory (%d bytes, want %d)", name, len(got), len(want))
+		}
+		if first > 2*budget || calls < len(want)/(2*budget) {
+			t.Errorf("%s: first call handed out %d bytes, %d calls in all; want about %d a call", name, first, calls, budget)
+		}
+	}
+}
