@@ -67,14 +67,15 @@ func TestAutoscalingFlags(t *testing.T) {
 	fs := flag.NewFlagSet("beam-runner", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	parsed := serverflags.Register(fs)
-	if err := fs.Parse([]string{"--autoscaling=ds2", "--min_workers=2", "--max_workers=6", "--autoscaling_interval=3s", "--scale_down_interval=1m"}); err != nil {
+	if err := fs.Parse([]string{"--autoscaling=ds2", "--min_workers=2", "--max_workers=6", "--autoscaling_interval=3s", "--scale_down_interval=1m", "--batch_target_time=45s"}); err != nil {
 		t.Fatal(err)
 	}
 	saved := fl
 	fl = parsed
 	opts := executorOptions(workers.Options{}, nil, 0)
 	fl = saved
-	want := jobs.Scaling{Mode: jobs.ScalingDS2, MinWorkers: 2, MaxWorkers: 6, Interval: 3 * time.Second, ScaleDownInterval: time.Minute}
+	want := jobs.Scaling{Mode: jobs.ScalingDS2, MinWorkers: 2, MaxWorkers: 6, Interval: 3 * time.Second, ScaleDownInterval: time.Minute,
+		BatchTarget: 45 * time.Second}
 	if got := opts.Workers.Scaling; got != want || got.Check() != nil {
 		t.Errorf("the executor's workers get scaling %+v (%v), want %+v", got, got.Check(), want)
 	}

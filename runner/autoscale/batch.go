@@ -35,7 +35,7 @@ func (g *graph) batchStages(c Config) []StageDecision {
 			d.TargetOut = rem * selectivity(s, &d)
 		}
 		size(&d)
-		d.Parallelism, d.MaxParallel = ceil(d.Needed/finish), s.MaxParallel
+		d.Parallelism, d.MaxParallel, d.Blocked = ceil(d.Needed/finish), s.MaxParallel, s.Blocked
 		if s.MaxParallel > 0 {
 			d.Parallelism = min(d.Parallelism, s.MaxParallel)
 		}
@@ -48,33 +48,44 @@ func (g *graph) batchStages(c Config) []StageDecision {
 // work in BatchFinish, within the bounds; give workers back only in the
 // tail, when the environment's stages with work left can run fewer
 // bundles at once (Σ MaxParallel, known for all of them) than its workers
-// hold, and at the end. Sizing down by the work formula instead would
+// hold, and at the end. A blocked stage's bundles run after the others':
+// they count as the most of them, not on top. The tail gives workers back at once, rates
+// measured or not, with no scale-down interval: the job is ending. Sizing down by the work formula instead would
 // shed workers while most of the work remains, stretching the job.
 func (p *Policy) decideBatchEnv(e EnvInput, stages []StageDecision) EnvDecision {
 	finish := float64(p.Config.BatchFinishMs) / 1000
 	v := p.view(e, stages, finish)
-	runnable, known, left := 0, true, false
+	runnable, later, known, left := 0, 0, true, false
 	for _, s := range stages {
 		if s.Env != e.ID || s.TargetIn <= 0 {
 			continue
 		}
 		left = true
-		runnable += s.MaxParallel
 		known = known && s.MaxParallel > 0
+		if s.Blocked {
+			later = max(later, s.MaxParallel)
+		} else {
+			runnable += s.MaxParallel
+		}
 	}
+	runnable = max(runnable, later)
 	cur := e.Workers
+	tail := v.hi
+	if known {
+		tail = v.clamp(ceil(float64(runnable) / capacity(e)))
+	}
 	switch {
 	case !left:
 		return v.decision(v.lo, "batch: no work left")
+	case v.needed == 0 && tail < cur:
+		// The job is ending: what is left cannot use the workers,
+		// measured or not.
+		return v.decision(tail, "batch: tail: %d bundles can run: give workers back", runnable)
 	case v.needed == 0:
 		return v.decision(v.clamp(cur), "batch: holding: no rates measured yet")
 	}
-	want, tail := v.clamp(ceil(v.raw)), v.hi
-	if known {
-		tail = v.clamp(ceil(float64(runnable) / capacity(e)))
-		want = min(want, tail)
-	}
-	reason := fmt.Sprintf("batch: %s busy s of remaining work to finish in %.0fs", num(v.needed), finish)
+	want := min(v.clamp(ceil(v.raw)), tail)
+	reason := fmt.Sprintf("batch: %s busy s of remaining work to finish in %ss", num(v.needed), num(finish))
 	switch {
 	case want > cur:
 		return v.decision(want, "%s: scale up", reason)

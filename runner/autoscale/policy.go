@@ -99,6 +99,10 @@ type StageInput struct {
 	// MaxParallel is how many bundles the stage could run now (batch: its
 	// pending restrictions and splittable pieces); 0 if unknown.
 	MaxParallel int
+	// Blocked: a batch stage's input cannot start yet (it waits for the
+	// rest of its main input or its side inputs), so its MaxParallel
+	// bundles run later, not beside the others'.
+	Blocked bool
 }
 
 // EnvInput is one environment's workers and bounds.

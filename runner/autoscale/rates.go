@@ -42,9 +42,11 @@ type Rates struct {
 	// ObservedIn and ObservedOut are elements per second of wall time.
 	ObservedIn, ObservedOut float64
 	// StageBusyMsPerSec is the stage's busy time per wall second summed
-	// over its bundles, so above 1000 with parallel bundles. The per-slot
-	// triple divides by the slots the caller passed and is capped at 1000,
-	// so busy + idle + back-pressured = 1000 as in Flink.
+	// over its bundles, so above 1000 with parallel bundles. Busy and idle
+	// divide by the slots the caller passed; back-pressured is the time
+	// the stage was held per wall second (holding all its slots at once),
+	// at most what busy leaves, so busy + idle + back-pressured = 1000 as
+	// in Flink.
 	StageBusyMsPerSec                                 float64
 	BusyMsPerSec, IdleMsPerSec, BackPressuredMsPerSec float64
 	// HoldingMsPerSec is time per wall second the stage's input was over
@@ -116,7 +118,9 @@ func (r *Rates) derive(t totals, slots int) {
 	r.StageBusyMsPerSec = r.BusyMs / secs
 	perSlot := func(ms float64) float64 { return min(ms/secs/float64(slots), 1000) }
 	r.BusyMsPerSec = perSlot(r.BusyMs)
-	r.BackPressuredMsPerSec = min(perSlot(t.backPressured), 1000-r.BusyMsPerSec)
+	// Held time is the stage's, not a slot's: flow control holds all its
+	// slots at once (Flink's back-pressured time per wall second).
+	r.BackPressuredMsPerSec = min(t.backPressured/secs, 1000, 1000-r.BusyMsPerSec)
 	r.IdleMsPerSec = 1000 - r.BusyMsPerSec - r.BackPressuredMsPerSec
 	r.HoldingMsPerSec = min(t.holding/secs, 1000)
 }

@@ -34,7 +34,7 @@ func parseRate(t *testing.T, d *datadriven.TestData) rateSpec {
 }
 
 // amount sets "backlog|pending STAGE elements=N|bytes=N [change=R]
-// [max-parallel=N]": the latest figure, and how it moves per second of
+// [max-parallel=N] [blocked]": the latest figure, and how it moves per second of
 // run.
 func (s *sim) amount(t *testing.T, d *datadriven.TestData) string {
 	st := s.stage(t, d)
@@ -48,6 +48,7 @@ func (s *sim) amount(t *testing.T, d *datadriven.TestData) string {
 	} else {
 		st.in.Pending, st.pendingChange = a, change
 		d.MaybeScanArgs(t, "max-parallel", &st.in.MaxParallel)
+		st.in.Blocked = d.HasArg("blocked")
 	}
 	return ""
 }

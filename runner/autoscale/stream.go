@@ -30,6 +30,8 @@ type StageDecision struct {
 	Parallelism int
 	// MaxParallel is the input's (batch): bundles the stage can run now.
 	MaxParallel int
+	// Blocked is the input's (batch): its bundles run later.
+	Blocked bool
 	// Unmeasured: the stage had input to size for but no rate yet.
 	Unmeasured bool
 	Note       string

@@ -8,6 +8,7 @@ import (
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/runner/autoscale"
+	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 )
 
@@ -28,7 +29,10 @@ type scaler struct {
 	next   time.Time
 	stages []autoscale.StageInput // the graph; Rates and Backlog per pass
 	envs   []string
-	warned bool // a pass's error was logged
+	// splittable are the stages that start with a splittable DoFn's
+	// processing, whose input is restrictions.
+	splittable map[string]bool
+	warned     bool // a pass's error was logged
 }
 
 // newScaler sets up the loop when the job's autoscaling is on. The
@@ -42,7 +46,11 @@ func (d *driver) newScaler(now time.Time) *scaler {
 	sc := d.r.pool.Scaling()
 	s := &scaler{every: sc.Interval, next: now.Add(sc.Interval), stages: scaleGraph(d.r.plan, d.stages),
 		policy: autoscale.NewPolicy(autoscale.Config{ScaleDownIntervalMs: sc.ScaleDownInterval.Milliseconds(),
-			EffectDelayMs: d.rates.lengthMs})}
+			EffectDelayMs: d.rates.lengthMs, BatchFinishMs: sc.BatchTarget.Milliseconds()}),
+		splittable: map[string]bool{}}
+	for _, st := range d.r.plan.Stages {
+		s.splittable[st.ID] = splittableRead(d.r.plan, st)
+	}
 	for _, st := range s.stages {
 		if !slices.Contains(s.envs, st.Env) {
 			s.envs = append(s.envs, st.Env)
@@ -86,18 +94,26 @@ func (d *driver) autoscale(now time.Time) {
 }
 
 // scaleInput is the policy's view of the job now: each stage's rates
-// over its window and backlog, each environment's workers and bounds.
+// over its window and backlog (a batch job's: its remaining work), each
+// environment's workers and bounds.
 func (d *driver) scaleInput(nowMs int64) autoscale.Input {
 	s := d.scale
 	in := autoscale.Input{NowMs: nowMs, Mode: autoscale.Batch}
 	if d.r.streaming {
 		in.Mode = autoscale.Streaming
 	}
+	var work map[string]engine.StageWork
+	if in.Mode == autoscale.Batch {
+		work = d.eng.Work(workCount)
+	}
 	for _, st := range s.stages {
 		if w := d.rates.windows[st.ID]; w != nil {
 			st.Rates = w.Rates(nowMs, max(d.r.concurrency.peak[st.ID], 1))
 		}
 		st.Backlog = autoscale.Amount{Elements: d.rates.backlog[st.ID]}
+		if work != nil {
+			d.batchWork(&st, s.splittable[st.ID], work[st.ID])
+		}
 		in.Stages = append(in.Stages, st)
 	}
 	for _, env := range s.envs {

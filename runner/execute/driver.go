@@ -154,6 +154,7 @@ func (d *driver) onDone(ctx context.Context, bd bundleDone) error {
 	if bd.err == nil {
 		d.noteWork(rec, bd.res.Monitoring)
 		d.noteRates(rec, bd.res.Monitoring, true)
+		d.parkBacklog(rec, len(bd.res.Residuals))
 	}
 	d.r.concurrency.end(bd.b.Stage)
 	d.r.liveFinished(rec, bd)

@@ -21,6 +21,11 @@ type stageRates struct {
 	lengthMs int64
 	windows  map[string]*autoscale.Window
 	backlog  map[string]float64 // latest remaining work reported, by stage
+	// parked is, per stage, the last remaining work reported by bundles
+	// that ended with residuals not yet resumed (one entry a residual,
+	// oldest first): a source flow control holds runs no bundle, and its
+	// backlog must not read 0 meanwhile.
+	parked map[string][]float64
 	// backPressureMeasured: flow control is on, so the windows' back-
 	// pressured time is measured (noteHeld) and published; without it the
 	// figure is left out, never shown as 0.
@@ -34,7 +39,7 @@ type stageRates struct {
 
 func newStageRates(window time.Duration, flowControl bool) *stageRates {
 	return &stageRates{lengthMs: window.Milliseconds(), windows: map[string]*autoscale.Window{},
-		backlog: map[string]float64{}, backPressureMeasured: flowControl, heldMs: map[string]int64{}}
+		backlog: map[string]float64{}, parked: map[string][]float64{}, backPressureMeasured: flowControl, heldMs: map[string]int64{}}
 }
 
 // rateMark is what a running bundle has reported to its stage's window so
@@ -121,12 +126,31 @@ func (d *driver) noteRates(rec *inflight, infos []*pipepb.MonitoringInfo, final 
 		}
 	}
 	s, next := bundleSample(rec.ss, rep, rec.rate)
+	first := next.hasRemaining && !rec.rate.hasRemaining
 	rec.rate = next
 	stage := statsStage(rec)
 	d.addSample(stage, s)
+	if first && len(d.rates.parked[stage]) > 0 {
+		// A residual resumed: it reports its own remaining work now.
+		d.rates.parked[stage] = d.rates.parked[stage][1:]
+	}
 	if next.hasRemaining {
 		d.noteBacklog(stage)
 	}
+}
+
+// parkBacklog keeps the remaining work a bundle last reported when it
+// ended with n residuals, shared among them, in its stage's backlog until
+// they resume.
+func (d *driver) parkBacklog(rec *inflight, n int) {
+	if n == 0 || !rec.rate.hasRemaining {
+		return
+	}
+	stage := statsStage(rec)
+	for range n {
+		d.rates.parked[stage] = append(d.rates.parked[stage], rec.rate.remaining/float64(n))
+	}
+	d.noteBacklog(stage)
 }
 
 // addSample adds s to stage's window, made on its first sample.
@@ -160,9 +184,12 @@ func (d *driver) noteHeld(nowMs int64) {
 }
 
 // noteBacklog sets a stage's backlog to the latest remaining work of its
-// running bundles that reported one.
+// running bundles that reported one and of its parked residuals.
 func (d *driver) noteBacklog(stage string) {
 	sum := 0.0
+	for _, r := range d.rates.parked[stage] {
+		sum += r
+	}
 	for _, rec := range d.inflight {
 		if rec.rate.hasRemaining && statsStage(rec) == stage {
 			sum += rec.rate.remaining

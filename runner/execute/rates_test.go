@@ -5,10 +5,12 @@ import (
 	"encoding/binary"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/coder"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/runner/autoscale"
+	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/metrics"
 	"github.com/beam-runner/beam-runner/runner/plan"
 )
@@ -135,5 +137,26 @@ func TestSubMillisecondBundleIsCharged(t *testing.T) {
 	idle, _ := bundleSample(rateStage(), bundleReport{nowMs: 1000}, rateMark{atMs: 1000})
 	if idle.BusyMs != 0 || idle.EndMs != idle.StartMs {
 		t.Errorf("a report of no elements was charged: %+v", idle)
+	}
+}
+
+// A source bundle that ended with a residual (flow control checkpointed
+// it) keeps its last reported remaining work in the stage's backlog while
+// the residual waits; once the residual resumes and reports, its own
+// figure replaces it.
+func TestBacklogKeptWhileResidualIsHeld(t *testing.T) {
+	d := &driver{rates: newStageRates(10*time.Second, true), inflight: map[int]*inflight{}}
+	ss := rateStage()
+	held := &inflight{b: engine.Bundle{ID: 1, Stage: "read"}, ss: ss,
+		rate: rateMark{remaining: 1_790_000, hasRemaining: true}}
+	d.parkBacklog(held, 1)
+	if got := d.rates.backlog["read"]; got != 1_790_000 {
+		t.Fatalf("backlog while the residual is held: %v, want the last reported 1790000", got)
+	}
+	resumed := &inflight{b: engine.Bundle{ID: 2, Stage: "read"}, ss: ss}
+	d.inflight[2] = resumed
+	d.noteRates(resumed, []*pipepb.MonitoringInfo{remainingInfo("read", 1_780_000)}, false)
+	if got := d.rates.backlog["read"]; got != 1_780_000 {
+		t.Errorf("backlog once the residual resumed: %v, want its own 1780000", got)
 	}
 }

@@ -18,6 +18,7 @@ const (
 	MaxWorkersOption          = "max_workers"
 	AutoscalingIntervalOption = "autoscaling_interval"
 	ScaleDownIntervalOption   = "scale_down_interval"
+	BatchTargetOption         = "batch_target_time"
 )
 
 // Autoscaling modes.
@@ -36,11 +37,16 @@ type Scaling struct {
 	// Interval is the time between two policy passes; ScaleDownInterval
 	// the least time between a change and a scale-down.
 	Interval, ScaleDownInterval time.Duration
+	// BatchTarget is the time a batch job's remaining work is sized to
+	// finish in.
+	BatchTarget time.Duration
 }
 
-// DefaultScaling is the server's default: off, DS2's intervals.
+// DefaultScaling is the server's default: off, DS2's intervals, and the
+// batch policy's target time.
 func DefaultScaling() Scaling {
-	return Scaling{Mode: ScalingNone, Interval: 10 * time.Second, ScaleDownInterval: 5 * time.Minute}
+	return Scaling{Mode: ScalingNone, Interval: 10 * time.Second, ScaleDownInterval: 5 * time.Minute,
+		BatchTarget: 2 * time.Minute}
 }
 
 // On reports whether the job's workers scale.
@@ -62,6 +68,8 @@ func (s Scaling) Check() error {
 		return fmt.Errorf("%s: want a positive duration, got %v", AutoscalingIntervalOption, s.Interval)
 	case s.ScaleDownInterval < 0:
 		return fmt.Errorf("%s: want a duration of 0 or more, got %v", ScaleDownIntervalOption, s.ScaleDownInterval)
+	case s.BatchTarget < 0:
+		return fmt.Errorf("%s: want a duration of 0 or more, got %v", BatchTargetOption, s.BatchTarget)
 	}
 	return nil
 }
@@ -83,7 +91,8 @@ func JobScaling(opts *structpb.Struct, server Scaling) (Scaling, error) {
 	for _, f := range []struct {
 		name string
 		to   *time.Duration
-	}{{AutoscalingIntervalOption, &s.Interval}, {ScaleDownIntervalOption, &s.ScaleDownInterval}} {
+	}{{AutoscalingIntervalOption, &s.Interval}, {ScaleDownIntervalOption, &s.ScaleDownInterval},
+		{BatchTargetOption, &s.BatchTarget}} {
 		if err := durationOption(opts, f.name, f.to); err != nil {
 			return s, err
 		}

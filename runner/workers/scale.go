@@ -7,11 +7,9 @@ import (
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
-	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/beam-runner/beam-runner/harness"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/placement"
-	"github.com/beam-runner/beam-runner/runner/spec"
 	"github.com/beam-runner/beam-runner/worker"
 )
 
@@ -58,24 +56,6 @@ func (p *Pool) Scaling() jobs.Scaling { return p.scale }
 func (p *Pool) Bounds(env string) (lo, hi int) {
 	b := p.bounds[env]
 	return b[0], b[1]
-}
-
-// batchKeepsWorkers turns autoscaling off for a batch job: the policy
-// sizes streaming jobs by their rates, and a batch job's remaining work
-// is not measured for it yet (docs/scaling.md), so a batch job keeps the
-// workers it would have without autoscaling rather than run on the least.
-func (p *Pool) batchKeepsWorkers() {
-	if !p.scale.On() || spec.HasTestStream(p.plan) {
-		return
-	}
-	for _, pc := range p.plan.Components.GetPcollections() {
-		if pc.GetIsBounded() == pipepb.IsBounded_UNBOUNDED {
-			return
-		}
-	}
-	p.scale.Mode = jobs.ScalingNone
-	p.job.Message(jobpb.JobMessage_JOB_MESSAGE_BASIC,
-		"autoscaling: off for this batch job (it sizes streaming jobs); its workers are fixed as without it")
 }
 
 // growLocal starts one more worker of a local environment.

@@ -47,7 +47,6 @@ func (p *Pool) Start(ctx context.Context) error {
 	if p.scale, err = jobs.JobScaling(p.job.Options, server); err != nil {
 		return err
 	}
-	p.batchKeepsWorkers()
 	for i, envID := range p.envs() {
 		p.envIdx[envID] = i
 		env := p.plan.Components.GetEnvironments()[envID]

@@ -150,9 +150,10 @@ func (f *Flags) PoolRefresh() time.Duration {
 // options of the same names override them.
 func registerScaling(fs *flag.FlagSet, s *jobs.Scaling) {
 	d := jobs.DefaultScaling()
-	fs.StringVar(&s.Mode, jobs.AutoscalingOption, d.Mode, "size each environment's SDK workers while a job runs: none, or ds2 (DS2 over the measured stage rates; workers start and drain without a restart). See docs/scaling.md")
+	fs.StringVar(&s.Mode, jobs.AutoscalingOption, d.Mode, "size each environment's SDK workers while a job runs: none, or ds2 (streaming: DS2 over the measured stage rates; batch: the measured remaining work; workers start and drain without a restart). See docs/scaling.md")
 	fs.IntVar(&s.MinWorkers, jobs.MinWorkersOption, 0, "with --autoscaling, the least workers per environment (0: 1)")
 	fs.IntVar(&s.MaxWorkers, jobs.MaxWorkersOption, 0, "with --autoscaling, the most workers per environment (0: --workers_per_environment, else the machine's cores)")
 	fs.DurationVar(&s.Interval, jobs.AutoscalingIntervalOption, d.Interval, "with --autoscaling, time between two scaling decisions")
 	fs.DurationVar(&s.ScaleDownInterval, jobs.ScaleDownIntervalOption, d.ScaleDownInterval, "with --autoscaling, least time between an environment's last change (or the job's start) and a scale-down")
+	fs.DurationVar(&s.BatchTarget, jobs.BatchTargetOption, d.BatchTarget, "with --autoscaling, the time a batch job's measured remaining work is sized to finish in")
 }
