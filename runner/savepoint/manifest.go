@@ -36,8 +36,12 @@ const (
 	// server must refuse the savepoint by name at submission, not fail
 	// the job it started. Version 2: the checkpoint may be the
 	// executor's checkpoint format 2 (with the autoscaler's memory), and
-	// the manifest lists the pipeline's transforms. Version 1 is read.
-	Version = 2
+	// the manifest lists the pipeline's transforms. Version 3: the
+	// manifest's start_stage (the plan's fusion constraint) and its
+	// grouping steps' windowing, which a version-2 reader would ignore,
+	// planning the checkpoint onto stages it does not belong to.
+	// Versions 1 and 2 are read (neither field is in them).
+	Version = 3
 )
 
 // Manifest describes a savepoint.
@@ -64,7 +68,8 @@ type Manifest struct {
 	// StartStage lists the transforms (by id) the job's plan was made to
 	// start stages with (plan.Options.StartStage), as the job that
 	// started from a savepoint kept its boundaries: the plan the
-	// checkpoint belongs to is the pipeline's planned with them.
+	// checkpoint belongs to is the pipeline's planned with them (from
+	// version 3; older savepoints' plans had no such constraint).
 	StartStage []string `json:"start_stage,omitempty"`
 }
 

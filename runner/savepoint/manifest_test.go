@@ -145,3 +145,27 @@ func TestVersionOneIsReadAndTransformsAreListed(t *testing.T) {
 		t.Errorf("a version 1 manifest: %+v, %v", m, err)
 	}
 }
+
+// A version 2 manifest (no start_stage, no grouping step's windowing) is
+// still read, and its grouping steps' windowing is not compared, since
+// it was never recorded; this build's grouping steps record theirs.
+func TestVersionTwoIsReadWithoutWindowing(t *testing.T) {
+	m, err := savepoint.ParseManifest([]byte(`{"format":"beam-runner-savepoint","version":2,"job_id":"j",` +
+		`"steps":[{"name":"g","kind":"grouping"}],"transforms":{"e1":"g"},"shape":["stage s0 (kind 1): e1"]}`))
+	if err != nil || m.Version != 2 || m.StartStage != nil || len(m.Steps) != 1 || m.Steps[0].Windowing != "" {
+		t.Fatalf("a version 2 manifest: %+v, %v", m, err)
+	}
+	now := []savepoint.Step{{Name: "g", Kind: savepoint.Grouping, Windowing: "fixed(2s)"}}
+	if err := savepoint.Check(m.Steps, now, nil); err != nil {
+		t.Errorf("a version 2 grouping step against one with windowing: %v, want it accepted", err)
+	}
+	var windowed int
+	for _, s := range newSavepoint(t).Manifest.Steps {
+		if s.Kind == savepoint.Grouping && s.Windowing != "" {
+			windowed++
+		}
+	}
+	if windowed == 0 {
+		t.Errorf("a new manifest's grouping steps record no windowing: %+v", newSavepoint(t).Manifest.Steps)
+	}
+}

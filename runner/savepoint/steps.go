@@ -50,8 +50,8 @@ type Step struct {
 	Timers []string          `json:"timers,omitempty"`
 	// Windowing describes a grouping step's windowing strategy (window
 	// fn, trigger, accumulation, lateness, timestamp combiner): its
-	// groups are kept by it (from version 2's later manifests; empty in
-	// older ones, and then not compared).
+	// groups are kept by it (from version 3; empty in older
+	// manifests, and then not compared).
 	Windowing string `json:"windowing,omitempty"`
 }
 
