@@ -34,7 +34,8 @@ const Keys = 3
 // (namespace "counting"): a periodic impulse from start to end, every
 // interval; each tick keyed by Key; a stateful DoFn keeping each
 // key's running count (distribution "seen_k<key>": its max is the last
-// count); one-second fixed windows and a GroupByKey; and per key and
+// count) and flushing it from an event-time timer chain ("flushed_k<key>",
+// runningFn); one-second fixed windows and a GroupByKey; and per key and
 // window the count (counter "count_w<window start ms>_k<key>") and how
 // many times that pane fired ("fires_w<...>_k<key>"). With
 // stringValues the values are strings (the stateful step's value coder
@@ -68,7 +69,7 @@ func Version(start, end time.Time, interval time.Duration, v Variant) func(beam.
 		} else {
 			keyed = beam.ParDo(s.Scope("key"), &tickKeyFn{IntervalMs: interval.Milliseconds()}, ticks)
 		}
-		seen := beam.ParDo(s.Scope(running), &runningFn{Seen: state.MakeValueState[int]("seen"), Flush: timers.InEventTime("flush")}, keyed)
+		seen := beam.ParDo(s.Scope(running), &runningFn{Seen: state.MakeValueState[int]("seen"), Flushed: state.MakeValueState[int]("flushed"), Flush: timers.InEventTime("flush")}, keyed)
 		if v.Scale {
 			seen = beam.ParDo(s.Scope("scale"), scaleFn, seen)
 		}
@@ -98,29 +99,42 @@ func (f *tickKeyStrFn) ProcessElement(ts beam.EventTime, _ []byte) (int, string)
 // scaleFn is a stateless step that passes its elements on.
 func scaleFn(k int, v beam.V) (int, beam.V) { return k, v }
 
-// runningFn counts each key's elements in user state, and sets an
-// event-time timer a second after each, which reports the count it
-// finds (distribution "flushed_k<key>": timers carried across a
-// savepoint fire in the new job).
+// runningFn counts each key's elements in user state, and keeps an
+// event-time timer chain per key: its first element sets the timer a
+// second on; each firing reports the count it finds (distribution
+// "flushed_k<key>") and, if the count moved since the last firing, sets
+// the timer a second after its own time. Only the chain re-arms it, so
+// a key's last count is flushed (its max reaches the key's total) only
+// if its timer was carried across every savepoint and update.
 type runningFn struct {
-	Seen  state.Value[int]
-	Flush timers.EventTime
+	Seen    state.Value[int]
+	Flushed state.Value[int]
+	Flush   timers.EventTime
 }
 
-// OnTimer reports the key's count when its timer fires.
-func (f *runningFn) OnTimer(ctx context.Context, sp state.Provider, tp timers.Provider, k int, _ timers.Context, emit func(int, beam.V)) error {
-	n, _, err := f.Seen.Read(sp)
-	beam.NewDistribution("counting", fmt.Sprintf("flushed_k%d", k)).Update(ctx, int64(n))
-	return err
-}
-
-func (f *runningFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, k int, v beam.V, emit func(int, beam.V)) error {
-	f.Flush.Set(tp, ts.ToTime().Add(time.Second))
+// OnTimer reports the key's count and re-arms while the count moves.
+func (f *runningFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, k int, _ timers.Context, emit func(int, beam.V)) error {
 	n, _, err := f.Seen.Read(sp)
 	if err != nil {
 		return err
 	}
-	n++
+	beam.NewDistribution("counting", fmt.Sprintf("flushed_k%d", k)).Update(ctx, int64(n))
+	last, _, err := f.Flushed.Read(sp)
+	if err != nil || last == n {
+		return err
+	}
+	f.Flush.Set(tp, ts.ToTime().Add(time.Second))
+	return f.Flushed.Write(sp, n)
+}
+
+func (f *runningFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, k int, v beam.V, emit func(int, beam.V)) error {
+	n, _, err := f.Seen.Read(sp)
+	if err != nil {
+		return err
+	}
+	if n++; n == 1 {
+		f.Flush.Set(tp, ts.ToTime().Add(time.Second))
+	}
 	if err := f.Seen.Write(sp, n); err != nil {
 		return err
 	}
