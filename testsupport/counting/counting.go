@@ -69,7 +69,7 @@ func Version(start, end time.Time, interval time.Duration, v Variant) func(beam.
 		} else {
 			keyed = beam.ParDo(s.Scope("key"), &tickKeyFn{IntervalMs: interval.Milliseconds()}, ticks)
 		}
-		seen := beam.ParDo(s.Scope(running), &runningFn{Seen: state.MakeValueState[int]("seen"), Flushed: state.MakeValueState[int]("flushed"), Flush: timers.InEventTime("flush")}, keyed)
+		seen := beam.ParDo(s.Scope(running), &runningFn{Seen: state.MakeValueState[int]("seen"), Flush: timers.InEventTime("flush"), EndMs: end.UnixMilli()}, keyed)
 		if v.Scale {
 			seen = beam.ParDo(s.Scope("scale"), scaleFn, seen)
 		}
@@ -102,29 +102,25 @@ func scaleFn(k int, v beam.V) (int, beam.V) { return k, v }
 // runningFn counts each key's elements in user state, and keeps an
 // event-time timer chain per key: its first element sets the timer a
 // second on; each firing reports the count it finds (distribution
-// "flushed_k<key>") and, if the count moved since the last firing, sets
-// the timer a second after its own time. Only the chain re-arms it, so
-// a key's last count is flushed (its max reaches the key's total) only
-// if its timer was carried across every savepoint and update.
+// "flushed_k<key>") and, until one at or past the stream's end (EndMs),
+// sets the timer a second after its own time. That last firing finds
+// the key's total, as the watermark passed every element; only the chain
+// re-arms the timer, so the total is flushed only if the timer was
+// carried across every savepoint and update.
 type runningFn struct {
-	Seen    state.Value[int]
-	Flushed state.Value[int]
-	Flush   timers.EventTime
+	Seen  state.Value[int]
+	Flush timers.EventTime
+	EndMs int64
 }
 
-// OnTimer reports the key's count and re-arms while the count moves.
+// OnTimer reports the key's count and re-arms until the stream's end.
 func (f *runningFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, k int, _ timers.Context, emit func(int, beam.V)) error {
 	n, _, err := f.Seen.Read(sp)
-	if err != nil {
-		return err
-	}
 	beam.NewDistribution("counting", fmt.Sprintf("flushed_k%d", k)).Update(ctx, int64(n))
-	last, _, err := f.Flushed.Read(sp)
-	if err != nil || last == n {
-		return err
+	if int64(ts) < f.EndMs {
+		f.Flush.Set(tp, ts.ToTime().Add(time.Second))
 	}
-	f.Flush.Set(tp, ts.ToTime().Add(time.Second))
-	return f.Flushed.Write(sp, n)
+	return err
 }
 
 func (f *runningFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, k int, v beam.V, emit func(int, beam.V)) error {
