@@ -47,14 +47,15 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 	if req.GetPipeline() == nil {
 		return nil, invalidArg("pipeline is required")
 	}
-	if err := checkNames(req.GetJobName(), req.GetPipeline()); err != nil {
+	name := jobName(req.GetJobName(), req.GetPipelineOptions())
+	if err := checkNames(name, req.GetPipeline()); err != nil {
 		return nil, invalidArg("%v", err)
 	}
 	prepared, err := s.validate(req.GetPipeline())
 	if err != nil {
 		return nil, invalidArg("%v", err)
 	}
-	updates, err := s.updateTarget(req.GetJobName(), req.GetPipelineOptions())
+	updates, err := s.updateTarget(name, req.GetPipelineOptions())
 	if err == nil && updates != "" {
 		err = s.checkUpdate(updates, req.GetPipeline(), req.GetPipelineOptions())
 	}
@@ -70,8 +71,8 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 		options, resume, fromDir, prepared = from.options, from.restored.Checkpoint, from.dir, from.restored.Prepared
 	}
 	p := &preparation{
-		id:       newID(req.GetJobName()),
-		name:     req.GetJobName(),
+		id:       newID(name),
+		name:     name,
 		pipeline: req.GetPipeline(),
 		options:  options,
 		created:  time.Now(),

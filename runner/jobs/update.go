@@ -13,19 +13,27 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
+// jobName is the name of a job submitted as name with options opts:
+// its --job_name when given, else name. Python's portable runner
+// prepares every job as "job" and sends the name the user gave only as
+// the option (Dataflow's), by which --update finds the job; Go's sends
+// the option's value as both.
+func jobName(name string, opts *structpb.Struct) string {
+	if v, ok := Option(opts, JobNameOption); ok && v.GetStringValue() != "" {
+		return v.GetStringValue()
+	}
+	return name
+}
+
 // updateTarget is the running job a pipeline submitted with --update
-// replaces: the one RUNNING job of its name (the request's job name,
-// else --job_name). "" if no update is asked.
-func (s *Service) updateTarget(reqName string, opts *structpb.Struct) (string, error) {
+// replaces: the one RUNNING job of its name (jobName). "" if no update
+// is asked.
+func (s *Service) updateTarget(name string, opts *structpb.Struct) (string, error) {
 	if !boolOption(opts, UpdateOption) {
 		return "", nil
 	}
 	if _, ok := Option(opts, FromSavepointOption); ok {
 		return "", fmt.Errorf("options %s and %s: give one (an update starts from the running job's savepoint)", UpdateOption, FromSavepointOption)
-	}
-	name := reqName
-	if v, ok := Option(opts, JobNameOption); ok && v.GetStringValue() != "" {
-		name = v.GetStringValue()
 	}
 	var ids []string
 	for _, r := range s.sortedJobs() {

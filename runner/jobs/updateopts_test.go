@@ -31,3 +31,25 @@ func TestRestoreOptions(t *testing.T) {
 		t.Errorf("StartStages = %v", got)
 	}
 }
+
+// A job is named by its --job_name when given (Python prepares every
+// job as "job"), else by the request's name.
+func TestJobNameFromTheOption(t *testing.T) {
+	for _, c := range []struct {
+		req  string
+		opts map[string]any
+		want string
+	}{
+		{"job", map[string]any{"beam:option:job_name:v1": "counts"}, "counts"},
+		{"go-job", map[string]any{"job_name": ""}, "go-job"},
+		{"go-job", nil, "go-job"},
+	} {
+		s, err := structpb.NewStruct(c.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := jobName(c.req, s); got != c.want {
+			t.Errorf("jobName(%q, %v) = %q, want %q", c.req, c.opts, got, c.want)
+		}
+	}
+}
