@@ -38,7 +38,7 @@ func TestUpdatePythonWhileRunning(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now().Truncate(time.Second).Add(5 * time.Second)
-	end, interval := start.Add(12*time.Second), 100*time.Millisecond
+	end, interval := start.Add(16*time.Second), 100*time.Millisecond
 	submit := func(version int, flags ...string) string {
 		t.Helper()
 		args := append([]string{"testdata/update_counts.py", "--endpoint=" + env.Endpoint, "--worker_pool=" + pool.Addr,
@@ -65,7 +65,7 @@ func TestUpdatePythonWhileRunning(t *testing.T) {
 	if err := env.AwaitState(ctx, first, jobpb.JobState_CANCELLED, time.Minute); err != nil {
 		t.Errorf("the updated job: %v", err)
 	}
-	fired(second, 5)
+	fired(second, 4)
 	third := submit(3, "--update", `--transform_name_mapping={"Running":"Tally"}`)
 	if err := env.AwaitState(ctx, third, jobpb.JobState_DONE, 2*time.Minute); err != nil {
 		t.Fatal(err)
