@@ -69,7 +69,7 @@ func Version(start, end time.Time, interval time.Duration, v Variant) func(beam.
 		} else {
 			keyed = beam.ParDo(s.Scope("key"), &tickKeyFn{IntervalMs: interval.Milliseconds()}, ticks)
 		}
-		seen := beam.ParDo(s.Scope(running), &runningFn{Seen: state.MakeValueState[int]("seen"), Flush: timers.InEventTime("flush"), EndMs: end.UnixMilli()}, keyed)
+		seen := beam.ParDo(s.Scope(running), &runningFn{Seen: state.MakeValueState[int]("seen"), Last: state.MakeValueState[int64]("last"), Flush: timers.InEventTime("flush")}, keyed)
 		if v.Scale {
 			seen = beam.ParDo(s.Scope("scale"), scaleFn, seen)
 		}
@@ -102,22 +102,28 @@ func scaleFn(k int, v beam.V) (int, beam.V) { return k, v }
 // runningFn counts each key's elements in user state, and keeps an
 // event-time timer chain per key: its first element sets the timer a
 // second on; each firing reports the count it finds (distribution
-// "flushed_k<key>") and, until one at or past the stream's end (EndMs),
-// sets the timer a second after its own time. That last firing finds
-// the key's total, as the watermark passed every element; only the chain
-// re-arms the timer, so the total is flushed only if the timer was
-// carried across every savepoint and update.
+// "flushed_k<key>") and sets the timer a second after its own time while
+// the key had an element within the second before it (Last: the key's
+// latest element's time; every element before a firing was processed,
+// as the watermark passed it). So the chain goes on while the key's
+// ticks flow, and its last firing, past every element, finds the key's
+// total; only the chain re-arms the timer, so the total is flushed only
+// if the timer was carried across every savepoint and update.
 type runningFn struct {
 	Seen  state.Value[int]
+	Last  state.Value[int64]
 	Flush timers.EventTime
-	EndMs int64
 }
 
-// OnTimer reports the key's count and re-arms until the stream's end.
+// OnTimer reports the key's count and re-arms while its ticks flow.
 func (f *runningFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, k int, _ timers.Context, emit func(int, beam.V)) error {
 	n, _, err := f.Seen.Read(sp)
+	if err != nil {
+		return err
+	}
 	beam.NewDistribution("counting", fmt.Sprintf("flushed_k%d", k)).Update(ctx, int64(n))
-	if int64(ts) < f.EndMs {
+	last, _, err := f.Last.Read(sp)
+	if err == nil && int64(ts)-1000 <= last {
 		f.Flush.Set(tp, ts.ToTime().Add(time.Second))
 	}
 	return err
@@ -134,9 +140,21 @@ func (f *runningFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp st
 	if err := f.Seen.Write(sp, n); err != nil {
 		return err
 	}
+	if err := f.later(sp, int64(ts)); err != nil {
+		return err
+	}
 	beam.NewDistribution("counting", fmt.Sprintf("seen_k%d", k)).Update(ctx, int64(n))
 	emit(k, v)
 	return nil
+}
+
+// later keeps the latest element time of the key in Last.
+func (f *runningFn) later(sp state.Provider, ts int64) error {
+	last, ok, err := f.Last.Read(sp)
+	if err != nil || (ok && last >= ts) {
+		return err
+	}
+	return f.Last.Write(sp, ts)
 }
 
 // reportFn reports a window's count of a key.

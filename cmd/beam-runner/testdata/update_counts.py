@@ -3,8 +3,8 @@ and exits without waiting (os._exit: the job outlives the client; an
 update stops it): PeriodicImpulse from --start for --seconds every
 --interval; each tick keyed by (its timestamp in ms // interval ms) % 3;
 a stateful DoFn keeping each key's running count (distribution
-"seen_k<key>") and flushing it from an event-time timer chain until the
-stream's end ("flushed_k<key>"); one-second fixed windows, a GroupByKey, and per key
+"seen_k<key>") and flushing it from an event-time timer chain while the key's
+ticks flow ("flushed_k<key>"); one-second fixed windows, a GroupByKey, and per key
 and window the count (counter "count_w<window start ms>_k<key>") and
 how many times it fired ("fires_w..."), all in namespace "counting", as
 testsupport/counting's Go pipeline reports them. --version 2 adds a
@@ -32,28 +32,31 @@ NS = "counting"
 class Running(beam.DoFn):
     """testsupport/counting's runningFn: each key's running count, and a
     timer chain armed by its first element that re-arms a second later
-    until a firing at or past the stream's end, which finds the total."""
+    while the key had an element within the second before the firing
+    (LAST: its latest element's time in ms), so that its last firing,
+    past every element, finds the key's total."""
     SEEN = userstate.ReadModifyWriteStateSpec("seen", VarIntCoder())
+    LAST = userstate.ReadModifyWriteStateSpec("last", VarIntCoder())
     FLUSH = userstate.TimerSpec("flush", userstate.TimeDomain.WATERMARK)
 
-    def __init__(self, end):
-        self.end = end
-
-    def process(self, kv, ts=beam.DoFn.TimestampParam,
-                seen=beam.DoFn.StateParam(SEEN), flush=beam.DoFn.TimerParam(FLUSH)):
+    def process(self, kv, ts=beam.DoFn.TimestampParam, seen=beam.DoFn.StateParam(SEEN),
+                last=beam.DoFn.StateParam(LAST), flush=beam.DoFn.TimerParam(FLUSH)):
         k, v = kv
         n = (seen.read() or 0) + 1
         seen.write(n)
         if n == 1:
             flush.set(ts + 1)
+        ms = ts.micros // 1000
+        if last.read() is None or last.read() < ms:
+            last.write(ms)
         Metrics.distribution(NS, "seen_k%d" % k).update(n)
         yield k, v
 
     @userstate.on_timer(FLUSH)
-    def on_flush(self, key=beam.DoFn.KeyParam, ts=beam.DoFn.TimestampParam,
-                 seen=beam.DoFn.StateParam(SEEN), flush=beam.DoFn.TimerParam(FLUSH)):
+    def on_flush(self, key=beam.DoFn.KeyParam, ts=beam.DoFn.TimestampParam, seen=beam.DoFn.StateParam(SEEN),
+                 last=beam.DoFn.StateParam(LAST), flush=beam.DoFn.TimerParam(FLUSH)):
         Metrics.distribution(NS, "flushed_k%d" % key).update(seen.read() or 0)
-        if float(ts) < self.end:
+        if ts.micros // 1000 - 1000 <= (last.read() or 0):
             flush.set(ts + 1)
 
 
@@ -90,7 +93,7 @@ def main():
             | "Ticks" >> PeriodicImpulse(start_timestamp=a.start, stop_timestamp=a.start + a.seconds,
                                          fire_interval=a.interval)
             | "Key" >> beam.Map(keyed).with_output_types(typing.Tuple[int, int])
-            | ("Tally" if a.version >= 3 else "Running") >> beam.ParDo(Running(a.start + a.seconds)).with_output_types(
+            | ("Tally" if a.version >= 3 else "Running") >> beam.ParDo(Running()).with_output_types(
                 typing.Tuple[int, int]))
     if a.version >= 2:
         seen = seen | "Scale" >> beam.Map(lambda kv: kv).with_output_types(typing.Tuple[int, int])
