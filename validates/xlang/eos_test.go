@@ -16,11 +16,8 @@ import (
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
-	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
 	"github.com/beam-runner/beam-runner/testsupport/serverproc"
@@ -87,11 +84,7 @@ func TestKafkaExactlyOnce(t *testing.T) {
 	srv := newCrashingServer(t)
 	id := jobtest.SubmitStaged(t, ctx, srv.client(t), p, opts, eosJobName)
 	// The update's pipeline, built again while the first half is counted.
-	rebuilt := make(chan eosProto, 1)
-	go func() {
-		p, opts, err := build.translate(ctx)
-		rebuilt <- eosProto{p, opts, err}
-	}()
+	rebuilt := build.translateAsync(ctx)
 	waitRunning(t, ctx, srv.client(t), id)
 	waitOutput(t, ctx, srv, boot, out, id, eosKeys)
 	// The writers' bundles end right after their last commit (the next
@@ -125,6 +118,14 @@ func TestKafkaExactlyOnce(t *testing.T) {
 	want := expectedCounts(append(first, second...), windowMs)
 	// All but the last window's counts; the drain fires that one.
 	waitOutput(t, ctx, srv, boot, out, id, len(want)-2)
+	drainAndCheck(t, ctx, srv, boot, out, id, want)
+}
+
+// drainAndCheck drains job id and checks what it wrote to topic out:
+// the counts want, once each; no element dropped as late; the job
+// DRAINED; and the sink's sequence ids numbering the records.
+func drainAndCheck(t *testing.T, ctx context.Context, srv *crashingServer, boot, out, id string, want []string) {
+	t.Helper()
 	drain := exec.CommandContext(ctx, srv.bin, "drain", "--endpoint="+srv.proc.Addr, "--wait", "--timeout=2m", id)
 	if b, err := drain.CombinedOutput(); err != nil {
 		t.Fatalf("beam-runner drain %s: %v\n%s", id, err, b)
@@ -149,13 +150,6 @@ func TestKafkaExactlyOnce(t *testing.T) {
 
 // eosJobName is the job's name, as KafkaEosCounts.java sets it too.
 const eosJobName = "kafka-eos"
-
-// eosProto is a translation of KafkaEosCounts.java.
-type eosProto struct {
-	p    *pipepb.Pipeline
-	opts *structpb.Struct
-	err  error
-}
 
 // eosKillWithin bounds each kill's random delay, in checkpoints saved (one
 // a second): about as long as the second half takes to be read and counted.
@@ -279,68 +273,6 @@ func waitOutput(t *testing.T, ctx context.Context, srv *crashingServer, boot, to
 			t.Fatalf("job %s ended %v before writing its output: %s", id, st.GetState(), lastChars(jobMessages(t, srv.client(t), id), 3000))
 		}
 	}
-}
-
-// buildEOSPipeline compiles KafkaEosCounts.java and translates it once.
-func buildEOSPipeline(t *testing.T, ctx context.Context, boot, in, out string) (*pipepb.Pipeline, *structpb.Struct) {
-	t.Helper()
-	p, opts, err := compileEOS(t, ctx, boot, in, out).translate(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, opts
-}
-
-// eosBuild is KafkaEosCounts.java compiled against the expansion
-// service's jars (Beam's Java SDK, KafkaIO, kafka-clients, the harness).
-type eosBuild struct {
-	dir, jar, lib string
-	args          []string
-}
-
-func compileEOS(t *testing.T, ctx context.Context, boot, in, out string) *eosBuild {
-	t.Helper()
-	dir := t.TempDir()
-	b := &eosBuild{dir: dir, jar: filepath.Join(dir, "pipeline.jar"), lib: javaLib(t, "expansion"),
-		args: []string{boot, in, out, fmt.Sprint(windowMs / 1000), fmt.Sprint(eosShards), eosGroup}}
-	classes := filepath.Join(dir, "classes")
-	steps := [][]string{
-		{"javac", "-nowarn", "-d", classes, "-cp", b.lib, "KafkaEosCounts.java"},
-		{"jar", "cf", b.jar, "-C", classes, "."},
-	}
-	for _, step := range steps {
-		if out, err := exec.CommandContext(ctx, step[0], step[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(step[:2], " "), err, tailString(string(out), 30))
-		}
-	}
-	return b
-}
-
-// translate runs the pipeline to translate it, afresh each call (a new
-// build: new schema UUIDs in its Java coders), into the pipeline proto
-// and options it writes; its environment stages the jars. Safe to call
-// from another goroutine.
-func (b *eosBuild) translate(ctx context.Context) (*pipepb.Pipeline, *structpb.Struct, error) {
-	dir, err := os.MkdirTemp(b.dir, "proto")
-	if err != nil {
-		return nil, nil, err
-	}
-	args := append([]string{"-cp", b.jar + ":" + b.lib, "KafkaEosCounts", dir}, b.args...)
-	if out, err := exec.CommandContext(ctx, "java", args...).CombinedOutput(); err != nil {
-		return nil, nil, fmt.Errorf("java KafkaEosCounts: %v\n%s", err, tailString(string(out), 30))
-	}
-	var p pipepb.Pipeline
-	var opts structpb.Struct
-	for name, m := range map[string]proto.Message{"pipeline.pb": &p, "options.pb": &opts} {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err == nil {
-			err = proto.Unmarshal(data, m)
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %v", name, err)
-		}
-	}
-	return &p, &opts, nil
 }
 
 // crashingServer is a beam-runner server that the test kills and starts
