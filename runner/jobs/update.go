@@ -97,11 +97,7 @@ func (s *Service) takeOver(ctx context.Context, id string, p *pipepb.Pipeline, o
 	if err != nil {
 		return nil, fmt.Errorf("updating job %s: %w", id, err)
 	}
-	with := &structpb.Struct{Fields: map[string]*structpb.Value{}}
-	for k, v := range opts.GetFields() {
-		with.Fields[k] = v
-	}
-	with.Fields[FromSavepointOption] = structpb.NewStringValue(res.Dir)
+	with := withOption(opts, FromSavepointOption, structpb.NewStringValue(res.Dir))
 	from, err := s.restoreFrom(res.Dir, p, with)
 	if err != nil {
 		return nil, fmt.Errorf("job %s stopped at savepoint %s, but the new pipeline cannot start from it (start the old pipeline with --%s=%s): %w", id, res.Dir, FromSavepointOption, res.Dir, err)

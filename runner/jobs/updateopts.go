@@ -107,14 +107,9 @@ func withStartStages(opts *structpb.Struct, ids []string) *structpb.Struct {
 	if len(ids) == 0 {
 		return opts
 	}
-	out := &structpb.Struct{Fields: map[string]*structpb.Value{}}
-	for k, v := range opts.GetFields() {
-		out.Fields[k] = v
-	}
 	vals := make([]*structpb.Value, len(ids))
 	for i, id := range ids {
 		vals[i] = structpb.NewStringValue(id)
 	}
-	out.Fields[StartStageOption] = structpb.NewListValue(&structpb.ListValue{Values: vals})
-	return out
+	return withOption(opts, StartStageOption, structpb.NewListValue(&structpb.ListValue{Values: vals}))
 }

@@ -53,3 +53,28 @@ func TestJobNameFromTheOption(t *testing.T) {
 		}
 	}
 }
+
+// The options the runner adds reach the SDK harnesses, whose Java and
+// Python option readers take only beam:option:NAME:v1 keys.
+func TestRunnerOptionsAreURNKeyed(t *testing.T) {
+	in, err := structpb.NewStruct(map[string]any{"beam:option:job_name:v1": "j", StartStageOption: []any{"old"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := withStartStages(in, []string{"e3"})
+	o = withOption(o, FromSavepointOption, structpb.NewStringValue("/sp"))
+	for k := range o.GetFields() {
+		if !strings.HasPrefix(k, "beam:option:") || !strings.HasSuffix(k, ":v1") {
+			t.Errorf("option key %q: an SDK harness cannot read it", k)
+		}
+	}
+	if got := StartStages(o); len(got) != 1 || got[0] != "e3" {
+		t.Errorf("StartStages = %v, want [e3]", got)
+	}
+	if v, _ := Option(o, FromSavepointOption); v.GetStringValue() != "/sp" {
+		t.Errorf("%s = %v", FromSavepointOption, v)
+	}
+	if len(in.GetFields()) != 2 || StartStages(in)[0] != "old" {
+		t.Errorf("the options given were changed: %v", in)
+	}
+}

@@ -44,11 +44,29 @@ func PerEnv(opts *structpb.Struct, env *pipepb.Environment) (int, error) {
 
 // Option finds a job option under Python's URN-style name or the plain one.
 func Option(opts *structpb.Struct, name string) (*structpb.Value, bool) {
-	v, ok := opts.GetFields()["beam:option:"+name+":v1"]
+	v, ok := opts.GetFields()[optionKey(name)]
 	if !ok {
 		v, ok = opts.GetFields()[name]
 	}
 	return v, ok
+}
+
+// optionKey is the key SDKs send option name under, and read it from.
+func optionKey(name string) string { return "beam:option:" + name + ":v1" }
+
+// withOption returns a copy of opts with option name set to v, under
+// its URN-style key: the runner's options reach the SDK harnesses too,
+// and Java's and Python's read no other key (Java's harness dies at a
+// plain "from_savepoint"). A plain key of the name is dropped; opts
+// itself is not changed.
+func withOption(opts *structpb.Struct, name string, v *structpb.Value) *structpb.Struct {
+	out := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(opts.GetFields())+1)}
+	for k, x := range opts.GetFields() {
+		out.Fields[k] = x
+	}
+	delete(out.Fields, name)
+	out.Fields[optionKey(name)] = v
+	return out
 }
 
 // SharedInterpreter reports whether an environment's harnesses all run in

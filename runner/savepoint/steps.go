@@ -138,7 +138,7 @@ func coderOf(comps *pipepb.Components, id string) Coder {
 const maxCoderDepth = 32
 
 // CoderSpec describes coder id as what it is: "urn(components)", with
-// "#" and a digest of the payload if it has one, and "?" for a coder the
+// "#" and a digest of the payload if it has one (payloadDigest), and "?" for a coder the
 // components do not hold.
 func CoderSpec(comps *pipepb.Components, id string) string {
 	return coderSpec(comps, id, 0)
@@ -152,8 +152,7 @@ func coderSpec(comps *pipepb.Components, id string, depth int) string {
 	var b strings.Builder
 	b.WriteString(c.GetSpec().GetUrn())
 	if p := c.GetSpec().GetPayload(); len(p) > 0 {
-		sum := sha256.Sum256(p)
-		b.WriteString("#" + hex.EncodeToString(sum[:6]))
+		b.WriteString(payloadDigest(c.GetSpec().GetUrn(), p))
 	}
 	if ids := c.GetComponentCoderIds(); len(ids) > 0 {
 		parts := make([]string, len(ids))
@@ -163,6 +162,21 @@ func coderSpec(comps *pipepb.Components, id string, depth int) string {
 		b.WriteString("(" + strings.Join(parts, ",") + ")")
 	}
 	return b.String()
+}
+
+// payloadDigest is "#" and a digest of a coder's payload: of what in
+// it says how the coder encodes, for the Java SDK's coders, which a
+// rebuilt pipeline serializes with new schema UUIDs
+// (javaCoderIdentity), marked "#j" since it digests other bytes.
+func payloadDigest(urn string, p []byte) string {
+	if urn == URNJavaCoder {
+		if id, ok := javaCoderIdentity(p); ok {
+			sum := sha256.Sum256(id)
+			return "#j" + hex.EncodeToString(sum[:6])
+		}
+	}
+	sum := sha256.Sum256(p)
+	return "#" + hex.EncodeToString(sum[:6])
 }
 
 // stateSpecs describes each state spec as its type and coders.

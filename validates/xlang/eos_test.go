@@ -16,11 +16,8 @@ import (
 	"time"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
-	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
 	"github.com/beam-runner/beam-runner/testsupport/serverproc"
@@ -39,7 +36,9 @@ const (
 
 // TestKafkaExactlyOnce runs KafkaEosCounts.java (KafkaIO read, fixed
 // windows, a count per key and window, KafkaIO's exactly-once write) as a
-// streaming job on local Java workers, SIGKILLs the server twice at random
+// streaming job on local Java workers, updates it in place with a new
+// build of the same pipeline (--update: the job stops at a savepoint and
+// the new one starts from it), SIGKILLs the server twice at random
 // points and restarts it on the same --state_dir, and reads the output
 // topic with read_committed: every (key, window) count once and exact,
 // their sum the input's size. Then it drains the job.
@@ -54,16 +53,27 @@ const (
 // and written before any kill, and the kills come once its writes are
 // checkpointed; the second, two windows more and two records per partition
 // in a window after them, is read, counted and written while the server
-// dies and comes back. The watermark follows the records' times alone
-// (KafkaEosCounts.java), so each window fires once the next one's records
-// are read, whatever the clock, and the last one at the drain.
+// dies and comes back. The update comes between the halves, once the
+// first one's writes are checkpointed, for the same reason: a savepoint
+// is a checkpoint, and a bundle running at it is handed back too. The
+// new job must take over the read positions and the sink's writer ids
+// and sequence numbers (a count written again, a sequence restarted or
+// a record lost fails the checks below), and its Java harnesses must
+// read the options the runner adds. The watermark follows the records'
+// times alone (KafkaEosCounts.java), so each window fires once the next
+// one's records are read, whatever the clock, and the last one at the
+// drain.
 func TestKafkaExactlyOnce(t *testing.T) {
 	t.Parallel() // a broker and servers of its own; mostly waiting on JVMs
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	boot := startBroker(t, "kafka-eos")
 	in, out := "eos-in", "eos-out"
-	p, opts := buildEOSPipeline(t, ctx, boot, in, out)
+	build := compileEOS(t, ctx, boot, in, out)
+	p, opts, err := build.translate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	base := (time.Now().Add(-10*time.Minute).UnixMilli() / windowMs) * windowMs
 	first := firstHalf(base)
 	produce(t, ctx, boot, in, first)
@@ -72,7 +82,9 @@ func TestKafkaExactlyOnce(t *testing.T) {
 	t.Logf("kill points from seed %d", seed)
 
 	srv := newCrashingServer(t)
-	id := jobtest.SubmitStaged(t, ctx, srv.client(t), p, opts, "kafka-eos")
+	id := jobtest.SubmitStaged(t, ctx, srv.client(t), p, opts, eosJobName)
+	// The update's pipeline, built again while the first half is counted.
+	rebuilt := build.translateAsync(ctx)
 	waitRunning(t, ctx, srv.client(t), id)
 	waitOutput(t, ctx, srv, boot, out, id, eosKeys)
 	// The writers' bundles end right after their last commit (the next
@@ -80,6 +92,11 @@ func TestKafkaExactlyOnce(t *testing.T) {
 	// later both hold them.
 	srv.waitCheckpoints(t, ctx, id, 2)
 	t.Logf("the first window's counts are written and checkpointed")
+	next := <-rebuilt
+	if next.err != nil {
+		t.Fatal(next.err)
+	}
+	id = updateJob(t, ctx, srv, id, eosJobName, next.p, next.opts)
 
 	second := secondHalf(base + 2*windowMs)
 	produce(t, ctx, boot, in, second)
@@ -101,6 +118,14 @@ func TestKafkaExactlyOnce(t *testing.T) {
 	want := expectedCounts(append(first, second...), windowMs)
 	// All but the last window's counts; the drain fires that one.
 	waitOutput(t, ctx, srv, boot, out, id, len(want)-2)
+	drainAndCheck(t, ctx, srv, boot, out, id, want)
+}
+
+// drainAndCheck drains job id and checks what it wrote to topic out:
+// the counts want, once each; no element dropped as late; the job
+// DRAINED; and the sink's sequence ids numbering the records.
+func drainAndCheck(t *testing.T, ctx context.Context, srv *crashingServer, boot, out, id string, want []string) {
+	t.Helper()
 	drain := exec.CommandContext(ctx, srv.bin, "drain", "--endpoint="+srv.proc.Addr, "--wait", "--timeout=2m", id)
 	if b, err := drain.CombinedOutput(); err != nil {
 		t.Fatalf("beam-runner drain %s: %v\n%s", id, err, b)
@@ -122,6 +147,9 @@ func TestKafkaExactlyOnce(t *testing.T) {
 		t.Errorf("the sink's shards committed %d records (%v), want %d:\n%s", n, err, len(want), meta)
 	}
 }
+
+// eosJobName is the job's name, as KafkaEosCounts.java sets it too.
+const eosJobName = "kafka-eos"
 
 // eosKillWithin bounds each kill's random delay, in checkpoints saved (one
 // a second): about as long as the second half takes to be read and counted.
@@ -245,39 +273,6 @@ func waitOutput(t *testing.T, ctx context.Context, srv *crashingServer, boot, to
 			t.Fatalf("job %s ended %v before writing its output: %s", id, st.GetState(), lastChars(jobMessages(t, srv.client(t), id), 3000))
 		}
 	}
-}
-
-// buildEOSPipeline compiles KafkaEosCounts.java against the expansion
-// service's jars (Beam's Java SDK, KafkaIO, kafka-clients, the harness)
-// and runs it to translate the pipeline, whose environment stages them.
-func buildEOSPipeline(t *testing.T, ctx context.Context, boot, in, out string) (*pipepb.Pipeline, *structpb.Struct) {
-	t.Helper()
-	dir := t.TempDir()
-	lib := javaLib(t, "expansion")
-	classes, jar := filepath.Join(dir, "classes"), filepath.Join(dir, "pipeline.jar")
-	steps := [][]string{
-		{"javac", "-nowarn", "-d", classes, "-cp", lib, "KafkaEosCounts.java"},
-		{"jar", "cf", jar, "-C", classes, "."},
-		{"java", "-cp", jar + ":" + lib, "KafkaEosCounts", dir, boot, in, out,
-			fmt.Sprint(windowMs / 1000), fmt.Sprint(eosShards), eosGroup},
-	}
-	for _, step := range steps {
-		if b, err := exec.CommandContext(ctx, step[0], step[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(step[:2], " "), err, tailString(string(b), 30))
-		}
-	}
-	var p pipepb.Pipeline
-	var opts structpb.Struct
-	for name, m := range map[string]proto.Message{"pipeline.pb": &p, "options.pb": &opts} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err == nil {
-			err = proto.Unmarshal(b, m)
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-	}
-	return &p, &opts
 }
 
 // crashingServer is a beam-runner server that the test kills and starts
