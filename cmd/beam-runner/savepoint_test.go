@@ -62,6 +62,23 @@ func expectedCounting(start, end time.Time, interval time.Duration) (counters, m
 	return counters, maxes
 }
 
+// checkCounting checks a counting job's counters (each (key, window)
+// once and exact, none extra) and the running counts it carried.
+func checkCounting(t *testing.T, gotC, wantC, gotM, wantM map[string]int64) {
+	t.Helper()
+	for name, want := range wantC {
+		if gotC[name] != want {
+			t.Errorf("%s = %d, want %d", name, gotC[name], want)
+		}
+	}
+	for name := range gotC {
+		if _, ok := wantC[name]; !ok {
+			t.Errorf("unexpected counter %s = %d", name, gotC[name])
+		}
+	}
+	checkCarried(t, gotM, wantM)
+}
+
 // checkCarried checks each key's last running count (seen_k*: its user
 // state carried over) and last flushed count (flushed_k*: its timer
 // chain carried over, which only a carried timer re-arms).
@@ -165,17 +182,7 @@ func TestSavepointThenRestoreCountsEachWindowOnce(t *testing.T) {
 		t.Errorf("the restored job's messages (%v) do not say it started from the savepoint:\n%s", err, msgs)
 	}
 	gotC, gotM := countingMetrics(t, ctx, env2, restored)
-	for name, want := range wantC {
-		if gotC[name] != want {
-			t.Errorf("%s = %d, want %d", name, gotC[name], want)
-		}
-	}
-	for name := range gotC {
-		if _, ok := wantC[name]; !ok {
-			t.Errorf("unexpected counter %s = %d", name, gotC[name])
-		}
-	}
-	checkCarried(t, gotM, wantM)
+	checkCounting(t, gotC, wantC, gotM, wantM)
 }
 
 func countPrefix(m map[string]int64, prefix string) int {

@@ -74,15 +74,5 @@ func TestUpdateTwiceWhileRunning(t *testing.T) {
 	}
 	wantC, wantM := expectedCounting(start, end, interval)
 	gotC, gotM := countingMetrics(t, ctx, env, third)
-	for name, want := range wantC {
-		if gotC[name] != want {
-			t.Errorf("%s = %d, want %d", name, gotC[name], want)
-		}
-	}
-	for name := range gotC {
-		if _, ok := wantC[name]; !ok {
-			t.Errorf("unexpected counter %s = %d", name, gotC[name])
-		}
-	}
-	checkCarried(t, gotM, wantM)
+	checkCounting(t, gotC, wantC, gotM, wantM)
 }
