@@ -8,10 +8,9 @@ import (
 	"github.com/beam-runner/beam-runner/runner/coders"
 )
 
-// TestElementChunks: frames that end on element boundaries are kept as
-// they are, without a copy; frames an element spans are joined until the
-// element ends; a truncated stream still reaches the engine to be reported.
-func TestElementChunks(t *testing.T) {
+// bytesInGlobalWindow is the codec of byte strings in the global window.
+func bytesInGlobalWindow(t *testing.T) *coders.WindowedValueCodec {
+	t.Helper()
 	cs := map[string]*pipepb.Coder{
 		"b":  {Spec: &pipepb.FunctionSpec{Urn: coders.URNBytes}},
 		"gw": {Spec: &pipepb.FunctionSpec{Urn: coders.URNGlobalWindow}},
@@ -21,6 +20,14 @@ func TestElementChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return wv
+}
+
+// TestElementChunks: frames that end on element boundaries are kept as
+// they are, without a copy; frames an element spans are joined until the
+// element ends; a truncated stream still reaches the engine to be reported.
+func TestElementChunks(t *testing.T) {
+	wv := bytesInGlobalWindow(t)
 	elem := func(s string) []byte {
 		return coders.AppendWindowedValue(nil, 0, 1, nil, coders.NoFiringPane, coders.AppendLengthPrefixed(nil, []byte(s)))
 	}
@@ -41,15 +48,7 @@ func TestElementChunks(t *testing.T) {
 // TestSpan counts the elements of several chunks and spans their event
 // times, whichever chunk holds the least and greatest.
 func TestSpan(t *testing.T) {
-	cs := map[string]*pipepb.Coder{
-		"b":  {Spec: &pipepb.FunctionSpec{Urn: coders.URNBytes}},
-		"gw": {Spec: &pipepb.FunctionSpec{Urn: coders.URNGlobalWindow}},
-		"wv": {Spec: &pipepb.FunctionSpec{Urn: coders.URNWindowedValue}, ComponentCoderIds: []string{"b", "gw"}},
-	}
-	wv, err := coders.CompileWindowedValue(cs, "wv")
-	if err != nil {
-		t.Fatal(err)
-	}
+	wv := bytesInGlobalWindow(t)
 	at := func(ts int64) []byte {
 		return coders.AppendWindowedValue(nil, ts, 1, nil, coders.NoFiringPane, coders.AppendLengthPrefixed(nil, []byte("x")))
 	}

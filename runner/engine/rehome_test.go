@@ -21,21 +21,7 @@ import (
 // keyed one.
 func rehomePipeline(t *testing.T, suffix string, scale bool) Spec {
 	t.Helper()
-	c := func(id string) *coders.WindowedValueCodec {
-		w, err := coders.CompileWindowedValue(simCoders, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return w
-	}
-	key, err := coders.Compile(simCoders, "bytes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc, err := coders.CompileTimer(simCoders, "timer")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, key, tc := simCodecs(t)
 	id := func(s string) string { return s + suffix }
 	kv, kvi := PCollSpec{Codec: c("wv-ikv"), Key: key}, PCollSpec{Codec: c("wv-ikvi"), Key: key}
 	stIn := id("grouped")

@@ -35,13 +35,9 @@ var (
 	ptStream = TimerStream{Transform: "st", Family: "pt"}
 )
 
-// simPipeline is a streaming (or batch) job that uses every kind of engine
-// state: an impulse feeding a side input; a TestStream feeding a
-// splittable stage whose output goes to three GroupByKeys (triggered fixed
-// windows, sessions, and the default trigger's fast path); a stateful
-// stage with event- and processing-time timers after the triggered GBK; a
-// flatten; and sinks, one reading the side input.
-func simPipeline(t testing.TB, r *rand.Rand) Spec {
+// simCodecs compiles simCoders' windowed-value codecs (by id), key
+// codec and timer codec, for the pipelines built on them.
+func simCodecs(t testing.TB) (func(id string) *coders.WindowedValueCodec, *coders.Codec, *coders.TimerCodec) {
 	t.Helper()
 	c := func(id string) *coders.WindowedValueCodec {
 		w, err := coders.CompileWindowedValue(simCoders, id)
@@ -58,6 +54,18 @@ func simPipeline(t testing.TB, r *rand.Rand) Spec {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c, key, tc
+}
+
+// simPipeline is a streaming (or batch) job that uses every kind of engine
+// state: an impulse feeding a side input; a TestStream feeding a
+// splittable stage whose output goes to three GroupByKeys (triggered fixed
+// windows, sessions, and the default trigger's fast path); a stateful
+// stage with event- and processing-time timers after the triggered GBK; a
+// flatten; and sinks, one reading the side input.
+func simPipeline(t testing.TB, r *rand.Rand) Spec {
+	t.Helper()
+	c, key, tc := simCodecs(t)
 	kv := PCollSpec{Codec: c("wv-ikv"), Key: key}
 	kvi := PCollSpec{Codec: c("wv-ikvi"), Key: key}
 	triggers := []agg.Config{
