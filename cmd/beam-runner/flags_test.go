@@ -67,7 +67,7 @@ func TestAutoscalingFlags(t *testing.T) {
 	fs := flag.NewFlagSet("beam-runner", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	parsed := serverflags.Register(fs)
-	if err := fs.Parse([]string{"--autoscaling=ds2", "--min_workers=2", "--max_workers=6", "--autoscaling_interval=3s", "--scale_down_interval=1m", "--batch_target_time=45s"}); err != nil {
+	if err := fs.Parse([]string{"--autoscaling=ds2", "--min_workers=2", "--max_workers=6", "--autoscaling_interval=3s", "--scale_down_interval=1m", "--scale_down_window=20s", "--batch_target_time=45s"}); err != nil {
 		t.Fatal(err)
 	}
 	saved := fl
@@ -75,7 +75,7 @@ func TestAutoscalingFlags(t *testing.T) {
 	opts := executorOptions(workers.Options{}, nil, 0)
 	fl = saved
 	want := jobs.Scaling{Mode: jobs.ScalingDS2, MinWorkers: 2, MaxWorkers: 6, Interval: 3 * time.Second, ScaleDownInterval: time.Minute,
-		BatchTarget: 45 * time.Second}
+		ScaleDownWindow: 20 * time.Second, BatchTarget: 45 * time.Second}
 	if got := opts.Workers.Scaling; got != want || got.Check() != nil {
 		t.Errorf("the executor's workers get scaling %+v (%v), want %+v", got, got.Check(), want)
 	}

@@ -26,6 +26,11 @@ type Config struct {
 	// workers, so that noise around a whole number cannot flip-flop.
 	// Default 0.1.
 	DownHysteresis float64
+	// DownWindowMs: a scale-down goes no lower than the highest need of
+	// the passes in this window (the HPA's scale-down stabilization
+	// window), so that one window that measured low cannot take a worker
+	// that the next gives back. Default 1 min.
+	DownWindowMs int64
 	// BacklogQuietMs: a source's backlog counts as worked off once it is
 	// at most this much of the source's observed rate. Default 5 s.
 	BacklogQuietMs int64
@@ -42,7 +47,7 @@ type Config struct {
 // DefaultConfig is the policy's defaults.
 func DefaultConfig() Config {
 	return Config{CatchUpMs: 60_000, TargetUtilization: 0.7, ScaleDownIntervalMs: 300_000,
-		DownHysteresis: 0.1, BacklogQuietMs: 5_000, Noise: 0.1, EffectDelayMs: DefaultWindowMs,
+		DownHysteresis: 0.1, DownWindowMs: 60_000, BacklogQuietMs: 5_000, Noise: 0.1, EffectDelayMs: DefaultWindowMs,
 		BatchFinishMs: 120_000}
 }
 
@@ -60,6 +65,7 @@ func (c Config) withDefaults() Config {
 	}
 	pick(&c.CatchUpMs, d.CatchUpMs)
 	pick(&c.ScaleDownIntervalMs, d.ScaleDownIntervalMs)
+	pick(&c.DownWindowMs, d.DownWindowMs)
 	pick(&c.BacklogQuietMs, d.BacklogQuietMs)
 	pick(&c.EffectDelayMs, d.EffectDelayMs)
 	pick(&c.BatchFinishMs, d.BatchFinishMs)

@@ -89,6 +89,7 @@ func (s *sim) job(t *testing.T, d *datadriven.TestData) string {
 	c.ScaleDownIntervalMs = dur(t, d, "interval", 0)
 	c.BatchFinishMs = dur(t, d, "finish", 0)
 	c.EffectDelayMs = dur(t, d, "effect", 0)
+	c.DownWindowMs = dur(t, d, "downwindow", 0)
 	d.MaybeScanArgs(t, "util", &c.TargetUtilization)
 	d.MaybeScanArgs(t, "hysteresis", &c.DownHysteresis)
 	d.MaybeScanArgs(t, "noise", &c.Noise)

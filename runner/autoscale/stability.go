@@ -56,6 +56,9 @@ func (p *Policy) decideStreamEnv(e EnvInput, stages []StageDecision, drain strin
 		return p.apply(v, v.clamp(cur), sourceRate, nowMs,
 			"holding: stages %s have input but no processing rate yet", strings.Join(v.unmeasured, ","))
 	}
+	if drain == "" { // a backlog's catch-up need is not noise; no scale-down goes past it
+		p.noteNeed(e.ID, v.raw, nowMs)
+	}
 	want := v.clamp(ceil(v.raw))
 	switch {
 	case want > cur:
@@ -87,25 +90,34 @@ func (p *Policy) scaleUp(v envView, want int, sourceRate float64, nowMs int64) E
 
 // scaleDown gives workers back unless a backlog is being worked off or the
 // environment changed within the scale-down interval; it goes only to
-// ⌈raw × (1+DownHysteresis)⌉ so that noise cannot flip-flop it.
+// ⌈peak × (1+DownHysteresis)⌉, peak the highest raw need in the
+// scale-down window, so that noise cannot flip-flop it.
 func (p *Policy) scaleDown(v envView, drain string, sourceRate float64, nowMs int64) EnvDecision {
 	cur := v.e.Workers
-	to := v.clamp(ceil(v.raw * (1 + p.Config.DownHysteresis)))
+	peak := p.peakNeed(v.e.ID)
+	to := v.clamp(ceil(peak * (1 + p.Config.DownHysteresis)))
 	last, changed := p.State.LastChangeMs[v.e.ID]
 	switch {
 	case cur > v.hi:
 		return p.apply(v, v.hi, sourceRate, nowMs, "scale down to the max %d", v.hi)
-	case to >= cur:
+	case v.clamp(ceil(v.raw*(1+p.Config.DownHysteresis))) >= cur:
 		return p.apply(v, cur, sourceRate, nowMs, "holding: the saving is within the %.0f%% hysteresis",
 			p.Config.DownHysteresis*100)
 	case drain != "":
 		return p.apply(v, cur, sourceRate, nowMs, "holding: no scale-down while %s", drain)
+	case to >= cur:
+		return p.apply(v, cur, sourceRate, nowMs, "holding: a pass in the last %ds needed %.3f workers",
+			p.Config.DownWindowMs/1000, peak)
 	case changed && nowMs-last < p.Config.ScaleDownIntervalMs:
 		return p.apply(v, cur, sourceRate, nowMs, "holding: last change %ds ago, scale-down interval %ds",
 			(nowMs-last)/1000, p.Config.ScaleDownIntervalMs/1000)
 	}
-	return p.apply(v, to, sourceRate, nowMs, "scale down: need %s busy s/s over %.0f%% utilization",
+	d := p.apply(v, to, sourceRate, nowMs, "scale down: need %s busy s/s over %.0f%% utilization",
 		num(v.needed), p.Config.TargetUtilization*100)
+	if peak > v.raw {
+		d.Reason += fmt.Sprintf(" (the highest in the last %ds: %.3f workers)", p.Config.DownWindowMs/1000, peak)
+	}
+	return d
 }
 
 // apply records a change in the state (its time; a scale-up meant to

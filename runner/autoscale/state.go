@@ -16,6 +16,15 @@ type State struct {
 	// repeated while the job's source rate stays within the noise of
 	// SourceRate.
 	Ineffective map[string]ScaleUp
+	// Needs are each environment's raw worker needs of the passes within
+	// the scale-down window, oldest first.
+	Needs map[string][]Need
+}
+
+// Need is one pass's raw worker need of an environment.
+type Need struct {
+	AtMs int64
+	Raw  float64
 }
 
 // ScaleUp is one environment's scale-up and the rates it was made at.
@@ -42,6 +51,9 @@ func (s *State) init() {
 	}
 	if s.Ineffective == nil {
 		s.Ineffective = map[string]ScaleUp{}
+	}
+	if s.Needs == nil {
+		s.Needs = map[string][]Need{}
 	}
 }
 
@@ -82,4 +94,26 @@ func within(a, b, noise float64) bool {
 	}
 	d := (a - b) / b
 	return d <= noise && d >= -noise
+}
+
+// noteNeed keeps env's raw need of this pass and forgets those older
+// than the scale-down window.
+func (p *Policy) noteNeed(env string, raw float64, nowMs int64) {
+	kept := p.State.Needs[env][:0]
+	for _, n := range p.State.Needs[env] {
+		if n.AtMs > nowMs-p.Config.DownWindowMs && n.AtMs <= nowMs {
+			kept = append(kept, n)
+		}
+	}
+	p.State.Needs[env] = append(kept, Need{AtMs: nowMs, Raw: raw})
+}
+
+// peakNeed is the highest raw need of env's passes in the scale-down
+// window (this pass's included).
+func (p *Policy) peakNeed(env string) float64 {
+	peak := 0.0
+	for _, n := range p.State.Needs[env] {
+		peak = max(peak, n.Raw)
+	}
+	return peak
 }

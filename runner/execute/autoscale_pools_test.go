@@ -83,8 +83,9 @@ func TestAutoscalingGrowsOnWorkerPool(t *testing.T) {
 }
 
 // An idle streaming job on a worker pool of three gives two workers back
-// once the scale-down interval has passed: each is drained and its pool
-// asked to stop it; released, the job ends with every element.
+// once the scale-down interval and window have passed: each is drained
+// and its pool asked to stop it; released, the job ends with every
+// element.
 func TestAutoscalingDrainsPoolWorkers(t *testing.T) {
 	const n = 40
 	want := make([]any, n)
@@ -99,6 +100,7 @@ func TestAutoscalingDrainsPoolWorkers(t *testing.T) {
 	drained := &releaseAfter{line: "scale-down: worker drained and stopped", n: 2}
 	pr, err := runOnPoolsWatched(t, p, func(live string) string { return "go=" + live + "/3" }, map[string]any{
 		"autoscaling": "ds2", "min_workers": "1", "autoscaling_interval": "300ms", "scale_down_interval": "2s",
+		"scale_down_window": "1s",
 	}, drained)
 	log := pr.log.String()
 	if err != nil {

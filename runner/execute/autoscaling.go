@@ -46,6 +46,7 @@ func (d *driver) newScaler(now time.Time) *scaler {
 	sc := d.r.pool.Scaling()
 	s := &scaler{every: sc.Interval, next: now.Add(sc.Interval), stages: scaleGraph(d.r.plan, d.stages),
 		policy: autoscale.NewPolicy(autoscale.Config{ScaleDownIntervalMs: sc.ScaleDownInterval.Milliseconds(),
+			DownWindowMs:  max(sc.ScaleDownWindow.Milliseconds(), 1), // 0 would take the policy's default
 			EffectDelayMs: d.rates.lengthMs, BatchFinishMs: sc.BatchTarget.Milliseconds()}),
 		splittable: map[string]bool{}}
 	for _, st := range d.r.plan.Stages {

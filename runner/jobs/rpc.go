@@ -327,5 +327,8 @@ func (s *Service) DescribePipelineOptions(ctx context.Context, req *jobpb.Descri
 	}, {
 		Name: ScaleDownIntervalOption, Type: jobpb.PipelineOptionType_STRING, Group: "beam-runner",
 		Description: "with autoscaling, least time between a change and a scale-down, e.g. 5m",
+	}, {
+		Name: ScaleDownWindowOption, Type: jobpb.PipelineOptionType_STRING, Group: "beam-runner",
+		Description: "with autoscaling, a scale-down goes no lower than the highest need measured within this time, e.g. 1m",
 	}}}, nil
 }

@@ -18,6 +18,7 @@ const (
 	MaxWorkersOption          = "max_workers"
 	AutoscalingIntervalOption = "autoscaling_interval"
 	ScaleDownIntervalOption   = "scale_down_interval"
+	ScaleDownWindowOption     = "scale_down_window"
 	BatchTargetOption         = "batch_target_time"
 )
 
@@ -37,6 +38,9 @@ type Scaling struct {
 	// Interval is the time between two policy passes; ScaleDownInterval
 	// the least time between a change and a scale-down.
 	Interval, ScaleDownInterval time.Duration
+	// ScaleDownWindow: a scale-down goes no lower than the highest need
+	// of the passes within it (0: this pass's alone).
+	ScaleDownWindow time.Duration
 	// BatchTarget is the time a batch job's remaining work is sized to
 	// finish in.
 	BatchTarget time.Duration
@@ -46,7 +50,7 @@ type Scaling struct {
 // batch policy's target time.
 func DefaultScaling() Scaling {
 	return Scaling{Mode: ScalingNone, Interval: 10 * time.Second, ScaleDownInterval: 5 * time.Minute,
-		BatchTarget: 2 * time.Minute}
+		ScaleDownWindow: time.Minute, BatchTarget: 2 * time.Minute}
 }
 
 // On reports whether the job's workers scale.
@@ -68,6 +72,8 @@ func (s Scaling) Check() error {
 		return fmt.Errorf("%s: want a positive duration, got %v", AutoscalingIntervalOption, s.Interval)
 	case s.ScaleDownInterval < 0:
 		return fmt.Errorf("%s: want a duration of 0 or more, got %v", ScaleDownIntervalOption, s.ScaleDownInterval)
+	case s.ScaleDownWindow < 0:
+		return fmt.Errorf("%s: want a duration of 0 or more, got %v", ScaleDownWindowOption, s.ScaleDownWindow)
 	case s.BatchTarget < 0:
 		return fmt.Errorf("%s: want a duration of 0 or more, got %v", BatchTargetOption, s.BatchTarget)
 	}
@@ -92,7 +98,7 @@ func JobScaling(opts *structpb.Struct, server Scaling) (Scaling, error) {
 		name string
 		to   *time.Duration
 	}{{AutoscalingIntervalOption, &s.Interval}, {ScaleDownIntervalOption, &s.ScaleDownInterval},
-		{BatchTargetOption, &s.BatchTarget}} {
+		{ScaleDownWindowOption, &s.ScaleDownWindow}, {BatchTargetOption, &s.BatchTarget}} {
 		if err := durationOption(opts, f.name, f.to); err != nil {
 			return s, err
 		}

@@ -21,9 +21,11 @@ func TestJobScaling(t *testing.T) {
 	}{
 		{opts: nil, want: server},
 		{opts: map[string]any{"beam:option:autoscaling:v1": "DS2", "min_workers": "2", "beam:option:max_workers:v1": 5.0,
-			"autoscaling_interval": "3s", "scale_down_interval": 90.0, "batch_target_time": "30s"},
+			"autoscaling_interval": "3s", "scale_down_interval": 90.0, "batch_target_time": "30s",
+			"scale_down_window": "0s"},
 			want: Scaling{Mode: ScalingDS2, MinWorkers: 2, MaxWorkers: 5, Interval: 3 * time.Second, ScaleDownInterval: 90 * time.Second,
 				BatchTarget: 30 * time.Second}},
+		{opts: map[string]any{"scale_down_window": "-1m"}, err: "scale_down_window: want a duration of 0 or more"},
 		{opts: map[string]any{"batch_target_time": "-1s"}, err: "batch_target_time: want a duration of 0 or more"},
 		{opts: map[string]any{"autoscaling": "dhalion"}, err: "autoscaling: want none or ds2"},
 		{opts: map[string]any{"min_workers": "4", "max_workers": "2"}, err: "max_workers 2 is below min_workers 4"},

@@ -155,5 +155,6 @@ func registerScaling(fs *flag.FlagSet, s *jobs.Scaling) {
 	fs.IntVar(&s.MaxWorkers, jobs.MaxWorkersOption, 0, "with --autoscaling, the most workers per environment (0: --workers_per_environment, else the machine's cores)")
 	fs.DurationVar(&s.Interval, jobs.AutoscalingIntervalOption, d.Interval, "with --autoscaling, time between two scaling decisions")
 	fs.DurationVar(&s.ScaleDownInterval, jobs.ScaleDownIntervalOption, d.ScaleDownInterval, "with --autoscaling, least time between an environment's last change (or the job's start) and a scale-down")
+	fs.DurationVar(&s.ScaleDownWindow, jobs.ScaleDownWindowOption, d.ScaleDownWindow, "with --autoscaling, a scale-down goes no lower than the highest need measured within this time (streaming; 0: the last decision's alone)")
 	fs.DurationVar(&s.BatchTarget, jobs.BatchTargetOption, d.BatchTarget, "with --autoscaling, the time a batch job's measured remaining work is sized to finish in")
 }
