@@ -37,6 +37,11 @@ type Config struct {
 	Flags         string  `json:"flags"`           // the runner's autoscaling flags
 	Command       string  `json:"command"`         // how to run it again
 	Date          string  `json:"date"`
+	// Plan is the steps' rates as multiples of Rate; Fixed: the run's
+	// workers were fixed (no autoscaling), a point of the sweep of fixed
+	// sizes.
+	Plan  []float64 `json:"plan,omitempty"`
+	Fixed bool      `json:"fixed,omitempty"`
 }
 
 // Step is one input rate held from At on.

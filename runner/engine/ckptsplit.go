@@ -27,7 +27,8 @@ func (e *Engine) CheckpointFlight(minAge int64) {
 	}
 }
 
-// streamCheckpointAge is how long a bundle of a streaming job's
+// streamCheckpointAge is how long, by default (Spec.StreamBundleMs, the
+// job option streaming_bundle_time), a bundle of a streaming job's
 // splittable stage runs before it is checkpointed. An unbounded source
 // (KafkaIO's read) claims records for as long as they keep coming, and
 // what it read counts downstream, and moves its watermark, only once its
@@ -49,6 +50,10 @@ func (e *Engine) streamCheckpoints() []SplitRequest {
 	if !e.flow.spec.Streaming {
 		return nil
 	}
+	age := e.flow.spec.StreamBundleMs
+	if age <= 0 {
+		age = streamCheckpointAge
+	}
 	var out []SplitRequest
 	for _, st := range e.flow.stages {
 		if !st.spec.TimedCheckpoints {
@@ -57,7 +62,7 @@ func (e *Engine) streamCheckpoints() []SplitRequest {
 		for _, b := range oldestFirst(st.flight) {
 			// Not right after another split: that may have been a
 			// checkpoint already (memoryCheckpoints).
-			if e.flow.now-b.ckptAt < streamCheckpointAge || e.flow.now-b.splitAt < splitMinAge || b.out == b.outAtTimed {
+			if e.flow.now-b.ckptAt < age || e.flow.now-b.splitAt < min(splitMinAge, age) || b.out == b.outAtTimed {
 				continue
 			}
 			b.ckptAt, b.splitAt = e.flow.now, e.flow.now // splitAt keeps the dynamic split policy off it

@@ -37,6 +37,7 @@ func parsePipeline(td *datadriven.TestData) (*scriptPipeline, error) {
 		Streaming: a.flag("streaming"), MaxBundles: int(a.int("max-bundles", 1)),
 		MinBundleBytes: int(a.int("min-bundle-bytes", 0)), MaxAttempts: int(a.int("max-attempts", 0)),
 		StartTime: a.ts("start", 0), PColls: map[string]PCollSpec{}, PaneRoom: int(a.int("pane-room", 0)),
+		StreamBundleMs: a.int("bundle-ms", 0),
 	}
 	if a.flag("flow-control") {
 		p.spec.Flow = &FlowControl{MinBytes: a.int("flow-min", 0), MaxBytes: a.int("flow-max", 0)}

@@ -128,6 +128,10 @@ type Spec struct {
 	// Streaming makes SDK stages run bundles as data arrives instead of
 	// once their input is complete.
 	Streaming bool
+	// StreamBundleMs is how long a streaming job's bundle of a stage with
+	// TimedCheckpoints runs before it is checkpointed (ckptsplit.go); 0
+	// means streamCheckpointAge.
+	StreamBundleMs int64
 	// MaxBundles bounds the bundles of one stage in flight at once.
 	MaxBundles int
 	// MinBundleBytes keeps small inputs in one bundle.

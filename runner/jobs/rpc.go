@@ -328,6 +328,9 @@ func (s *Service) DescribePipelineOptions(ctx context.Context, req *jobpb.Descri
 		Name: ScaleDownIntervalOption, Type: jobpb.PipelineOptionType_STRING, Group: "beam-runner",
 		Description: "with autoscaling, least time between a change and a scale-down, e.g. 5m",
 	}, {
+		Name: StreamBundleTimeOption, Type: jobpb.PipelineOptionType_STRING, Group: "beam-runner",
+		Description: "streaming: how long a source's bundle runs before the runner checkpoints it (its records count downstream when it commits), e.g. 500ms; default 1s",
+	}, {
 		Name: ScaleDownWindowOption, Type: jobpb.PipelineOptionType_STRING, Group: "beam-runner",
 		Description: "with autoscaling, a scale-down goes no lower than the highest need measured within this time, e.g. 1m",
 	}}}, nil

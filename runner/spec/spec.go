@@ -76,6 +76,11 @@ func (b builder) spec() (engine.Spec, error) {
 		spec.MaxBundles = max(spec.MaxBundles, n)
 	}
 	spec.PendingSpill, spec.PendingBudget = b.pendingSpill()
+	bundle, err := jobs.StreamBundleTime(b.cfg.Options)
+	if err != nil {
+		return spec, err
+	}
+	spec.StreamBundleMs = bundle.Milliseconds()
 	for _, s := range b.pl.Stages {
 		ss, err := b.stageSpec(s)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,20 +29,22 @@ type elRun struct {
 }
 
 type elRunConfig struct {
-	Rate          int     `json:"rate"`
-	StepSeconds   float64 `json:"step_seconds"`
-	CPUMs         float64 `json:"cpu_ms"`
-	WaitMs        float64 `json:"wait_ms"`
-	WindowSeconds int     `json:"window_seconds"`
-	Hosts         int     `json:"hosts"`
-	HostCores     float64 `json:"host_cores"`
-	MinWorkers    int     `json:"min_workers"`
-	MaxWorkers    int     `json:"max_workers"`
-	Initial       int     `json:"initial_workers"`
-	PoolEnv       string  `json:"pool_env"`
-	Flags         string  `json:"flags"`
-	Command       string  `json:"command"`
-	Date          string  `json:"date"`
+	Rate          int       `json:"rate"`
+	StepSeconds   float64   `json:"step_seconds"`
+	CPUMs         float64   `json:"cpu_ms"`
+	WaitMs        float64   `json:"wait_ms"`
+	WindowSeconds int       `json:"window_seconds"`
+	Hosts         int       `json:"hosts"`
+	HostCores     float64   `json:"host_cores"`
+	MinWorkers    int       `json:"min_workers"`
+	MaxWorkers    int       `json:"max_workers"`
+	Initial       int       `json:"initial_workers"`
+	PoolEnv       string    `json:"pool_env"`
+	Flags         string    `json:"flags"`
+	Command       string    `json:"command"`
+	Date          string    `json:"date"`
+	Plan          []float64 `json:"plan"`
+	Fixed         bool      `json:"fixed"`
 }
 
 type elRunStep struct {
@@ -74,8 +77,18 @@ type elRunLatency struct {
 func newElRunConfig(c elConfig, hosts int) elRunConfig {
 	return elRunConfig{Rate: c.rate, StepSeconds: c.step.Seconds(), CPUMs: c.cpuMs, WaitMs: c.waitMs, WindowSeconds: c.window,
 		Hosts: hosts, HostCores: float64(c.quota) / 100000, MinWorkers: 1, MaxWorkers: hosts, Initial: hosts,
+		Plan: c.plan, Fixed: c.fixed,
 		Flags: strings.Join(elScaleFlags(c), " "), Date: time.Now().UTC().Format("2006-01-02"),
-		Command: fmt.Sprintf("ELASTIC_RATE=%d ELASTIC_STEP=%v ELASTIC_CPU_MS=%.0f ELASTIC_WAIT_MS=%.0f make elastic", c.rate, c.step, c.cpuMs, c.waitMs)}
+		Command: fmt.Sprintf("ELASTIC_RATE=%d ELASTIC_STEP=%v ELASTIC_CPU_MS=%.0f ELASTIC_WAIT_MS=%.0f ELASTIC_HOSTS=%d ELASTIC_PLAN=%s%s make elastic",
+			c.rate, c.step, c.cpuMs, c.waitMs, hosts, planText(c.plan), map[bool]string{true: " ELASTIC_FIXED=1"}[c.fixed])}
+}
+
+func planText(plan []float64) string {
+	var s []string
+	for _, m := range plan {
+		s = append(s, strconv.FormatFloat(m, 'g', -1, 64))
+	}
+	return strings.Join(s, ",")
 }
 
 // elJob is the part of the web UI's job view (/api/jobs/ID) sampled.

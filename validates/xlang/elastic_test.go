@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -35,18 +36,45 @@ type elConfig struct {
 	step                       time.Duration
 	cpuMs, waitMs              float64
 	out                        string
+	// plan is the steps' rates as multiples of R (ELASTIC_PLAN, default
+	// 1,2,0.5,1: R → 2R → R/2 → R); fixed runs the job on every host's
+	// worker without autoscaling (ELASTIC_FIXED=1), for the sweep of
+	// fixed sizes.
+	plan  []float64
+	fixed bool
 }
 
 func elasticConfig(t *testing.T) elConfig {
 	c := elConfig{rate: testkit.EnvInt("ELASTIC_RATE", 50), hosts: testkit.EnvInt("ELASTIC_HOSTS", 3),
 		quota: testkit.EnvInt("ELASTIC_QUOTA_US", 25000), window: 5, step: envDuration("ELASTIC_STEP", 4*time.Minute),
 		cpuMs: float64(testkit.EnvInt("ELASTIC_CPU_MS", 4)), waitMs: float64(testkit.EnvInt("ELASTIC_WAIT_MS", 0)),
-		out: os.Getenv("ELASTIC_OUT")}
+		out: os.Getenv("ELASTIC_OUT"), fixed: os.Getenv("ELASTIC_FIXED") == "1"}
+	c.plan = elasticPlan(t, os.Getenv("ELASTIC_PLAN"))
 	if c.out == "" {
 		c.out = filepath.Join(repoRoot(t), ".work", "elastic", "run.json")
 	}
 	return c
 }
+
+// elasticPlan parses ELASTIC_PLAN: rates as multiples of R, comma
+// separated.
+func elasticPlan(t *testing.T, v string) []float64 {
+	if v == "" {
+		return []float64{1, 2, 0.5, 1}
+	}
+	var out []float64
+	for _, f := range strings.Split(v, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || x <= 0 {
+			t.Fatalf("ELASTIC_PLAN %q: want positive multiples of the rate, such as 1,2,0.5,1", v)
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// span is the whole run's time: a step per planned rate.
+func (c elConfig) span() time.Duration { return time.Duration(len(c.plan)) * c.step }
 
 // TestElastic is the elastic benchmark (docs/bench/elastic.md): elastic.py
 // on workers of the namespace hosts' pools (one worker per host), DS2
@@ -55,7 +83,7 @@ func elasticConfig(t *testing.T) elConfig {
 // figures; it fails only if the job does not run or stops running.
 func TestElastic(t *testing.T) {
 	c := elasticConfig(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*c.step+15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), c.span()+15*time.Minute)
 	defer cancel()
 	o := elHostOpts
 	o.QuotaUS, o.LogDir = c.quota, logDir(t)
@@ -66,7 +94,7 @@ func TestElastic(t *testing.T) {
 	// Producing first: the job's read fails while its topic does not exist.
 	prod := startProducer(t, ctx, boot, in)
 	running := make(chan time.Time, 1)
-	steps := make(chan elStep, 4)
+	steps := make(chan elStep, len(c.plan))
 	go produceSteps(ctx, prod, c, running, steps)
 	srv, web := startElasticServer(t, ctx, o.CoordAddr())
 	cli := jobClient(t, srv.Addr)
@@ -75,7 +103,7 @@ func TestElastic(t *testing.T) {
 	start := time.Now()
 	running <- start
 	lat := followCounts(t, ctx, boot, out, int64(c.window)*1000)
-	run := sampleElastic(t, ctx, cli, web, id, prod, hosts, start, 4*c.step)
+	run := sampleElastic(t, ctx, cli, web, id, prod, hosts, start, c.span())
 	run.Config = newElRunConfig(c, len(hosts))
 	run.Config.PoolEnv = run.poolEnv
 	close(steps)
@@ -109,8 +137,8 @@ type elStep struct {
 	rate int
 }
 
-// produceSteps produces R until the job runs, then R, 2R, R/2, R for a
-// step each, saying when each step began.
+// produceSteps produces R until the job runs, then each planned rate
+// (R, 2R, R/2, R by default) for a step, saying when each step began.
 func produceSteps(ctx context.Context, p *producer, c elConfig, running <-chan time.Time, steps chan<- elStep) {
 	for waiting := true; waiting && ctx.Err() == nil; {
 		select {
@@ -120,7 +148,8 @@ func produceSteps(ctx context.Context, p *producer, c elConfig, running <-chan t
 			p.run(ctx, c.rate, time.Second)
 		}
 	}
-	for _, r := range []int{c.rate, 2 * c.rate, c.rate / 2, c.rate} {
+	for _, m := range c.plan {
+		r := int(math.Round(m * float64(c.rate)))
 		steps <- elStep{time.Now(), r}
 		p.run(ctx, r, c.step)
 	}
@@ -153,11 +182,16 @@ func jobClient(t *testing.T, addr string) jobpb.JobServiceClient {
 
 // elScaleFlags are the job's autoscaling options: DS2 between one worker
 // and one per host, deciding every 10 s, a scale-down at most every half
-// step (the 5 min default is longer than a short step).
+// step (the 5 min default is longer than a short step); none for a fixed
+// run.
 func elScaleFlags(c elConfig) []string {
+	extra := strings.Fields(os.Getenv("ELASTIC_JOB_FLAGS")) // such as --streaming_bundle_time=500ms
+	if c.fixed {
+		return append([]string{"--autoscaling=none"}, extra...)
+	}
 	down := min(5*time.Minute, c.step/2)
-	return []string{"--autoscaling=ds2", "--min_workers=1", fmt.Sprintf("--max_workers=%d", c.hosts),
-		"--autoscaling_interval=10s", "--scale_down_interval=" + down.String()}
+	return append([]string{"--autoscaling=ds2", "--min_workers=1", fmt.Sprintf("--max_workers=%d", c.hosts),
+		"--autoscaling_interval=10s", "--scale_down_interval=" + down.String()}, extra...)
 }
 
 func startElasticJob(t *testing.T, ctx context.Context, c elConfig, endpoint, exp, boot, in, out string, hosts []*nshost.Host) string {
