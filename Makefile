@@ -58,11 +58,14 @@ backpressure:
 # The elastic benchmark (docs/bench/elastic.md): DS2 sizing the workers of
 # a Kafka job on network-namespace hosts while its input rate steps
 # R, 2R, R/2, R (ELASTIC_STEP each, default 4m: about 20 minutes in all);
-# needs root, like multihost. Records .work/elastic/run.json, then writes
-# the plot and prints the table.
+# needs root, like multihost. Records ELASTIC_OUT (.work/elastic/run.json),
+# then writes the plot ELASTIC_SVG (docs/bench/elastic.svg) and prints the
+# table; a sweep or constant-rate run names its own pair.
+ELASTIC_OUT ?= $(CURDIR)/.work/elastic/run.json
+ELASTIC_SVG ?= docs/bench/elastic.svg
 elastic:
-	$(GO) test -tags 'xlang elastic' -count=1 -timeout 60m -run TestElastic -v ./validates/xlang
-	$(GO) run ./bench/cmd/elastic -run .work/elastic/run.json -svg docs/bench/elastic.svg
+	ELASTIC_OUT=$(ELASTIC_OUT) $(GO) test -tags 'xlang elastic' -count=1 -timeout 90m -run TestElastic -v ./validates/xlang
+	$(GO) run ./bench/cmd/elastic -run $(ELASTIC_OUT) -svg $(ELASTIC_SVG)
 
 setup:
 	scripts/setup.sh
