@@ -33,7 +33,7 @@ func Split(chunks [][]byte, wv *WindowedValueCodec, n int) ([][][]byte, error) {
 				cur, curBytes = append(cur, c), curBytes+len(c)
 				break
 			}
-			cut, err := boundaryAfter(c, room, wv)
+			cut, err := BoundaryAfter(c, room, wv)
 			if err != nil {
 				return nil, err
 			}
@@ -49,9 +49,9 @@ func Split(chunks [][]byte, wv *WindowedValueCodec, n int) ([][][]byte, error) {
 	return parts, nil
 }
 
-// boundaryAfter returns the end of the first element ending at or after
+// BoundaryAfter returns the end of the first element ending at or after
 // offset want (at least one element).
-func boundaryAfter(b []byte, want int, wv *WindowedValueCodec) (int, error) {
+func BoundaryAfter(b []byte, want int, wv *WindowedValueCodec) (int, error) {
 	var v WindowedValue
 	off := 0
 	for off < len(b) {
@@ -124,7 +124,7 @@ func Frames(chunks [][]byte, wv *WindowedValueCodec, max int) ([][]byte, error) 
 	var out [][]byte
 	for _, c := range chunks {
 		for len(c) > max {
-			cut, err := boundaryAfter(c, max, wv)
+			cut, err := BoundaryAfter(c, max, wv)
 			if err != nil {
 				return nil, err
 			}

@@ -40,7 +40,10 @@ func parsePipeline(td *datadriven.TestData) (*scriptPipeline, error) {
 		StreamBundleMs: a.int("bundle-ms", 0),
 	}
 	if a.flag("flow-control") {
-		p.spec.Flow = &FlowControl{MinBytes: a.int("flow-min", 0), MaxBytes: a.int("flow-max", 0)}
+		// flow-start defaults to flow-min, so a script's bound before any
+		// rate is its least one.
+		lo := a.int("flow-min", 0)
+		p.spec.Flow = &FlowControl{MinBytes: lo, MaxBytes: a.int("flow-max", 0), StartBytes: a.int("flow-start", lo)}
 	}
 	if err := a.finish(); err != nil {
 		return nil, err

@@ -105,7 +105,7 @@ func Register(fs *flag.FlagSet) *Flags {
 		return fs.Lookup("combine_tree_bytes").Value.Set(v)
 	})
 	fs.BoolVar(&f.FlowControl, "flow_control", true, "hold a streaming job's sources while a stage's queued input is over its bound (about a second of the stage's measured throughput), so a backlog stays in the source (Kafka lag) rather than in the runner's memory and store; batch jobs are never held")
-	fs.Int64Var(&f.FlowControlMinBytes, "flow_control_min_bytes", engine.DefaultFlowMinBytes, "least bound, in bytes, on a streaming stage's queued input (--flow_control)")
+	fs.Int64Var(&f.FlowControlMinBytes, "flow_control_min_bytes", engine.DefaultFlowMinBytes, "least bound, in bytes, on a streaming stage's queued input once its rate is measured (--flow_control; before that, 1 MiB)")
 	fs.Int64Var(&f.FlowControlMaxBytes, "flow_control_max_bytes", engine.DefaultFlowMaxBytes, "greatest bound, in bytes, on a streaming stage's queued input (--flow_control)")
 	fs.DurationVar(&f.CheckpointInterval, "checkpoint_interval", 10*time.Second, "least time between two checkpoints of a streaming job in the --state_dir store, from which it resumes after a crash (a batch job runs again from the beginning); 0 takes none")
 	fs.DurationVar(&f.RateWindow, "rate_window", 10*time.Second, "sliding window over which each stage's busy/idle ms per second, processing rate and observed rates are measured (web UI, /metrics, Job API metrics)")
