@@ -202,11 +202,7 @@ func fmtState(st State) string {
 		fmt.Fprintf(&b, "ineffective %s: %+v\n", k, st.Ineffective[k])
 	}
 	for _, k := range slices.Sorted(maps.Keys(st.Needs)) {
-		peak := 0.0
-		for _, n := range st.Needs[k] {
-			peak = max(peak, n.Raw)
-		}
-		fmt.Fprintf(&b, "needs %s: %d passes in the window, peak raw %.3f\n", k, len(st.Needs[k]), peak)
+		fmt.Fprintf(&b, "needs %s: %d passes in the window, peak raw %.3f\n", k, len(st.Needs[k]), st.PeakNeed(k))
 	}
 	return b.String()
 }

@@ -94,7 +94,7 @@ func (p *Policy) scaleUp(v envView, want int, sourceRate float64, nowMs int64) E
 // scale-down window, so that noise cannot flip-flop it.
 func (p *Policy) scaleDown(v envView, drain string, sourceRate float64, nowMs int64) EnvDecision {
 	cur := v.e.Workers
-	peak := p.peakNeed(v.e.ID)
+	peak := p.State.PeakNeed(v.e.ID)
 	to := v.clamp(ceil(peak * (1 + p.Config.DownHysteresis)))
 	last, changed := p.State.LastChangeMs[v.e.ID]
 	switch {

@@ -108,11 +108,11 @@ func (p *Policy) noteNeed(env string, raw float64, nowMs int64) {
 	p.State.Needs[env] = append(kept, Need{AtMs: nowMs, Raw: raw})
 }
 
-// peakNeed is the highest raw need of env's passes in the scale-down
-// window (this pass's included).
-func (p *Policy) peakNeed(env string) float64 {
+// PeakNeed is the highest raw need of env's passes in the scale-down
+// window (the last pass's included).
+func (s *State) PeakNeed(env string) float64 {
 	peak := 0.0
-	for _, n := range p.State.Needs[env] {
+	for _, n := range s.Needs[env] {
 		peak = max(peak, n.Raw)
 	}
 	return peak

@@ -144,10 +144,11 @@ func (f *flow) flowBound(st *stage) int64 {
 	if start <= 0 {
 		start = DefaultFlowStartBytes
 	}
-	if st.fc.rate <= 0 {
-		return max(lo, min(start, max(hi, lo)))
+	want := st.fc.rate * flowWindow / 1000
+	if want <= 0 {
+		want = start
 	}
-	return max(lo, min(st.fc.rate*flowWindow/1000, max(hi, lo)))
+	return max(lo, min(want, max(hi, lo)))
 }
 
 // queuedBytes is st's input it can run without its main input's progress:
