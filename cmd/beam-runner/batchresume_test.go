@@ -173,10 +173,9 @@ func waitProcess(t *testing.T, cmd *exec.Cmd, limit time.Duration, what, logPath
 
 // endClient lets a portable client whose job has ended DONE exit, for at
 // most limit; past it, it kills the client and says so, without failing:
-// the job's result is the server's, and Python's grpcio can deadlock in a
-// channel's __del__ at exit (grpc/grpc#36927: the client's main thread
-// waits for a lock in _channel.py's cancel, seen in this test as a stall
-// after "Job state changed to DONE").
+// the job's result is the server's. (grpcio's finalizer hang at exit,
+// once seen here as a stall after "Job state changed to DONE", is what
+// testkit.PythonClient's os._exit avoids; this stays the guard.)
 func endClient(t *testing.T, cmd *exec.Cmd, limit time.Duration, what, logPath string) {
 	t.Helper()
 	done := make(chan error, 1)
@@ -196,7 +195,7 @@ func endClient(t *testing.T, cmd *exec.Cmd, limit time.Duration, what, logPath s
 // under outDir.
 func startWordcount(t *testing.T, input, outDir string, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command("python3", append([]string{"-m", "apache_beam.examples.wordcount",
+	cmd := testkit.PythonClient(context.Background(), t, "", append([]string{"-m", "apache_beam.examples.wordcount",
 		"--input=" + input, "--output=" + filepath.Join(outDir, "out")}, args...)...)
 	logf, err := os.Create(outDir + ".client.log")
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -78,7 +77,7 @@ func customKeyScript(t *testing.T, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "python3", append([]string{"testdata/custom_key_coder.py"}, args...)...)
+	cmd := testkit.PythonClient(ctx, t, "", append([]string{"testdata/custom_key_coder.py"}, args...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("custom_key_coder.py %s: %v\n%s", args[0], err, out)
 	}

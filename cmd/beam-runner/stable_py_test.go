@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -64,7 +63,7 @@ func stableRandom(t *testing.T, endpoint string, n int, sleep float64, flags ...
 	defer cancel()
 	args := append([]string{"testdata/stable_random.py", "--endpoint=" + endpoint, "--out=" + out,
 		"--n=" + strconv.Itoa(n), "--sleep=" + strconv.FormatFloat(sleep, 'f', -1, 64)}, flags...)
-	cmd := exec.CommandContext(ctx, "python3", args...)
+	cmd := testkit.PythonClient(ctx, t, "", args...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	id, err := cmd.Output()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/testsupport/jobtest"
+	"github.com/beam-runner/beam-runner/testsupport/testkit"
 	"github.com/beam-runner/beam-runner/testsupport/testwait"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -193,7 +193,7 @@ func TestStageBacklogFromPythonSDF(t *testing.T) {
 		err error
 	}
 	done := make(chan result, 1)
-	cmd := exec.CommandContext(ctx, "python3", "testdata/sdf_backlog.py", "--job_endpoint="+env.Endpoint)
+	cmd := testkit.PythonClient(ctx, t, "", "testdata/sdf_backlog.py", "--job_endpoint="+env.Endpoint)
 	go func() {
 		out, err := cmd.CombinedOutput()
 		done <- result{out, err}

@@ -231,7 +231,7 @@ func (s *jobServer) runOn(t *testing.T, py string, args, pools []string, hosts [
 	args = append(args, "--runner=PortableRunner", "--job_endpoint="+s.endpoint, "--worker_pools=python="+strings.Join(pools, ","))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, py, args...)
+	cmd := testkit.PythonClient(ctx, t, py, args...)
 	var clientOut syncbuf.Buffer // read by watchClient while the client writes
 	cmd.Stdout, cmd.Stderr = &clientOut, &clientOut
 	before := s.jobIDs()

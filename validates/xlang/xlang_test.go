@@ -64,7 +64,7 @@ func TestJavaTransforms(t *testing.T) {
 func pythonGenerateSequence(t *testing.T, srv runnerServer, exp string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, python, "generate_sequence.py", exp, "1", "11",
+	cmd := testkit.PythonClient(ctx, t, python, "generate_sequence.py", exp, "1", "11",
 		"--runner=PortableRunner", "--job_endpoint="+srv.endpoint, "--environment_type=LOOPBACK")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("generate_sequence.py: %v\n%s", err, tailString(string(out), 40))
@@ -123,7 +123,7 @@ func startCountJob(t *testing.T, ctx context.Context, srv runnerServer, exp, boo
 // job runs, its stderr in NAME.log, and returns once it has printed that.
 func startPyJob(t *testing.T, ctx context.Context, name, script string, args ...string) *countJob {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, python, append([]string{script}, args...)...)
+	cmd := testkit.PythonClient(ctx, t, python, append([]string{script}, args...)...)
 	j := &countJob{cmd: cmd, lines: make(chan string, 1000), log: filepath.Join(logDir(t), name+".log")}
 	logf, err := os.Create(j.log)
 	if err != nil {
