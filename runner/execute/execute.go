@@ -20,6 +20,7 @@ import (
 	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 	"github.com/beam-runner/beam-runner/runner/workers"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Options configure the executor.
@@ -144,6 +145,12 @@ func heapReleasable() (garbage, free uint64) {
 // if the runner can start every environment its stages use.
 func (e *Executor) Resumable(j *jobs.Job) error {
 	return workers.Restartable(j.Pipeline)
+}
+
+// CheckOptions implements jobs.OptionChecker: the runner's own job
+// options, judged as the job's start would judge them.
+func (e *Executor) CheckOptions(opts *structpb.Struct) error {
+	return workers.CheckOptions(opts, e.opts.Workers)
 }
 
 // Validate implements jobs.Executor: a pipeline is valid if it plans.

@@ -24,6 +24,14 @@ type Executor interface {
 	Execute(ctx context.Context, j *Job) error
 }
 
+// OptionChecker is an optional Executor capability, found by type
+// assertion: CheckOptions judges a job's pipeline options at Prepare, so
+// that a bad value of the runner's own options is refused there, naming
+// the option, instead of failing the job when it starts.
+type OptionChecker interface {
+	CheckOptions(opts *structpb.Struct) error
+}
+
 // Planner is an optional Executor capability, found by type assertion:
 // Plan validates a pipeline as Validate does and returns what it built
 // doing so, which the service keeps and hands to Execute as

@@ -70,6 +70,11 @@ func (s *Service) Prepare(ctx context.Context, req *jobpb.PrepareJobRequest) (*j
 	if from != nil {
 		options, resume, fromDir, prepared = from.options, from.restored.Checkpoint, from.dir, from.restored.Prepared
 	}
+	if c, ok := s.opts.Executor.(OptionChecker); ok {
+		if err := c.CheckOptions(options); err != nil {
+			return nil, invalidArg("%v", err)
+		}
+	}
 	p := &preparation{
 		id:       newID(name),
 		name:     name,

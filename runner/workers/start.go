@@ -40,11 +40,7 @@ func (p *Pool) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	server := p.opts.Scaling
-	if server.Mode == "" {
-		server = jobs.DefaultScaling()
-	}
-	if p.scale, err = jobs.JobScaling(p.job.Options, server); err != nil {
+	if p.scale, err = jobs.JobScaling(p.job.Options, serverScaling(p.opts)); err != nil {
 		return err
 	}
 	for i, envID := range p.envs() {
