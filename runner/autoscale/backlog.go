@@ -1,9 +1,13 @@
 package autoscale
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+)
 
-// draining names the first source whose backlog is being worked off, ""
-// if none, and remembers every source's backlog for the next pass. A
+// draining names the first source whose backlog, or stage whose queued
+// input, is being worked off, "" if none, and remembers every source's
+// backlog for the next pass. A
 // backlog is being worked off while it is above BacklogQuietMs of its
 // source's observed rate, or when it grew since the last pass by more
 // than Noise of that threshold (a source falling behind from a small
@@ -12,6 +16,7 @@ func (p *Policy) draining(stages []StageDecision) string {
 	why := ""
 	for _, s := range stages {
 		if !s.Source {
+			why = cmp.Or(why, queuedDraining(s, p.Config))
 			continue
 		}
 		if s.backlogUnknown {
@@ -32,6 +37,17 @@ func (p *Policy) draining(stages []StageDecision) string {
 		}
 	}
 	return why
+}
+
+// queuedDraining says why a stage's input queued in the runner holds a
+// scale-down, "" if it does not: while it is above BacklogQuietMs of
+// the stage's observed input rate, it is being worked off.
+func queuedDraining(s StageDecision, c Config) string {
+	quiet := s.Observed * float64(c.BacklogQuietMs) / 1000
+	if s.Backlog <= quiet {
+		return ""
+	}
+	return fmt.Sprintf("stage %s's queued input %s is being worked off (quiet below %s)", s.ID, num(s.Backlog), num(quiet))
 }
 
 // sourceRate is the job's observed source rate: elements per second all

@@ -78,7 +78,11 @@ func (s StageDecision) Line(m Mode) string {
 		kind, s.ID, num(s.Observed), num(s.Rate), num(s.Selectivity), num(s.TargetIn), num(s.TargetOut),
 		num(s.Needed), s.Parallelism)
 	if s.Backlog > 0 && m == Streaming {
-		line += fmt.Sprintf(", backlog %s", num(s.Backlog))
+		what := "backlog"
+		if !s.Source {
+			what = "queued"
+		}
+		line += fmt.Sprintf(", %s %s", what, num(s.Backlog))
 	}
 	if s.BacklogGrowth > 0 {
 		line += fmt.Sprintf(" growing %s/s", num(s.BacklogGrowth))

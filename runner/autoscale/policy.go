@@ -100,7 +100,9 @@ type StageInput struct {
 	// Backlog is a source's remaining input, latest figure (SDF progress
 	// remaining, restriction sizes; Kafka's consumer lag).
 	Backlog Amount
-	// Pending is a batch stage's input waiting to be processed.
+	// Pending is a stage's input waiting in the runner to be processed
+	// (streaming: queued; batch: with the input its running bundles
+	// have yet to take).
 	Pending Amount
 	// MaxParallel is how many bundles the stage could run now (batch: its
 	// pending restrictions and splittable pieces); 0 if unknown.

@@ -13,8 +13,9 @@ type StageDecision struct {
 	Rate        float64
 	Selectivity float64
 	BusySource  string
-	// Backlog is a source's backlog (streaming) or a stage's remaining
-	// input (batch), in elements.
+	// Backlog is a source's backlog or a stage's input queued in the
+	// runner (streaming), or a stage's remaining input (batch), in
+	// elements.
 	Backlog float64
 	// BacklogGrowth is a source's backlog growth since the last pass, in
 	// elements per second: arrivals flow control kept in the source.
@@ -56,6 +57,7 @@ func (g *graph) streamStages(c Config, last lastPass) []StageDecision {
 				u := g.order[g.index[e.From]]
 				d.TargetIn += out[g.index[e.From]].TargetOut * edgeShare(u, e)
 			}
+			queuedTarget(&d, s, c)
 			d.TargetOut = d.TargetIn * selectivity(s, &d)
 		}
 		size(&d)
@@ -80,6 +82,21 @@ func (g *graph) sourceTarget(d *StageDecision, s StageInput, c Config, last last
 	}
 	d.TargetIn = d.Observed + d.BacklogGrowth + backlog/(float64(c.CatchUpMs)/1000)
 	d.TargetOut = d.TargetIn
+}
+
+// queuedTarget adds a stage's input queued in the runner (Pending) to
+// its target, worked off over the catch-up time as a source's backlog
+// is: input a source read faster than the stage took it (a read resumed
+// after a flow-control hold takes what waited in Kafka at once, while
+// the source's own reported backlog stays as it was before the hold).
+func queuedTarget(d *StageDecision, s StageInput, c Config) {
+	queued, ok := elements(s.Pending, s, false)
+	if !ok {
+		d.Note = join(d.Note, "queued input in bytes with no bytes per element measured; not counted")
+		return
+	}
+	d.Backlog = queued
+	d.TargetIn += queued / (float64(c.CatchUpMs) / 1000)
 }
 
 // lastPass is what the previous pass saw, for the backlogs' growth.

@@ -8,7 +8,6 @@ import (
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/runner/autoscale"
-	"github.com/beam-runner/beam-runner/runner/engine"
 	"github.com/beam-runner/beam-runner/runner/jobs"
 )
 
@@ -95,7 +94,8 @@ func (d *driver) autoscale(now time.Time) {
 }
 
 // scaleInput is the policy's view of the job now: each stage's rates
-// over its window and backlog (a batch job's: its remaining work), each
+// over its window and backlog (a streaming job's stages: also the input
+// queued for them; a batch job's: its remaining work), each
 // environment's workers and bounds.
 func (d *driver) scaleInput(nowMs int64) autoscale.Input {
 	s := d.scale
@@ -103,17 +103,16 @@ func (d *driver) scaleInput(nowMs int64) autoscale.Input {
 	if d.r.streaming {
 		in.Mode = autoscale.Streaming
 	}
-	var work map[string]engine.StageWork
-	if in.Mode == autoscale.Batch {
-		work = d.eng.Work(workCount)
-	}
+	work := d.eng.Work(workCount)
 	for _, st := range s.stages {
 		if w := d.rates.windows[st.ID]; w != nil {
 			st.Rates = w.Rates(nowMs, max(d.r.concurrency.peak[st.ID], 1))
 		}
 		st.Backlog = autoscale.Amount{Elements: d.rates.backlog[st.ID]}
-		if work != nil {
+		if in.Mode == autoscale.Batch {
 			d.batchWork(&st, s.splittable[st.ID], work[st.ID])
+		} else {
+			d.streamWork(&st, s.splittable[st.ID], work[st.ID])
 		}
 		in.Stages = append(in.Stages, st)
 	}
