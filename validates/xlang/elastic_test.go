@@ -158,10 +158,14 @@ func produceSteps(ctx context.Context, p *producer, c elConfig, running <-chan t
 func startElasticServer(t *testing.T, ctx context.Context, fnHost string) (*serverproc.Proc, int) {
 	t.Helper()
 	web := freeTCPPort(t)
+	args := []string{"--state_dir=" + t.TempDir(), "--artifact_root=" + t.TempDir(), "--sdk_containers=local",
+		"--web_port=" + strconv.Itoa(web), "--log_kind=json", "--fn_api_host=" + fnHost}
+	// ELASTIC_SERVER_FLAGS, such as --log_level=debug for every bundle's
+	// commit (what a latency breakdown reads).
+	args = append(args, strings.Fields(os.Getenv("ELASTIC_SERVER_FLAGS"))...)
 	p, err := serverproc.Start(ctx, serverproc.Spec{
-		Bin: runnerBin(t),
-		Args: []string{"--state_dir=" + t.TempDir(), "--artifact_root=" + t.TempDir(), "--sdk_containers=local",
-			"--web_port=" + strconv.Itoa(web), "--log_kind=json", "--fn_api_host=" + fnHost},
+		Bin:      runnerBin(t),
+		Args:     args,
 		PortFlag: "--job_port", LogPath: filepath.Join(logDir(t), "elastic-server.log"), Grace: 10 * time.Second,
 	})
 	if err != nil {
