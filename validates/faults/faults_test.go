@@ -80,7 +80,7 @@ func TestMissingModuleFailsFast(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	args := append([]string{"missing_module.py", dir, "--runner=PortableRunner", "--job_endpoint=" + s.endpoint}, env...)
-	cmd := exec.CommandContext(ctx, py, args...)
+	cmd := testkit.PythonClient(ctx, t, py, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
@@ -169,7 +169,7 @@ func runJobIn(t *testing.T, dir, py string, s *srv, n int, env []string, k *kill
 		"--runner=PortableRunner", "--job_endpoint=" + s.endpoint}, env...)
 	ctx, cancel := context.WithTimeout(context.Background(), jobLimit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, py, args...)
+	cmd := testkit.PythonClient(ctx, t, py, args...)
 	cmd.Cancel = func() error {
 		dumpGoroutines(t) // a hang: show where the runner waits
 		return cmd.Process.Kill()

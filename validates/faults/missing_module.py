@@ -8,7 +8,6 @@ import sys
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipeline import run_and_exit
 
 sys.path.insert(0, sys.argv[1])
 import secretmod  # pylint: disable=wrong-import-position
@@ -20,4 +19,4 @@ def main(argv):
 
 
 if __name__ == '__main__':
-  run_and_exit(lambda: main(sys.argv[2:]))
+  main(sys.argv[2:])

@@ -4,9 +4,7 @@ be compared byte for byte.
 
 usage: pipeline.py OUT_PREFIX N [PortableRunner options...]
 """
-import os
 import sys
-import traceback
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -48,21 +46,5 @@ def main(argv):
      | beam.io.WriteToText(out, shard_name_template=''))
 
 
-def run_and_exit(run):
-  """Runs the job and exits at once with its status. The exit skips the
-  interpreter's finalization, where the client sometimes deadlocks (a
-  finalizer waits forever on an RLock in Py_FinalizeEx) after the job has
-  ended and its output is written."""
-  status = 0
-  try:
-    run()
-  except BaseException:  # pylint: disable=broad-except
-    traceback.print_exc()
-    status = 1
-  sys.stdout.flush()
-  sys.stderr.flush()
-  os._exit(status)  # pylint: disable=protected-access
-
-
 if __name__ == '__main__':
-  run_and_exit(lambda: main(sys.argv[1:]))
+  main(sys.argv[1:])

@@ -76,11 +76,12 @@ type elRunLatency struct {
 
 func newElRunConfig(c elConfig, hosts int) elRunConfig {
 	return elRunConfig{Rate: c.rate, StepSeconds: c.step.Seconds(), CPUMs: c.cpuMs, WaitMs: c.waitMs, WindowSeconds: c.window,
-		Hosts: hosts, HostCores: float64(c.quota) / 100000, MinWorkers: 1, MaxWorkers: hosts, Initial: hosts,
+		Hosts: hosts, HostCores: float64(c.quota) / 100000, MinWorkers: 1, MaxWorkers: c.maxWorkers(), Initial: c.initialWorkers(),
 		Plan: c.plan, Fixed: c.fixed,
 		Flags: strings.Join(elScaleFlags(c), " "), Date: time.Now().UTC().Format("2006-01-02"),
-		Command: fmt.Sprintf("ELASTIC_RATE=%d ELASTIC_STEP=%v ELASTIC_CPU_MS=%.0f ELASTIC_WAIT_MS=%.0f ELASTIC_HOSTS=%d ELASTIC_PLAN=%s%s make elastic",
-			c.rate, c.step, c.cpuMs, c.waitMs, hosts, planText(c.plan), map[bool]string{true: " ELASTIC_FIXED=1"}[c.fixed])}
+		Command: fmt.Sprintf("ELASTIC_RATE=%d ELASTIC_STEP=%v ELASTIC_CPU_MS=%.0f ELASTIC_WAIT_MS=%.0f ELASTIC_HOSTS=%d ELASTIC_PLAN=%s%s%s make elastic",
+			c.rate, c.step, c.cpuMs, c.waitMs, hosts, planText(c.plan), map[bool]string{true: " ELASTIC_FIXED=1"}[c.fixed],
+			map[bool]string{true: fmt.Sprintf(" ELASTIC_LOCAL=%d", c.local)}[c.local > 0])}
 }
 
 func planText(plan []float64) string {

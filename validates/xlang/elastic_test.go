@@ -33,9 +33,14 @@ var elHostOpts = nshost.Options{Prefix: "brel", Net: "198.18.1"}
 // elConfig is the benchmark's setup, from ELASTIC_* variables.
 type elConfig struct {
 	rate, hosts, quota, window int
-	step                       time.Duration
-	cpuMs, waitMs              float64
-	out                        string
+	// local, when not 0, runs the Python workers as up to that many
+	// local SDK worker processes instead of on the namespace hosts
+	// (ELASTIC_LOCAL), for the wait-bound stage: its workers wait, so
+	// a host's quarter core is not what bounds them.
+	local         int
+	step          time.Duration
+	cpuMs, waitMs float64
+	out           string
 	// plan is the steps' rates as multiples of R (ELASTIC_PLAN, default
 	// 1,2,0.5,1: R → 2R → R/2 → R); fixed runs the job on every host's
 	// worker without autoscaling (ELASTIC_FIXED=1), for the sweep of
@@ -44,11 +49,28 @@ type elConfig struct {
 	fixed bool
 }
 
+// maxWorkers is the Python environment's most workers: one per host, or
+// the local processes.
+func (c elConfig) maxWorkers() int { return max(c.hosts, c.local) }
+
+// initialWorkers is the Python environment's workers at the start: one
+// per host's pool; of local processes, the most when fixed, else
+// --min_workers.
+func (c elConfig) initialWorkers() int {
+	if c.local == 0 || c.fixed {
+		return c.maxWorkers()
+	}
+	return 1
+}
+
 func elasticConfig(t *testing.T) elConfig {
 	c := elConfig{rate: testkit.EnvInt("ELASTIC_RATE", 50), hosts: testkit.EnvInt("ELASTIC_HOSTS", 3),
 		quota: testkit.EnvInt("ELASTIC_QUOTA_US", 25000), window: 5, step: envDuration("ELASTIC_STEP", 4*time.Minute),
 		cpuMs: float64(testkit.EnvInt("ELASTIC_CPU_MS", 4)), waitMs: float64(testkit.EnvInt("ELASTIC_WAIT_MS", 0)),
-		out: os.Getenv("ELASTIC_OUT"), fixed: os.Getenv("ELASTIC_FIXED") == "1"}
+		out: os.Getenv("ELASTIC_OUT"), fixed: os.Getenv("ELASTIC_FIXED") == "1", local: testkit.EnvInt("ELASTIC_LOCAL", 0)}
+	if c.local > 0 {
+		c.hosts = 0
+	}
 	c.plan = elasticPlan(t, os.Getenv("ELASTIC_PLAN"))
 	if c.out == "" {
 		c.out = filepath.Join(repoRoot(t), ".work", "elastic", "run.json")
@@ -87,7 +109,11 @@ func TestElastic(t *testing.T) {
 	defer cancel()
 	o := elHostOpts
 	o.QuotaUS, o.LogDir = c.quota, logDir(t)
-	hosts := nshost.New(t, realPython(t), c.hosts, o)
+	var hosts []*nshost.Host
+	fnHost := "localhost"
+	if c.local == 0 {
+		hosts, fnHost = nshost.New(t, realPython(t), c.hosts, o), o.CoordAddr()
+	}
 	boot := startBroker(t, "kafka-elastic")
 	exp := startExpansion(t, "elastic", "--alsoStartLoopbackWorker")
 	in, out := "elastic-in", "elastic-out"
@@ -96,7 +122,7 @@ func TestElastic(t *testing.T) {
 	running := make(chan time.Time, 1)
 	steps := make(chan elStep, len(c.plan))
 	go produceSteps(ctx, prod, c, running, steps)
-	srv, web := startElasticServer(t, ctx, o.CoordAddr())
+	srv, web := startElasticServer(t, ctx, fnHost)
 	cli := jobClient(t, srv.Addr)
 	id := startElasticJob(t, ctx, c, srv.Addr, exp, boot, in, out, hosts)
 	waitRunning(t, ctx, cli, id)
@@ -194,7 +220,7 @@ func elScaleFlags(c elConfig) []string {
 		return append([]string{"--autoscaling=none"}, extra...)
 	}
 	down := min(5*time.Minute, c.step/2)
-	return append([]string{"--autoscaling=ds2", "--min_workers=1", fmt.Sprintf("--max_workers=%d", c.hosts),
+	return append([]string{"--autoscaling=ds2", "--min_workers=1", fmt.Sprintf("--max_workers=%d", c.maxWorkers()),
 		"--autoscaling_interval=10s", "--scale_down_interval=" + down.String()}, extra...)
 }
 
@@ -203,8 +229,14 @@ func startElasticJob(t *testing.T, ctx context.Context, c elConfig, endpoint, ex
 	for _, h := range hosts {
 		pools = append(pools, h.PoolAddr())
 	}
-	args := slices.Concat([]string{exp, boot, in, out, strconv.Itoa(c.window), fmt.Sprint(c.cpuMs), fmt.Sprint(c.waitMs),
-		"--runner=PortableRunner", "--job_endpoint=" + endpoint, "--worker_pools=python=" + strings.Join(pools, ",")}, elScaleFlags(c))
+	args := []string{exp, boot, in, out, strconv.Itoa(c.window), fmt.Sprint(c.cpuMs), fmt.Sprint(c.waitMs),
+		"--runner=PortableRunner", "--job_endpoint=" + endpoint}
+	if len(pools) > 0 {
+		args = append(args, "--worker_pools=python="+strings.Join(pools, ","))
+	} else if c.fixed {
+		args = append(args, fmt.Sprintf("--workers_per_environment=%d", c.local))
+	}
+	args = append(args, elScaleFlags(c)...)
 	return startPyJob(t, ctx, "elastic", "elastic.py", args...).id
 }
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/beam-runner/beam-runner/testsupport/pyrun"
 	"github.com/beam-runner/beam-runner/testsupport/serverproc"
 	"github.com/beam-runner/beam-runner/validates"
 	"github.com/beam-runner/beam-runner/validates/differential"
@@ -213,7 +214,18 @@ func (d diffRun) python(ctx context.Context, outDir string, args []string) error
 		args = append(args, "--output="+filepath.Join(outDir, "out"))
 		logPath = filepath.Join(outDir, "log")
 	}
-	return runLogged(ctx, d.cfg.checkTimeout, logPath, d.cfg.pythonBin, args...)
+	return runPythonClient(ctx, d.cfg.checkTimeout, logPath, d.cfg.pythonBin, args...)
+}
+
+// runPythonClient runs a Python Beam client with runLogged, through pyrun
+// (written beside logPath): the client leaves with os._exit once it
+// returns, so it cannot hang at exit after its job has ended.
+func runPythonClient(ctx context.Context, limit time.Duration, logPath, python string, args ...string) error {
+	run, err := pyrun.Write(filepath.Dir(logPath))
+	if err != nil {
+		return err
+	}
+	return runLogged(ctx, limit, logPath, python, append([]string{run}, args...)...)
 }
 
 // runLogged runs bin with its output in logPath, in its own process group

@@ -64,7 +64,7 @@ func pyHotKey(ctx context.Context, cfg config, dir, runnerBin string) error {
 	}
 	defer srv.stop()
 	out := filepath.Join(dir, "out")
-	err = runLogged(ctx, cfg.checkTimeout, filepath.Join(dir, "log"), cfg.pythonBin, script,
+	err = runPythonClient(ctx, cfg.checkTimeout, filepath.Join(dir, "log"), cfg.pythonBin, script,
 		fmt.Sprint("--values=", hotFlags.values), fmt.Sprint("--value_size=", hotFlags.valueSize), "--output="+out,
 		"--runner=PortableRunner", "--job_endpoint="+srv.endpoint, "--environment_type=LOOPBACK")
 	// Read before stop: /proc/<pid> goes with the process.
