@@ -23,7 +23,7 @@ func (p *Policy) draining(stages []StageDecision) string {
 			delete(p.State.LastBacklog, s.ID)
 			continue
 		}
-		quiet := s.Observed * float64(p.Config.BacklogQuietMs) / 1000
+		quiet := quietMark(s, p.Config)
 		last, seen := p.State.LastBacklog[s.ID]
 		p.State.LastBacklog[s.ID] = s.Backlog
 		if why != "" {
@@ -43,11 +43,17 @@ func (p *Policy) draining(stages []StageDecision) string {
 // scale-down, "" if it does not: while it is above BacklogQuietMs of
 // the stage's observed input rate, it is being worked off.
 func queuedDraining(s StageDecision, c Config) string {
-	quiet := s.Observed * float64(c.BacklogQuietMs) / 1000
+	quiet := quietMark(s, c)
 	if s.Backlog <= quiet {
 		return ""
 	}
 	return fmt.Sprintf("stage %s's queued input %s is being worked off (quiet below %s)", s.ID, num(s.Backlog), num(quiet))
+}
+
+// quietMark is the backlog below which a stage's counts as worked off:
+// BacklogQuietMs of its observed rate.
+func quietMark(s StageDecision, c Config) float64 {
+	return s.Observed * float64(c.BacklogQuietMs) / 1000
 }
 
 // sourceRate is the job's observed source rate: elements per second all
