@@ -167,6 +167,7 @@ func (r *run) newEngine(now time.Time) (*engine.Engine, checkpointPolicy, error)
 		Parallelism: r.opts.Parallelism, MaxAttempts: r.opts.MaxBundleAttempts, StartTime: now.UnixMilli(),
 		Options: r.job.Options, Space: r.spill.Spaces(),
 		MemoryLimit: r.opts.Memory.Limit, BoundPending: r.opts.Memory.BoundPending, EnvBundles: r.envBundles(),
+		ScaledMax:        r.scaledMax(),
 		EnvWorkers:       r.pool.EnvWorkers(),
 		CombineTreeBytes: r.opts.CombineTreeBytes,
 		FlowControl:      r.opts.FlowControl,

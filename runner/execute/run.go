@@ -140,3 +140,16 @@ func (r *run) envBundles() map[string]int {
 	}
 	return out
 }
+
+// scaledMax is, under autoscaling, each environment's most workers
+// (spec.Config.ScaledMax); nil without.
+func (r *run) scaledMax() map[string]int {
+	if !r.pool.Scaling().On() {
+		return nil
+	}
+	out := map[string]int{}
+	for env := range r.pool.EnvWorkers() {
+		_, out[env] = r.pool.Bounds(env)
+	}
+	return out
+}

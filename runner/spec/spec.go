@@ -39,6 +39,10 @@ type Config struct {
 	// EnvBundles caps the bundles at once of stages of environments on
 	// worker pools (one per worker), raising Parallelism to the largest.
 	EnvBundles map[string]int
+	// ScaledMax is, per environment autoscaling sizes, the most workers
+	// it may grow to: its stages may run that many bundles at once (never
+	// fewer than unscaled), so that the workers it adds get bundles.
+	ScaledMax map[string]int
 	// EnvWorkers is, per environment, how many workers run its bundles:
 	// a stateful stage's keys keep to one of them each (StageSpec.Lanes).
 	EnvWorkers map[string]int
@@ -73,6 +77,9 @@ func (b builder) spec() (engine.Spec, error) {
 		Flow:           b.cfg.FlowControl,
 	}
 	for _, n := range b.cfg.EnvBundles {
+		spec.MaxBundles = max(spec.MaxBundles, n)
+	}
+	for _, n := range b.cfg.ScaledMax {
 		spec.MaxBundles = max(spec.MaxBundles, n)
 	}
 	spec.PendingSpill, spec.PendingBudget = b.pendingSpill()
@@ -116,6 +123,17 @@ func pythonProcesses(env *pipepb.Environment, opts *structpb.Struct) int {
 	n, err := jobs.PerEnv(opts, env)
 	if err != nil {
 		return 0 // the job fails starting its workers, saying why
+	}
+	return n
+}
+
+// processCap is how many bundles at once a stage of environment envID
+// runs on its Python worker processes (0: no cap of its own): one per
+// process, under autoscaling one per process it may grow to.
+func (b builder) processCap(envID string) int {
+	n := pythonProcesses(b.pl.Components.GetEnvironments()[envID], b.cfg.Options)
+	if hi := b.cfg.ScaledMax[envID]; n > 0 && hi > n {
+		n = hi
 	}
 	return n
 }
@@ -170,7 +188,7 @@ func (b builder) stageSpec(s *plan.Stage) (engine.StageSpec, error) {
 		ss.TimedCheckpoints = ss.Splittable && sdkenv.CheckpointsExactly(env)
 		// Bundles in one interpreter run in parallel only if that pays.
 		ss.ProbeBundles = jobs.SharedInterpreter(env, b.cfg.Options)
-		ss.MaxBundles = pythonProcesses(env, b.cfg.Options)
+		ss.MaxBundles = b.processCap(s.Env)
 		if n, ok := b.cfg.EnvBundles[s.Env]; ok {
 			ss.MaxBundles = n
 		}
@@ -226,7 +244,7 @@ func (b builder) combineTree(s *plan.Stage, ss *engine.StageSpec) error {
 	// As the SDK stage it stands for: combines would only contend for one
 	// interpreter, or for more than its Python processes.
 	env := b.pl.Components.GetEnvironments()[ts.Env]
-	ss.TreeMaxBundles = pythonProcesses(env, b.cfg.Options)
+	ss.TreeMaxBundles = b.processCap(ts.Env)
 	if jobs.SharedInterpreter(env, b.cfg.Options) {
 		ss.TreeMaxBundles = 1
 	}

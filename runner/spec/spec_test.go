@@ -172,3 +172,49 @@ func TestBuildSpecCombineTree(t *testing.T) {
 		t.Errorf("plain GroupByKey: tree %+v, merge stage %q", gbk.Agg.Combine, gbk.TreeStage)
 	}
 }
+
+// Under autoscaling a Python environment's stages may run a bundle per
+// worker process it may grow to, never fewer than unscaled: with the cap
+// at the starting processes, the workers added would get no bundles.
+func TestScaledMaxRaisesPythonCap(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	stats.Count(s, beam.Create(s, "a", "b", "a"))
+	pl, err := plan.Build(gopipe.ForTest(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range pl.Components.GetEnvironments() {
+		env.Capabilities = []string{"beam:version:sdk_base:apache/beam_python3.11_sdk:2.77.0"}
+	}
+	var envID string
+	for _, st := range pl.Stages {
+		if st.Kind == stagekind.SDK {
+			envID = st.Env
+		}
+	}
+	opts, err := structpb.NewStruct(map[string]any{"beam:option:workers_per_environment:v1": "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		scaled    map[string]int
+		want, all int
+	}{
+		{nil, 2, 4},
+		{map[string]int{envID: 6}, 6, 6},
+		{map[string]int{envID: 1}, 2, 4},
+	} {
+		spec, err := Build(pl, Config{Parallelism: 4, Options: opts, ScaledMax: tc.scaled, CombineTreeBytes: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ss := range spec.Stages {
+			if ss.Kind == stagekind.SDK && ss.MaxBundles != tc.want {
+				t.Errorf("scaled %v: stage %s caps %d bundles, want %d", tc.scaled, ss.ID, ss.MaxBundles, tc.want)
+			}
+		}
+		if spec.MaxBundles != tc.all {
+			t.Errorf("scaled %v: the engine's cap %d, want %d", tc.scaled, spec.MaxBundles, tc.all)
+		}
+	}
+}
