@@ -263,6 +263,21 @@ func (f *flow) maxBundles(st *stage) int {
 	return n
 }
 
+// CapBundles sets how many bundles of stage id may run at once, for a
+// stage with a cap of its own (a bundle per worker: Python processes, pool
+// workers), as autoscaling changes its workers: more bundles than workers
+// would share a worker and contend for it, and their busy time would
+// read as need. Never above the engine's bound; false if the stage has no
+// cap of its own (or is unknown).
+func (e *Engine) CapBundles(id string, n int) bool {
+	st := e.flow.stage(id)
+	if st == nil || st.spec.MaxBundles <= 0 || n < 1 {
+		return false
+	}
+	st.spec.MaxBundles = n
+	return true
+}
+
 // Result is what a successful bundle produced.
 type Result struct {
 	// Data maps PCollection ids to chunks of whole encoded elements.

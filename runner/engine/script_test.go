@@ -121,7 +121,7 @@ var commands = map[string]command{
 	"drain": (*script).drain, "expired": (*script).expired, "wakeup": (*script).wakeup,
 	"watermarks": (*script).watermarks, "status": (*script).status, "snapshot": (*script).snapshot,
 	"restore": (*script).restore, "note-work": (*script).noteWork, "sent": (*script).sent,
-	"dropped": (*script).dropped,
+	"dropped": (*script).dropped, "cap-bundles": (*script).capBundles,
 }
 
 func (s *script) run(t *testing.T, td *datadriven.TestData) string {
@@ -425,6 +425,19 @@ func (s *script) noteWork(td *datadriven.TestData) (string, error) {
 	}
 	s.eng.noteWork(stage, work)
 	return "ok", nil
+}
+
+// cap-bundles STAGE N: autoscaling moved the stage's workers to N
+// (Engine.CapBundles).
+func (s *script) capBundles(td *datadriven.TestData) (string, error) {
+	a := newLineArgs(td.Pos, td.CmdArgs)
+	stage, n := a.word("stage"), a.word("bundles")
+	cap, err := strconv.Atoi(n)
+	a.fail(err)
+	if err := a.finish(); err != nil {
+		return "", err
+	}
+	return strconv.FormatBool(s.eng.e.CapBundles(stage, cap)), nil
 }
 
 // sent ID BYTES: the bundle has sent BYTES of output so far.

@@ -9,6 +9,7 @@ import (
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/beam-runner/beam-runner/runner/autoscale"
 	"github.com/beam-runner/beam-runner/runner/jobs"
+	"github.com/beam-runner/beam-runner/runner/stagekind"
 )
 
 // Autoscaling (issue 36, docs/scaling.md "Autoscaling"): every interval
@@ -64,7 +65,22 @@ func (d *driver) newScaler(now time.Time) *scaler {
 	if err := d.restoreScaling(s); err != nil {
 		d.r.log.Warn("autoscaling: starts afresh", "err", err)
 	}
+	for _, env := range s.envs {
+		d.capEnvBundles(env, d.r.pool.Harnesses(env).Workers())
+	}
 	return s
+}
+
+// capEnvBundles holds env's stages that run a bundle per worker (Python
+// processes, pool workers: engine.CapBundles) to the workers env has or
+// is moving to. The engine's bound was raised to --max_workers
+// (spec.Config.ScaledMax) so that the cap can follow the workers up.
+func (d *driver) capEnvBundles(env string, workers int) {
+	for _, st := range d.r.plan.Stages {
+		if st.Kind == stagekind.SDK && st.Env == env {
+			d.eng.CapBundles(st.ID, workers)
+		}
+	}
 }
 
 // autoscale runs a policy pass when one is due, from onTick.
@@ -131,6 +147,7 @@ func (d *driver) applyScale(e autoscale.EnvDecision, dec autoscale.Decision) {
 		d.r.log.Warn("autoscaling: cannot scale", "env", e.ID, "err", err)
 		return
 	}
+	d.capEnvBundles(e.ID, e.Desired)
 	d.r.log.Info("autoscaling", "env", e.ID, "from", e.Current, "to", e.Desired, "why", e.Reason)
 	d.r.job.Message(jobpb.JobMessage_JOB_MESSAGE_BASIC, scaleMessage(e, dec))
 	d.r.job.Stats().AddScaling(jobs.ScalingEvent{At: dec.AtMs, Env: e.ID, From: e.Current, To: e.Desired, Why: e.Reason})
