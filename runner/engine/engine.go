@@ -294,8 +294,10 @@ type Residual struct {
 	Element []byte // one encoded windowed value of the stage's main input
 	Delay   int64  // milliseconds of processing time to wait first
 	// Hold is the watermark the residual holds its stage's output at (its
-	// watermark estimate); zero means the element's timestamp.
+	// watermark estimate) when Held; else the element's timestamp holds
+	// it. A flag, not zero for unset: an estimate may be the epoch.
 	Hold int64
+	Held bool
 }
 
 // Commit records a bundle's result and releases its input and keys.

@@ -21,7 +21,7 @@ func (f *flow) deferResiduals(st *stage, rs []Residual) error {
 	in := f.pcolls[st.spec.Inputs[0]]
 	for _, r := range rs {
 		hold := r.Hold
-		if hold == 0 {
+		if !r.Held {
 			var v coders.WindowedValue
 			if _, err := in.spec.Codec.Parse(r.Element, &v); err != nil {
 				return fmt.Errorf("stage %s: residual: %w", st.spec.ID, err)

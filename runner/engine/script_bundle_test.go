@@ -168,7 +168,8 @@ func (s *script) resultLine(r *bundleResult, b *Bundle, cmd string, a *lineArgs)
 	case "residual":
 		el, err := in.encode([]string{a.word("element")})
 		a.fail(err)
-		r.residuals = append(r.residuals, Residual{Element: el, Delay: a.int("delay", 0), Hold: a.ts("hold", 0)})
+		held := a.has("hold")
+		r.residuals = append(r.residuals, Residual{Element: el, Delay: a.int("delay", 0), Hold: a.ts("hold", 0), Held: held})
 	case "primary":
 		for _, tok := range a.rest() {
 			el, err := in.encode([]string{tok})

@@ -256,7 +256,7 @@ func (s *sim) result(b Bundle, op simOp) (Result, error) {
 			win := coders.AppendIntervalWindow(nil, coders.IntervalWindow{Start: v.Timestamp, End: v.Timestamp + 1 + int64(len(raw)%5)})
 			res.Data["midS"] = append(res.Data["midS"], coders.AppendWindowedValue(nil, v.Timestamp, 1, win, coders.NoFiringPane, v.Elem))
 			if op.q%4 == 0 && len(res.Residuals) == 0 { // a self-checkpoint
-				res.Residuals = append(res.Residuals, Residual{Element: raw, Delay: int64(op.q % 13), Hold: int64(op.q%2) * v.Timestamp})
+				res.Residuals = append(res.Residuals, Residual{Element: raw, Delay: int64(op.q % 13), Hold: v.Timestamp, Held: op.q%2 == 1})
 			}
 			return nil
 		})

@@ -138,8 +138,8 @@ func residuals(res harness.Result) []engine.Residual {
 		er := engine.Residual{Element: app.GetElement(), Delay: wallDelayMs(r.GetRequestedTimeDelay().AsDuration())}
 		for _, ow := range app.GetOutputWatermarks() {
 			ms := ow.AsTime().UnixMilli()
-			if er.Hold == 0 || ms < er.Hold {
-				er.Hold = ms
+			if !er.Held || ms < er.Hold {
+				er.Hold, er.Held = ms, true
 			}
 		}
 		out = append(out, er)

@@ -36,7 +36,11 @@ func (r *run) logCommit(eng *engine.Engine, ss *sdkStage, b engine.Bundle, res e
 	sort.Strings(outs)
 	var rs []string
 	for _, rd := range res.Residuals {
-		rs = append(rs, fmt.Sprintf("delay=%dms hold=%s", rd.Delay, wmText(rd.Hold)))
+		hold := "its element's timestamp"
+		if rd.Held {
+			hold = wmText(rd.Hold)
+		}
+		rs = append(rs, fmt.Sprintf("delay=%dms hold=%s", rd.Delay, hold))
 	}
 	var tin, tout []string
 	for _, tf := range ss.stage.Timers {
